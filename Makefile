@@ -1,0 +1,56 @@
+# microshift-compose. `make run` runs the main job on the embedded catalog;
+# `make test` installs what the tests need and runs them.
+
+GO      ?= go
+BIN     := bin/microshift-compose
+PKG     := ./cmd/microshift-compose
+# osbuild/images pulls in containers/image and containers/storage; these tags
+# select their pure-Go code paths (no gpgme, btrfs or devicemapper headers).
+TAGS    := containers_image_openpgp,exclude_graphdriver_btrfs,exclude_graphdriver_devicemapper
+export GOFLAGS := -buildvcs=false -tags=$(TAGS)
+export CGO_ENABLED ?= 0
+
+ARGS ?= build --profile full --arch x86_64 --output out/
+
+.PHONY: all build run test test-deps lint install docs bench fuzz clean tags
+
+all: lint build test
+
+build:
+	$(GO) build -trimpath -o $(BIN) $(PKG)
+
+# The main job: compose the full profile for x86_64 from the embedded catalog.
+run: build
+	./$(BIN) $(ARGS)
+
+test: test-deps
+	$(GO) test -count=1 ./...
+
+# Installs the real tools tests use (Debian packages); CI runs on fresh machines.
+test-deps:
+	./hack/install-test-deps.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+install:
+	$(GO) install -trimpath $(PKG)
+
+# Regenerates the CLI reference in docs/cli (a test fails when it is stale).
+docs:
+	$(GO) run $(PKG) docs --dir docs/cli
+
+bench: build
+	./hack/bench.sh
+
+# Runs each fuzz target for FUZZTIME (default 20s).
+FUZZTIME ?= 20s
+fuzz:
+	./hack/fuzz.sh $(FUZZTIME)
+
+tags:
+	@echo $(TAGS)
+
+clean:
+	rm -rf bin out

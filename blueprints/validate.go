@@ -1,0 +1,86 @@
+package blueprints
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/osbuild/blueprint/pkg/blueprint"
+	"github.com/osbuild/images/pkg/distro"
+	"github.com/osbuild/images/pkg/distrofactory"
+	"github.com/osbuild/images/pkg/ostree"
+
+	"github.com/microshift-compose/microshift-compose/internal/suggest"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+// Defaults for validation: the RHEL for Edge commit MicroShift documents.
+const (
+	DefaultDistro    = "rhel-9.6"
+	DefaultImageType = "edge-commit"
+)
+
+// knownDistros are offered as suggestions for a mistyped --distro; the
+// factory cannot list what it supports.
+var knownDistros = []string{
+	"rhel-9.4", "rhel-9.6", "rhel-9.7", "rhel-10.0", "rhel-10.1",
+	"centos-9", "centos-10", "fedora-42", "fedora-43",
+}
+
+// The distro factory parses osbuild's distro definitions on first use (tens
+// of milliseconds), so it is built once per process.
+var factory = sync.OnceValue(distrofactory.NewDefault)
+
+// ImageType looks up an osbuild image type, with suggestions on typos.
+func ImageType(distroName, imageType string, arch releases.Arch) (distro.ImageType, error) {
+	d := factory().GetDistro(distroName)
+	if d == nil {
+		var have []string
+		for _, n := range knownDistros {
+			if factory().GetDistro(n) != nil {
+				have = append(have, n)
+			}
+		}
+		if m := suggest.Closest(distroName, have); m != "" {
+			return nil, fmt.Errorf("unknown distro %q; did you mean %q?", distroName, m)
+		}
+		return nil, fmt.Errorf("unknown distro %q (for example %s)", distroName, strings.Join(have, ", "))
+	}
+	a, err := d.GetArch(string(arch))
+	if err != nil {
+		return nil, fmt.Errorf("distro %s does not support %s", distroName, arch)
+	}
+	it, err := a.GetImageType(imageType)
+	if err != nil {
+		types := a.ListImageTypes()
+		if m := suggest.Closest(imageType, types); m != "" {
+			return nil, fmt.Errorf("unknown image type %q for %s/%s; did you mean %q?", imageType, distroName, arch, m)
+		}
+		return nil, fmt.Errorf("unknown image type %q for %s/%s (have %s)", imageType, distroName, arch, strings.Join(types, ", "))
+	}
+	return it, nil
+}
+
+// Validate generates the osbuild manifest for bp without resolving
+// packages or containers (that needs the network), which runs osbuild's
+// blueprint checks for the image type: allowed customizations, paths that
+// custom files may not use (/usr on ostree images), and so on. It returns
+// osbuild's warnings.
+func Validate(bp *blueprint.Blueprint, distroName, imageType string, arch releases.Arch) ([]string, error) {
+	it, err := ImageType(distroName, imageType, arch)
+	if err != nil {
+		return nil, err
+	}
+	opts := distro.ImageOptions{}
+	if it.OSTreeRef() != "" {
+		opts.OSTree = &ostree.ImageOptions{}
+	}
+	seed := int64(0)
+	_, warnings, err := it.Manifest(bp, opts, nil, &seed)
+	if err != nil {
+		return warnings, fmt.Errorf("osbuild rejects blueprint %s for %s %s/%s: %s", bp.Name, distroName, imageType, arch, oneLine(err.Error()))
+	}
+	return warnings, nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/compose"
+)
+
+func newBuildCmd() *cobra.Command {
+	var (
+		cat    catalogOptions
+		rel    releaseOptions
+		sel    selectionOptions
+		bp     blueprintOptions
+		outDir string
+	)
+	cmd := &cobra.Command{
+		Use:   "build --profile NAME --output DIR",
+		Short: "Resolve a profile and write the blueprint, image list, config drop-in and lock file",
+		Long: `build resolves the selection and writes, atomically, into --output:
+
+  blueprint.toml      osbuild blueprint (validated with osbuild/images for --distro/--image-type)
+  images.txt          one digest-pinned image reference per line, sorted, unique
+  compose.lock.json   the resolved plan
+  config.d/           the MicroShift config drop-in the plan needs
+  files/              other files the device gets, at their device paths
+
+A failed build leaves a previous output directory untouched. build needs no network.`,
+		Example: `  microshift-compose build --profile full --arch x86_64 --output out/
+  microshift-compose build --profile minimal --arch aarch64 --with multus --output out-min/
+  microshift-compose build --profile full --release-dir /usr/share/microshift/release --output out/`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := sel.Validate(); err != nil {
+				return err
+			}
+			if outDir == "" {
+				return usageError{fmt.Errorf("--output DIR is required")}
+			}
+			p, err := resolvePlan(cmd, &cat, &rel, &sel)
+			if err != nil {
+				return err
+			}
+			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{Distro: bp.Distro, ImageType: bp.ImageType})
+			if err != nil {
+				return err
+			}
+			for _, w := range out.Warnings {
+				slog.Warn("osbuild: " + w)
+			}
+			if err := compose.Write(cmd.Context(), outDir, out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: profile %s, release %s, %s: %d components, %d images, %d packages, %d device files\n",
+				outDir, p.Profile, p.Release.Stream, p.Arch, len(p.Components), len(p.Images), len(p.Packages), len(p.Files))
+			return nil
+		},
+	}
+	cat.addFlags(cmd)
+	rel.addFlags(cmd)
+	sel.addFlags(cmd)
+	bp.addFlags(cmd)
+	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build)")
+	return cmd
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/compose"
+)
+
+func newImagesCmd() *cobra.Command {
+	var (
+		cat    catalogOptions
+		rel    releaseOptions
+		sel    selectionOptions
+		format formatOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "images --profile NAME",
+		Short: "List the digest-pinned images a selection needs, one per line (like images.txt)",
+		Example: `  microshift-compose images --profile full --arch aarch64
+  microshift-compose images --profile full --output json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := sel.Validate(); err != nil {
+				return err
+			}
+			if err := format.Validate(); err != nil {
+				return err
+			}
+			p, err := resolvePlan(cmd, &cat, &rel, &sel)
+			if err != nil {
+				return err
+			}
+			if format.json() {
+				return printJSON(cmd.OutOrStdout(), p.Images)
+			}
+			_, err = cmd.OutOrStdout().Write(compose.ImageList(p))
+			return err
+		},
+	}
+	cat.addFlags(cmd)
+	rel.addFlags(cmd)
+	sel.addFlags(cmd)
+	format.addFlags(cmd)
+	return cmd
+}

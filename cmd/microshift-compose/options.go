@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+// catalogOptions select the component catalog.
+type catalogOptions struct {
+	// Dir is a user catalog overlaid on the embedded one.
+	Dir string
+}
+
+func (o *catalogOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.Dir, "catalog", "", "directory with catalog.toml and components/<name>/component.toml overlaid on the embedded catalog")
+}
+
+func (o *catalogOptions) load() (*components.Catalog, error) { return components.Load(o.Dir) }
+
+// releaseOptions select the release files.
+type releaseOptions struct {
+	// Constraint is a semver constraint on the embedded releases ("4.18", ">=5.0").
+	Constraint string
+	// Dir is a directory of release-*.json files instead of the embedded ones.
+	Dir string
+}
+
+func (o *releaseOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.Constraint, "release", "", `MicroShift release as a semver constraint ("4.18", ">=5.0"); default: the newest embedded`)
+	cmd.Flags().StringVar(&o.Dir, "release-dir", "", "directory of MicroShift release files (e.g. /usr/share/microshift/release) instead of the embedded releases")
+}
+
+func (o *releaseOptions) load() (*releases.Release, error) { return releases.Load(o.Dir, o.Constraint) }
+
+// selectionOptions are the profile, component and arch choice.
+type selectionOptions struct {
+	Profile       string
+	With, Without []string
+	Arch          string
+	Config        string
+	AllowUnpinned bool
+}
+
+func (o *selectionOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVarP(&o.Profile, "profile", "p", "", "profile to start from: minimal, networking-only, storage-only, full, or one from --catalog")
+	f.StringSliceVar(&o.With, "with", nil, "add components (repeat or comma-separate)")
+	f.StringSliceVar(&o.Without, "without", nil, "leave components out (repeat or comma-separate)")
+	f.StringVarP(&o.Arch, "arch", "a", "", "target architecture: x86_64 or aarch64, amd64 and arm64 accepted (default: this machine's)")
+	f.StringVar(&o.Config, "config", "", "MicroShift config.yaml to merge into the plan (its networks feed the firewall and templates)")
+	f.BoolVar(&o.AllowUnpinned, "allow-unpinned", false, "embed tag-only image references with a warning instead of failing")
+}
+
+func (o *selectionOptions) Validate() error {
+	if o.Profile == "" {
+		return usageError{errors.New("--profile is required (minimal, networking-only, storage-only, full, or see 'microshift-compose profiles')")}
+	}
+	if o.Arch == "" {
+		return nil
+	}
+	if _, err := releases.ParseArch(o.Arch); err != nil {
+		return usageError{fmt.Errorf("--arch: %w", err)}
+	}
+	return nil
+}
+
+func (o *selectionOptions) request() (compose.Request, error) {
+	name := o.Arch
+	if name == "" {
+		name = hostArch()
+	}
+	arch, err := releases.ParseArch(name)
+	if err != nil {
+		return compose.Request{}, err
+	}
+	req := compose.Request{Profile: o.Profile, With: o.With, Without: o.Without, Arch: arch, AllowUnpinned: o.AllowUnpinned}
+	if o.Config != "" {
+		if req.Config, err = microshiftconfig.Load(o.Config); err != nil {
+			return compose.Request{}, err
+		}
+	}
+	return req, nil
+}
+
+func hostArch() string {
+	if runtime.GOARCH == "arm64" {
+		return string(releases.AArch64)
+	}
+	return string(releases.X86_64)
+}
+
+// blueprintOptions choose what osbuild validates the blueprint against.
+type blueprintOptions struct {
+	Distro    string
+	ImageType string
+}
+
+func (o *blueprintOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.Distro, "distro", blueprints.DefaultDistro, "osbuild distro the blueprint is validated for")
+	cmd.Flags().StringVar(&o.ImageType, "image-type", blueprints.DefaultImageType, "osbuild image type the blueprint is validated for")
+}
+
+// formatOptions is --output for listing commands.
+type formatOptions struct{ Format string }
+
+func (o *formatOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.Format, "output", "o", "text", "output format: text or json")
+}
+
+func (o *formatOptions) Validate() error {
+	if o.Format != "text" && o.Format != "json" {
+		return usageError{fmt.Errorf("--output: unknown format %q (want text or json)", o.Format)}
+	}
+	return nil
+}
+
+func (o *formatOptions) json() bool { return o.Format == "json" }
+
+// resolvePlan loads the catalog, release and user config and resolves the
+// selection: what build, resolve and images share.
+func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, sel *selectionOptions) (*plan.Plan, error) {
+	req, err := sel.request()
+	if err != nil {
+		return nil, err
+	}
+	catalog, err := cat.load()
+	if err != nil {
+		return nil, err
+	}
+	release, err := rel.load()
+	if err != nil {
+		return nil, err
+	}
+	p, err := compose.Resolve(cmd.Context(), catalog, release, req)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range p.Warnings {
+		slog.Warn(w)
+	}
+	return p, nil
+}
+
+// printJSON writes v as indented JSON, the --output json form of every
+// listing command.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

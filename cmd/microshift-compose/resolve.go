@@ -1,0 +1,51 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/compose"
+)
+
+func newResolveCmd() *cobra.Command {
+	var (
+		cat     catalogOptions
+		rel     releaseOptions
+		sel     selectionOptions
+		format  formatOptions
+		explain bool
+	)
+	cmd := &cobra.Command{
+		Use:   "resolve --profile NAME",
+		Short: "Show the plan for a selection: components in apply order and why each is there",
+		Example: `  microshift-compose resolve --profile storage-only --explain
+  microshift-compose resolve --profile minimal --with multus --output json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := sel.Validate(); err != nil {
+				return err
+			}
+			if err := format.Validate(); err != nil {
+				return err
+			}
+			p, err := resolvePlan(cmd, &cat, &rel, &sel)
+			if err != nil {
+				return err
+			}
+			if format.json() {
+				lock, err := compose.EncodeLock(p)
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(lock)
+				return err
+			}
+			return compose.Describe(cmd.OutOrStdout(), p, explain)
+		},
+	}
+	cat.addFlags(cmd)
+	rel.addFlags(cmd)
+	sel.addFlags(cmd)
+	format.addFlags(cmd)
+	cmd.Flags().BoolVar(&explain, "explain", false, "also list every image, package, config value and device file with where it comes from")
+	return cmd
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, documented in README.md.
+const (
+	exitOK    = 0
+	exitError = 1 // bad input, resolution or validation failure
+	exitUsage = 2 // unknown command or flag, wrong arguments
+)
+
+// usageError marks mistakes in how the command was called.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// run executes the CLI and returns the exit code; the error, if any, is
+// printed once, on one line.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	fmt.Fprintf(stderr, "error: %s\n", msg)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitError
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	var verbose bool
+	root := &cobra.Command{
+		Use:   "microshift-compose",
+		Short: "Compose MicroShift OS images from a profile and components",
+		Long: `microshift-compose resolves a profile (minimal, networking-only, storage-only,
+full) and --with/--without components against a component catalog and MicroShift
+release files, then writes an osbuild blueprint, the digest-pinned image list,
+the MicroShift config drop-in and a lock file describing the plan.
+
+Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
+2 usage error (unknown command or flag, wrong arguments).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelDebug
+			}
+			slog.SetDefault(slog.New(newLogHandler(stderr, level)))
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log progress and debug details to stderr")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		newBuildCmd(),
+		newResolveCmd(),
+		newImagesCmd(),
+		newProfilesCmd(),
+		newComponentsCmd(),
+		newValidateCmd(),
+		newReleaseCmd(),
+		newVersionCmd(),
+		newDocsCmd(),
+	)
+	for _, c := range root.Commands() {
+		wrapArgs(c)
+	}
+	return root
+}
+
+// wrapArgs makes argument-count errors usage errors (exit 2), recursively.
+func wrapArgs(c *cobra.Command) {
+	if c.Args != nil {
+		check := c.Args
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		wrapArgs(sub)
+	}
+}
+
+// newLogHandler logs "level: message key=value" lines without timestamps, so
+// stderr reads like the rest of the tool's messages.
+func newLogHandler(w io.Writer, level slog.Level) slog.Handler {
+	return slog.NewTextHandler(w, &slog.HandlerOptions{
+		Level: level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+func newValidateCmd() *cobra.Command {
+	var (
+		cat    catalogOptions
+		rel    releaseOptions
+		bp     blueprintOptions
+		format formatOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check the catalog, the release files and every blueprint the profiles would produce",
+		Long: `validate loads the catalog (embedded, plus --catalog) and checks it against the
+release files (every embedded release, or --release / --release-dir): every
+component's image keys exist for the arches and releases it claims, and every
+image key is claimed by a component. Then it builds the blueprint of every
+profile for every arch of every release and validates it with osbuild/images.
+Tag-only image references are listed as warnings. Exit code 1 if anything fails.`,
+		Example: `  microshift-compose validate
+  microshift-compose validate --catalog ./my-catalog --release-dir /usr/share/microshift/release`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := format.Validate(); err != nil {
+				return err
+			}
+			catalog, err := cat.load()
+			if err != nil {
+				var pe *components.ProblemsError
+				if errors.As(err, &pe) && !format.json() {
+					for _, p := range pe.Problems {
+						fmt.Fprintf(cmd.OutOrStdout(), "FAIL catalog: %v\n", p)
+					}
+				}
+				return err
+			}
+			var rels []*releases.Release
+			if rel.Dir == "" && rel.Constraint == "" {
+				if rels, err = releases.Embedded(); err != nil {
+					return err
+				}
+			} else {
+				r, err := rel.load()
+				if err != nil {
+					return err
+				}
+				rels = []*releases.Release{r}
+			}
+			rep, err := compose.Validate(cmd.Context(), catalog, rels, compose.BuildOptions{Distro: bp.Distro, ImageType: bp.ImageType})
+			if err != nil {
+				return err
+			}
+			if format.json() {
+				if err := printJSON(cmd.OutOrStdout(), rep); err != nil {
+					return err
+				}
+			} else {
+				printReport(cmd, rep)
+			}
+			if !rep.OK() {
+				failed := 0
+				for _, c := range rep.Checks {
+					if !c.OK {
+						failed++
+					}
+				}
+				return fmt.Errorf("validation failed: %d of %d checks have problems", failed, len(rep.Checks))
+			}
+			return nil
+		},
+	}
+	cat.addFlags(cmd)
+	rel.addFlags(cmd)
+	bp.addFlags(cmd)
+	format.addFlags(cmd)
+	return cmd
+}
+
+func printReport(cmd *cobra.Command, rep *compose.Report) {
+	w := cmd.OutOrStdout()
+	warnings := 0
+	for _, c := range rep.Checks {
+		status := "ok  "
+		if !c.OK {
+			status = "FAIL"
+		}
+		fmt.Fprintf(w, "%s %s\n", status, c.Subject)
+		for _, p := range c.Problems {
+			fmt.Fprintf(w, "       problem: %s\n", p)
+		}
+		for _, wn := range c.Warnings {
+			fmt.Fprintf(w, "       warning: %s\n", wn)
+		}
+		warnings += len(c.Warnings)
+	}
+	fmt.Fprintf(w, "%d checks, %d warnings\n", len(rep.Checks), warnings)
+}

@@ -1,0 +1,355 @@
+package components
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/BurntSushi/toml"
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+// MaxTOMLSize bounds catalog files; real ones are a few hundred bytes.
+const MaxTOMLSize = 1 << 20
+
+// A catalog directory holds an optional catalog.toml (capabilities and
+// profiles) and components/<name>/component.toml, one directory per
+// component so that manifests, plugins and file sources sit beside it.
+const (
+	catalogFile   = "catalog.toml"
+	componentsDir = "components"
+	componentFile = "component.toml"
+)
+
+//go:embed all:data
+var embedded embed.FS
+
+var loadDefault = sync.OnceValues(func() (*Catalog, error) {
+	sub, err := fs.Sub(embedded, "data")
+	if err != nil {
+		return nil, err
+	}
+	parts, err := loadParts(sub, "embedded catalog", "")
+	if err != nil {
+		return nil, err
+	}
+	return parts.finish()
+})
+
+// Default returns the catalog embedded in the binary.
+func Default() (*Catalog, error) { return loadDefault() }
+
+// Load returns the embedded catalog with the catalog in dir overlaid on it
+// ("" = embedded only). Components, capabilities and profiles in dir replace
+// the embedded ones of the same name; the result is validated as a whole.
+func Load(dir string) (*Catalog, error) {
+	if dir == "" {
+		return Default()
+	}
+	sub, err := fs.Sub(embedded, "data")
+	if err != nil {
+		return nil, err
+	}
+	base, err := loadParts(sub, "embedded catalog", "")
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading catalog: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("reading catalog: %s is not a directory", dir)
+	}
+	over, err := loadParts(os.DirFS(dir), dir, dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(over.components) == 0 && len(over.capabilities) == 0 && len(over.profiles) == 0 {
+		return nil, fmt.Errorf("%s: not a catalog: no %s and no %s/<name>/%s", dir, catalogFile, componentsDir, componentFile)
+	}
+	for n, c := range over.components {
+		base.components[n] = c
+	}
+	for n, c := range over.capabilities {
+		base.capabilities[n] = c
+	}
+	for n, p := range over.profiles {
+		base.profiles[n] = p
+	}
+	return base.finish()
+}
+
+// LoadOnly reads the catalog in dir without the embedded one; tests and
+// tools that check a catalog in isolation use it.
+func LoadOnly(dir string) (*Catalog, error) {
+	parts, err := loadParts(os.DirFS(dir), dir, dir)
+	if err != nil {
+		return nil, err
+	}
+	return parts.finish()
+}
+
+type parts struct {
+	components   map[string]*Component
+	capabilities map[string]*Capability
+	profiles     map[string]*Profile
+}
+
+func (p *parts) finish() (*Catalog, error) {
+	c := &Catalog{Components: p.components, Capabilities: p.capabilities, Profiles: p.profiles}
+	if probs := c.Problems(); len(probs) > 0 {
+		return nil, &ProblemsError{Problems: probs}
+	}
+	return c, nil
+}
+
+// ProblemsError is every problem found in a catalog. Its message is the
+// first problem (and how many more), so it stays one line; validate lists
+// them all.
+type ProblemsError struct{ Problems []error }
+
+func (e *ProblemsError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0].Error()
+	}
+	return fmt.Sprintf("%v (and %d more problems; run 'microshift-compose validate' to list them)", e.Problems[0], len(e.Problems)-1)
+}
+
+// loadParts reads a catalog directory. display prefixes paths in messages;
+// onDisk is the real directory ("" when fsys is embedded).
+func loadParts(fsys fs.FS, display, onDisk string) (*parts, error) {
+	p := &parts{
+		components:   map[string]*Component{},
+		capabilities: map[string]*Capability{},
+		profiles:     map[string]*Profile{},
+	}
+	show := func(rel string) string {
+		if onDisk != "" {
+			return filepath.Join(onDisk, filepath.FromSlash(rel))
+		}
+		return display + ": " + rel
+	}
+	if data, err := readTOML(fsys, catalogFile); err == nil {
+		if err := p.decodeCatalog(show(catalogFile), data); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %v", show(catalogFile), err)
+	}
+	entries, err := fs.ReadDir(fsys, componentsDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %v", show(componentsDir), err)
+	}
+	for _, e := range entries {
+		rel := path.Join(componentsDir, e.Name())
+		if !e.IsDir() {
+			return nil, fmt.Errorf("%s: not a directory: each component lives in %s/<name>/%s", show(rel), componentsDir, componentFile)
+		}
+		file := path.Join(rel, componentFile)
+		data, err := readTOML(fsys, file)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", show(file), err)
+		}
+		sub, err := fs.Sub(fsys, rel)
+		if err != nil {
+			return nil, err
+		}
+		c, err := decodeComponent(show(file), data)
+		if err != nil {
+			return nil, err
+		}
+		if c.Name != e.Name() {
+			return nil, fmt.Errorf("%s: name %q does not match its directory %q", show(file), c.Name, e.Name())
+		}
+		c.FS = sub
+		if onDisk != "" {
+			c.Dir = filepath.Join(onDisk, filepath.FromSlash(rel))
+		}
+		p.components[c.Name] = c
+	}
+	return p, nil
+}
+
+func readTOML(fsys fs.FS, name string) ([]byte, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if st.Size() > MaxTOMLSize {
+		return nil, fmt.Errorf("file is larger than %d bytes", MaxTOMLSize)
+	}
+	data, err := fs.ReadFile(fsys, name)
+	return data, unwrapPath(err)
+}
+
+// unwrapPath drops fs.PathError's repetition of the path; callers name the file.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// decodeStrict decodes TOML and rejects keys the schema does not know. Keys
+// under a free-form prefix (decoded into map[string]any) are not checked:
+// BurntSushi/toml reports dotted keys three levels deep inside such maps as
+// undecoded even though it stored them.
+func decodeStrict(display string, data []byte, v any, freeForm ...string) error {
+	md, err := toml.NewDecoder(strings.NewReader(string(data))).Decode(v)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			msg := strings.TrimSpace(strings.SplitN(pe.Message, "\n", 2)[0])
+			if pe.LastKey != "" {
+				return fmt.Errorf("%s: line %d: key %q: %s", display, pe.Position.Line, pe.LastKey, msg)
+			}
+			return fmt.Errorf("%s: line %d: %s", display, pe.Position.Line, msg)
+		}
+		return fmt.Errorf("%s: %s", display, strings.ReplaceAll(err.Error(), "\n", " "))
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		var keys []string
+	next:
+		for _, k := range und {
+			for _, prefix := range freeForm {
+				if strings.HasPrefix(k.String(), prefix+".") {
+					continue next
+				}
+			}
+			keys = append(keys, k.String())
+		}
+		if len(keys) > 0 {
+			sort.Strings(keys)
+			return fmt.Errorf("%s: unknown key %s", display, strings.Join(keys, ", "))
+		}
+	}
+	return nil
+}
+
+type catalogTOML struct {
+	Capabilities map[string]struct {
+		Description string `toml:"description"`
+		Default     string `toml:"default"`
+	} `toml:"capabilities"`
+	Profiles map[string]struct {
+		Description string   `toml:"description"`
+		Components  []string `toml:"components"`
+	} `toml:"profiles"`
+}
+
+func (p *parts) decodeCatalog(display string, data []byte) error {
+	var doc catalogTOML
+	if err := decodeStrict(display, data, &doc); err != nil {
+		return err
+	}
+	for n, c := range doc.Capabilities {
+		p.capabilities[n] = &Capability{Name: n, Description: c.Description, Default: c.Default}
+	}
+	for n, pr := range doc.Profiles {
+		p.profiles[n] = &Profile{Name: n, Description: pr.Description, Components: pr.Components, Source: display}
+	}
+	return nil
+}
+
+type componentTOML struct {
+	Name        string   `toml:"name"`
+	Description string   `toml:"description"`
+	Order       *int     `toml:"order"`
+	Arches      []string `toml:"arches"`
+	Release     string   `toml:"release"`
+	Provides    []string `toml:"provides"`
+	Requires    []string `toml:"requires"`
+	Conflicts   []string `toml:"conflicts"`
+	Packages    []string `toml:"packages"`
+	Images      struct {
+		File string   `toml:"file"`
+		Keys []string `toml:"keys"`
+	} `toml:"images"`
+	Config struct {
+		Selected map[string]any `toml:"selected"`
+		Omitted  map[string]any `toml:"omitted"`
+	} `toml:"config"`
+	Services struct {
+		Enabled  []string `toml:"enabled"`
+		Disabled []string `toml:"disabled"`
+	} `toml:"services"`
+	Firewall struct {
+		Ports          []string `toml:"ports"`
+		Services       []string `toml:"services"`
+		TrustedSources []string `toml:"trusted_sources"`
+	} `toml:"firewall"`
+	Files []struct {
+		Path     string `toml:"path"`
+		Mode     string `toml:"mode"`
+		Content  string `toml:"content"`
+		Source   string `toml:"source"`
+		Template bool   `toml:"template"`
+	} `toml:"files"`
+}
+
+func decodeComponent(display string, data []byte) (*Component, error) {
+	var doc componentTOML
+	if err := decodeStrict(display, data, &doc, "config.selected", "config.omitted"); err != nil {
+		return nil, err
+	}
+	c := &Component{
+		Name:        doc.Name,
+		Description: doc.Description,
+		Release:     doc.Release,
+		Provides:    doc.Provides,
+		Requires:    doc.Requires,
+		Conflicts:   doc.Conflicts,
+		Packages:    doc.Packages,
+		Images:      Images{File: doc.Images.File, Keys: doc.Images.Keys},
+		Config:      Config{Selected: doc.Config.Selected, Omitted: doc.Config.Omitted},
+		Services:    Services{Enabled: doc.Services.Enabled, Disabled: doc.Services.Disabled},
+		Firewall: Firewall{
+			Ports:          doc.Firewall.Ports,
+			Services:       doc.Firewall.Services,
+			TrustedSources: doc.Firewall.TrustedSources,
+		},
+		Source: display,
+	}
+	if doc.Name == "" {
+		return nil, fmt.Errorf("%s: missing required key \"name\"", display)
+	}
+	if doc.Order == nil {
+		return nil, fmt.Errorf("%s: missing required key \"order\" (the NNN- prefix of its manifests.d directory)", display)
+	}
+	c.Order = *doc.Order
+	for _, a := range doc.Arches {
+		arch := releases.Arch(a)
+		if arch != releases.X86_64 && arch != releases.AArch64 {
+			if _, err := releases.ParseArch(a); err == nil {
+				return nil, fmt.Errorf("%s: arches: write %q in uname style (x86_64, aarch64)", display, a)
+			}
+			return nil, fmt.Errorf("%s: arches: unknown arch %q (want x86_64 or aarch64)", display, a)
+		}
+		c.Arches = append(c.Arches, arch)
+	}
+	if strings.TrimSpace(doc.Release) != "" {
+		con, err := semver.NewConstraint(doc.Release)
+		if err != nil {
+			return nil, fmt.Errorf("%s: release: invalid semver constraint %q: %v", display, doc.Release, err)
+		}
+		c.Constraint = con
+	}
+	for _, f := range doc.Files {
+		c.Files = append(c.Files, File{Path: f.Path, Mode: f.Mode, Content: f.Content, Source: f.Source, Template: f.Template})
+	}
+	return c, nil
+}

@@ -1,0 +1,437 @@
+package components
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/microshift-compose/microshift-compose/internal/suggest"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+var (
+	// Names are DNS labels: they become directory names on the device.
+	namePattern    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	packagePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+	portPattern    = regexp.MustCompile(`^(node-ports|[0-9]{1,5}(-[0-9]{1,5})?|[a-z][a-z0-9-]*):(tcp|udp)$`)
+	unitPattern    = regexp.MustCompile(`^[A-Za-z0-9:_.@-]+$`)
+	modePattern    = regexp.MustCompile(`^0?[0-7]{3}$`)
+)
+
+// ClusterNetworkSource is the trusted-source keyword for the configured
+// cluster network CIDRs.
+const ClusterNetworkSource = "cluster-network"
+
+// NodePortsPort is the firewall port keyword for the configured service
+// node port range.
+const NodePortsPort = "node-ports"
+
+// Problems checks the catalog on its own (no releases) and returns every
+// problem found, sorted, each naming the file it comes from.
+func (c *Catalog) Problems() []error {
+	var probs []string
+	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
+
+	orders := map[int]string{}
+	claims := map[string]string{} // file\x00key -> component
+	for _, n := range c.ComponentNames() {
+		comp := c.Components[n]
+		for _, p := range comp.problems() {
+			add("%s: %s", comp.Source, p)
+		}
+		if other, dup := orders[comp.Order]; dup {
+			add("%s: order %03d is already used by component %q", comp.Source, comp.Order, other)
+		} else {
+			orders[comp.Order] = n
+		}
+		if _, clash := c.Capabilities[n]; clash {
+			add("%s: component %q has the same name as a capability", comp.Source, n)
+		}
+		for _, r := range comp.Requires {
+			if c.Components[r] == nil && c.Capabilities[r] == nil {
+				add("%s: requires: %s", comp.Source, c.unknownRef(r))
+			}
+		}
+		for _, r := range comp.Conflicts {
+			if c.Components[r] == nil && c.Capabilities[r] == nil {
+				add("%s: conflicts: %s", comp.Source, c.unknownRef(r))
+			}
+		}
+		for _, p := range comp.Provides {
+			if c.Capabilities[p] == nil {
+				add("%s: provides: unknown capability %q (declare it in catalog.toml [capabilities.%s])", comp.Source, p, p)
+			}
+		}
+		for _, k := range comp.Images.Keys {
+			id := comp.Images.File + "\x00" + k
+			if other, dup := claims[id]; dup {
+				add("%s: image key %q of %s is already claimed by component %q", comp.Source, k, describeFile(comp.Images.File), other)
+			} else {
+				claims[id] = n
+			}
+		}
+	}
+	for _, n := range c.CapabilityNames() {
+		capa := c.Capabilities[n]
+		if !namePattern.MatchString(n) {
+			add("catalog: capability %q: name must be lowercase letters, digits and dashes", n)
+		}
+		providers := c.Providers(n)
+		switch {
+		case capa.Default == "":
+			if len(providers) > 0 {
+				add("catalog: capability %q has no default provider (one of %s)", n, strings.Join(providers, ", "))
+			}
+		case c.Components[capa.Default] == nil:
+			add("catalog: capability %q: default provider %s", n, c.unknownRef(capa.Default))
+		case !contains(c.Components[capa.Default].Provides, n):
+			add("catalog: capability %q: default provider %q does not provide it", n, capa.Default)
+		}
+	}
+	for _, n := range c.ProfileNames() {
+		p := c.Profiles[n]
+		if !namePattern.MatchString(n) {
+			add("%s: profile %q: name must be lowercase letters, digits and dashes", p.Source, n)
+		}
+		if len(p.Components) == 0 {
+			add("%s: profile %q selects no components", p.Source, n)
+		}
+		seen := map[string]bool{}
+		for _, m := range p.Components {
+			if seen[m] {
+				add("%s: profile %q lists %q twice", p.Source, n, m)
+			}
+			seen[m] = true
+			if c.Components[m] == nil {
+				add("%s: profile %q: %s", p.Source, n, c.unknownComponent(m))
+			}
+		}
+	}
+	if cycle := c.findCycle(); cycle != nil {
+		add("%s: dependency cycle: %s", c.Components[cycle[0]].Source, strings.Join(cycle, " -> "))
+	}
+	sort.Strings(probs)
+	out := make([]error, len(probs))
+	for i, p := range probs {
+		out[i] = errors.New(p)
+	}
+	return out
+}
+
+func describeFile(component string) string { return releases.FileName(component, "<arch>") }
+
+func (c *Catalog) unknownRef(name string) string {
+	cands := append(sortedKeys(c.Components), sortedKeys(c.Capabilities)...)
+	if m := suggest.Closest(name, cands); m != "" {
+		return fmt.Sprintf("unknown component or capability %q; did you mean %q?", name, m)
+	}
+	return fmt.Sprintf("unknown component or capability %q", name)
+}
+
+func (c *Catalog) unknownComponent(name string) string {
+	if m := suggest.Closest(name, sortedKeys(c.Components)); m != "" {
+		return fmt.Sprintf("unknown component %q; did you mean %q?", name, m)
+	}
+	return fmt.Sprintf("unknown component %q", name)
+}
+
+// problems checks one component's own fields.
+func (comp *Component) problems() []string {
+	var probs []string
+	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
+	if !namePattern.MatchString(comp.Name) || len(comp.Name) > 63 {
+		add("name %q must be lowercase letters, digits and dashes (at most 63)", comp.Name)
+	}
+	if strings.TrimSpace(comp.Description) == "" {
+		add("missing description")
+	}
+	if comp.Order < 0 || comp.Order > 999 {
+		add("order %d is out of range 0-999", comp.Order)
+	}
+	checkNames := func(field string, list []string) {
+		seen := map[string]bool{}
+		for _, n := range list {
+			if !namePattern.MatchString(n) {
+				add("%s: %q must be lowercase letters, digits and dashes", field, n)
+			}
+			if seen[n] {
+				add("%s: %q is listed twice", field, n)
+			}
+			if n == comp.Name {
+				add("%s: a component cannot name itself", field)
+			}
+			seen[n] = true
+		}
+	}
+	checkNames("provides", comp.Provides)
+	checkNames("requires", comp.Requires)
+	checkNames("conflicts", comp.Conflicts)
+	seenArch := map[releases.Arch]bool{}
+	for _, a := range comp.Arches {
+		if seenArch[a] {
+			add("arches: %q is listed twice", a)
+		}
+		seenArch[a] = true
+	}
+	for _, p := range comp.Packages {
+		if !packagePattern.MatchString(p) {
+			add("packages: %q is not a package name", p)
+		}
+	}
+	if comp.Images.File != "" && !namePattern.MatchString(comp.Images.File) {
+		add("images.file: %q must be the <component> part of release-<component>-<arch>.json", comp.Images.File)
+	}
+	seenKey := map[string]bool{}
+	for _, k := range comp.Images.Keys {
+		if strings.TrimSpace(k) == "" {
+			add("images.keys: empty key")
+		}
+		if seenKey[k] {
+			add("images.keys: %q is listed twice", k)
+		}
+		seenKey[k] = true
+	}
+	for _, sec := range []struct {
+		name string
+		m    map[string]any
+	}{{"config.selected", comp.Config.Selected}, {"config.omitted", comp.Config.Omitted}} {
+		if err := checkConfigTree(sec.name, sec.m); err != nil {
+			add("%v", err)
+		}
+	}
+	for _, u := range append(append([]string{}, comp.Services.Enabled...), comp.Services.Disabled...) {
+		if !unitPattern.MatchString(u) {
+			add("services: %q is not a systemd unit name", u)
+		}
+	}
+	for _, u := range comp.Services.Enabled {
+		if contains(comp.Services.Disabled, u) {
+			add("services: %q is both enabled and disabled", u)
+		}
+	}
+	for _, p := range comp.Firewall.Ports {
+		if !portPattern.MatchString(p) {
+			add("firewall.ports: %q must be port:proto, from-to:proto or node-ports:proto (proto tcp or udp)", p)
+		} else if err := checkPortRange(p); err != nil {
+			add("firewall.ports: %q: %v", p, err)
+		}
+	}
+	for _, s := range comp.Firewall.Services {
+		if !namePattern.MatchString(s) {
+			add("firewall.services: %q is not a firewalld service name", s)
+		}
+	}
+	for _, s := range comp.Firewall.TrustedSources {
+		if s == ClusterNetworkSource {
+			continue
+		}
+		if _, err := netip.ParseAddr(s); err == nil {
+			continue
+		}
+		if _, err := netip.ParsePrefix(s); err == nil {
+			continue
+		}
+		add("firewall.trusted_sources: %q is not an IP address, a CIDR or %q", s, ClusterNetworkSource)
+	}
+	seenPath := map[string]bool{}
+	for i, f := range comp.Files {
+		where := fmt.Sprintf("files[%d]", i)
+		switch {
+		case f.Path == "":
+			add("%s: missing path", where)
+			continue
+		case !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path:
+			add("%s: path %q must be absolute and clean", where, f.Path)
+		}
+		if seenPath[f.Path] {
+			add("%s: path %q is listed twice", where, f.Path)
+		}
+		seenPath[f.Path] = true
+		if f.Mode != "" && !modePattern.MatchString(f.Mode) {
+			add("%s: mode %q must be octal such as \"0644\"", where, f.Mode)
+		}
+		switch {
+		case f.Content != "" && f.Source != "":
+			add("%s: set content or source, not both", where)
+		case f.Content == "" && f.Source == "":
+			add("%s: set content or source", where)
+		case f.Source != "":
+			if !fs.ValidPath(f.Source) {
+				add("%s: source %q must be a relative path inside the component directory", where, f.Source)
+			} else if comp.FS != nil {
+				if st, err := fs.Stat(comp.FS, f.Source); err != nil || !st.Mode().IsRegular() {
+					add("%s: source %q does not exist in the component directory", where, f.Source)
+				}
+			}
+		}
+	}
+	return probs
+}
+
+func checkPortRange(p string) error {
+	spec := strings.SplitN(p, ":", 2)[0]
+	if spec == NodePortsPort || (spec[0] < '0' || spec[0] > '9') {
+		return nil
+	}
+	from, to, isRange := strings.Cut(spec, "-")
+	lo, _ := strconv.Atoi(from)
+	hi := lo
+	if isRange {
+		hi, _ = strconv.Atoi(to)
+	}
+	if lo < 1 || hi > 65535 || lo > hi {
+		return errors.New("port out of range 1-65535")
+	}
+	return nil
+}
+
+// checkConfigTree accepts nested tables whose leaves are strings, numbers,
+// booleans or arrays of those: what a MicroShift config.yaml can hold.
+func checkConfigTree(where string, m map[string]any) error {
+	for _, k := range sortedKeys(m) {
+		p := where + "." + k
+		switch v := m[k].(type) {
+		case map[string]any:
+			if err := checkConfigTree(p, v); err != nil {
+				return err
+			}
+		case []any:
+			for _, e := range v {
+				switch e.(type) {
+				case string, int64, float64, bool:
+				default:
+					return fmt.Errorf("%s: arrays may hold only strings, numbers and booleans", p)
+				}
+			}
+		case []map[string]any:
+			return fmt.Errorf("%s: arrays of tables are not supported", p)
+		case string, int64, float64, bool:
+		default:
+			return fmt.Errorf("%s: unsupported value type %T", p, v)
+		}
+	}
+	return nil
+}
+
+// findCycle returns a requires cycle (first name repeated at the end), or
+// nil. A required capability counts as an edge to its default provider,
+// since that is what resolution would pull in.
+func (c *Catalog) findCycle() []string {
+	const (
+		unvisited = iota
+		active
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(n string) []string
+	visit = func(n string) []string {
+		state[n] = active
+		stack = append(stack, n)
+		for _, r := range c.Components[n].Requires {
+			next := r
+			if capa := c.Capabilities[r]; capa != nil {
+				next = capa.Default
+			}
+			if c.Components[next] == nil {
+				continue
+			}
+			switch state[next] {
+			case active:
+				for i, s := range stack {
+					if s == next {
+						return append(append([]string{}, stack[i:]...), next)
+					}
+				}
+			case unvisited:
+				if cyc := visit(next); cyc != nil {
+					return cyc
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+		return nil
+	}
+	for _, n := range sortedKeys(c.Components) {
+		if state[n] == unvisited {
+			if cyc := visit(n); cyc != nil {
+				return cyc
+			}
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ReleaseProblems checks the catalog against one release: every component
+// that claims to support the release has its release file and image keys for
+// every arch it ships on, and every key of a release file that components
+// draw from is claimed by exactly one component (an unclaimed key is an
+// image no plan would embed).
+func (c *Catalog) ReleaseProblems(rel *releases.Release) []error {
+	var probs []string
+	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
+	drawn := map[string]bool{}
+	claimed := map[string]bool{}
+	for _, n := range c.ComponentNames() {
+		comp := c.Components[n]
+		if len(comp.Images.Keys) == 0 {
+			continue
+		}
+		drawn[comp.Images.File] = true
+		for _, k := range comp.Images.Keys {
+			claimed[comp.Images.File+"\x00"+k] = true
+		}
+		if !comp.SupportsRelease(rel) {
+			continue
+		}
+		for _, a := range rel.Arches() {
+			if !comp.SupportsArch(a) {
+				continue
+			}
+			f := rel.File(comp.Images.File, a)
+			if f == nil {
+				add("release %s: component %q supports %s (release %q) but %s is missing",
+					rel, n, a, comp.Release, releases.FileName(comp.Images.File, a))
+				continue
+			}
+			for _, k := range comp.Images.Keys {
+				if _, ok := f.Lookup(k); !ok {
+					add("release %s: %s has no image key %q that component %q needs", rel, f.Name, k, n)
+				}
+			}
+		}
+	}
+	for _, f := range rel.Files() {
+		if !drawn[f.Component] {
+			add("release %s: %s: no component draws images from this file", rel, f.Name)
+			continue
+		}
+		for _, im := range f.Images {
+			if !claimed[f.Component+"\x00"+im.Key] {
+				add("release %s: %s: image key %q is not claimed by any component", rel, f.Name, im.Key)
+			}
+		}
+	}
+	sort.Strings(probs)
+	out := make([]error, len(probs))
+	for i, p := range probs {
+		out[i] = errors.New(p)
+	}
+	return out
+}

@@ -1,0 +1,159 @@
+package compose
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+// Output file names: part of the product contract.
+const (
+	BlueprintFile = "blueprint.toml"
+	ImagesFile    = "images.txt"
+	LockFile      = "compose.lock.json"
+	ConfigDir     = "config.d"
+	// FilesDir holds every other device file at its device path, so a
+	// Containerfile or a review can pick them up.
+	FilesDir = "files"
+)
+
+// BuildOptions are how outputs are rendered and checked.
+type BuildOptions struct {
+	// Distro and ImageType select the osbuild image type the blueprint is
+	// validated against.
+	Distro    string
+	ImageType string
+}
+
+// OutputFile is one file of the output directory.
+type OutputFile struct {
+	// Path is relative to the output directory, slash-separated.
+	Path string
+	Data []byte
+}
+
+// Output is everything build writes, in memory, in a stable order.
+type Output struct {
+	Plan  *plan.Plan
+	Files []OutputFile
+	// Warnings are osbuild's, for the log.
+	Warnings []string
+}
+
+// File returns the output file at path, or nil.
+func (o *Output) File(path string) *OutputFile {
+	for i := range o.Files {
+		if o.Files[i].Path == path {
+			return &o.Files[i]
+		}
+	}
+	return nil
+}
+
+// Build renders every output of a plan and validates the blueprint with
+// osbuild/images; an osbuild error fails the build.
+func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if opts.Distro == "" {
+		opts.Distro = blueprints.DefaultDistro
+	}
+	if opts.ImageType == "" {
+		opts.ImageType = blueprints.DefaultImageType
+	}
+	bp := blueprints.FromPlan(p)
+	warnings, err := blueprints.Validate(bp, opts.Distro, opts.ImageType, releases.Arch(p.Arch))
+	if err != nil {
+		return nil, err
+	}
+	bpData, err := blueprints.Encode(bp)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := EncodeLock(p)
+	if err != nil {
+		return nil, err
+	}
+	out := &Output{Plan: p, Warnings: warnings}
+	out.Files = append(out.Files,
+		OutputFile{Path: BlueprintFile, Data: bpData},
+		OutputFile{Path: ImagesFile, Data: ImageList(p)},
+		OutputFile{Path: LockFile, Data: lock},
+	)
+	for _, f := range p.Files {
+		if dir, name, ok := cutLast(f.Path); ok && dir == "/etc/microshift/config.d" {
+			out.Files = append(out.Files, OutputFile{Path: ConfigDir + "/" + name, Data: f.Data})
+			continue
+		}
+		out.Files = append(out.Files, OutputFile{Path: FilesDir + f.Path, Data: f.Data})
+	}
+	return out, nil
+}
+
+func cutLast(p string) (dir, name string, ok bool) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", "", false
+	}
+	return p[:i], p[i+1:], true
+}
+
+// ImageList renders images.txt: one reference per line, sorted, unique.
+func ImageList(p *plan.Plan) []byte {
+	var b bytes.Buffer
+	for _, ref := range p.ImageRefs() {
+		b.WriteString(ref)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// EncodeLock renders compose.lock.json: the plan as indented JSON, keys in
+// struct order, maps sorted, no HTML escaping, trailing newline.
+func EncodeLock(p *plan.Plan) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(withEmptyLists(p)); err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", LockFile, err)
+	}
+	return b.Bytes(), nil
+}
+
+// withEmptyLists makes nil slices encode as [] so that the lock's shape does
+// not depend on whether a list happens to be empty.
+func withEmptyLists(p *plan.Plan) *plan.Plan {
+	c := *p
+	c.With, c.Without = nonNil(c.With), nonNil(c.Without)
+	c.Notes, c.Warnings = nonNil(c.Notes), nonNil(c.Warnings)
+	c.Services.Enabled, c.Services.Disabled = nonNil(c.Services.Enabled), nonNil(c.Services.Disabled)
+	c.Firewall.Ports, c.Firewall.Services = nonNil(c.Firewall.Ports), nonNil(c.Firewall.Services)
+	c.Firewall.TrustedSources = nonNil(c.Firewall.TrustedSources)
+	if c.Components == nil {
+		c.Components = []plan.Component{}
+	}
+	if c.Packages == nil {
+		c.Packages = []plan.Package{}
+	}
+	if c.Images == nil {
+		c.Images = []plan.Image{}
+	}
+	if c.Files == nil {
+		c.Files = []plan.File{}
+	}
+	if c.ConfigSources == nil {
+		c.ConfigSources = []plan.ConfigSetting{}
+	}
+	if c.Config == nil {
+		c.Config = map[string]any{}
+	}
+	return &c
+}

@@ -1,0 +1,368 @@
+// Package microshiftconfig reads a user's MicroShift config.yaml: the fields
+// microshift-compose uses (networks, node port range, node identity, base
+// domain, SANs, log level) are checked with their field path in errors; the
+// whole document is kept as a tree so it can be merged into the config
+// drop-in. It does not model every MicroShift setting.
+package microshiftconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/microshift-compose/microshift-compose/internal/suggest"
+)
+
+// MaxSize bounds a config file; MicroShift's fully commented default is 15 KB.
+const MaxSize = 1 << 20
+
+// LogLevels are the values MicroShift accepts for debugging.logLevel.
+var LogLevels = []string{"Normal", "Debug", "Trace", "TraceAll"}
+
+// topLevel are MicroShift's config sections; anything else is most likely a
+// typo that MicroShift would silently ignore on the device.
+var topLevel = []string{
+	"apiServer", "debugging", "dns", "etcd", "genericDevicePlugin", "ingress",
+	"kubelet", "manifests", "network", "node", "storage", "telemetry",
+}
+
+// Params are the config values the tool uses, defaults applied. They feed
+// the firewall, file templates and plugin environments.
+type Params struct {
+	ClusterNetwork       []string
+	ServiceNetwork       []string
+	ServiceNodePortRange string
+	NodeIP               string
+	NodeName             string
+	BaseDomain           string
+	SubjectAltNames      []string
+	LogLevel             string
+	// ClusterURL is the API server URL MicroShift serves on the node.
+	ClusterURL string
+}
+
+// Defaults are MicroShift's own defaults for Params.
+func Defaults() Params {
+	return Params{
+		ClusterNetwork:       []string{"10.42.0.0/16"},
+		ServiceNetwork:       []string{"10.43.0.0/16"},
+		ServiceNodePortRange: "30000-32767",
+		BaseDomain:           "example.com",
+		LogLevel:             "Normal",
+		ClusterURL:           "https://localhost:6443",
+	}
+}
+
+// Config is a parsed config.yaml.
+type Config struct {
+	// Source is the file path, for messages.
+	Source string
+	// Tree is the document as nested maps; numbers that are whole are int64.
+	Tree   map[string]any
+	params Params
+}
+
+// Params returns the values the tool uses, with MicroShift defaults for
+// what the file leaves unset. A nil Config gives the defaults.
+func (c *Config) Params() Params {
+	if c == nil {
+		return Defaults()
+	}
+	return c.params
+}
+
+// Load reads and checks a config.yaml.
+func Load(path string) (*Config, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("reading config: %s is not a regular file", path)
+	}
+	if st.Size() > MaxSize {
+		return nil, fmt.Errorf("%s: file is larger than %d bytes", path, MaxSize)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse checks a config.yaml document; display names it in errors.
+func Parse(display string, data []byte) (*Config, error) {
+	c := &Config{Source: display, Tree: map[string]any{}}
+	if len(bytes.TrimSpace(data)) > 0 {
+		js, err := yaml.YAMLToJSONStrict(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: invalid YAML: %s", display, oneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))
+		}
+		var doc any
+		dec := json.NewDecoder(bytes.NewReader(js))
+		dec.UseNumber()
+		if err := dec.Decode(&doc); err != nil {
+			return nil, fmt.Errorf("%s: invalid YAML: %v", display, err)
+		}
+		switch v := doc.(type) {
+		case nil:
+		case map[string]any:
+			tree, err := normalize(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", display, err)
+			}
+			c.Tree = tree.(map[string]any)
+		default:
+			return nil, fmt.Errorf("%s: the document must be a mapping of config sections, got %s", display, kind(doc))
+		}
+	}
+	for _, k := range sortedKeys(c.Tree) {
+		if !contains(topLevel, k) {
+			if m := suggest.Closest(k, topLevel); m != "" {
+				return nil, fmt.Errorf("%s: unknown section %q; did you mean %q?", display, k, m)
+			}
+			return nil, fmt.Errorf("%s: unknown section %q (MicroShift has %s)", display, k, strings.Join(topLevel, ", "))
+		}
+	}
+	p, err := readParams(c.Tree)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", display, err)
+	}
+	c.params = p
+	return c, nil
+}
+
+func readParams(tree map[string]any) (Params, error) {
+	p := Defaults()
+	r := reader{tree: tree}
+	if v, ok, err := r.cidrs("network.clusterNetwork"); err != nil {
+		return p, err
+	} else if ok {
+		p.ClusterNetwork = v
+	}
+	if v, ok, err := r.cidrs("network.serviceNetwork"); err != nil {
+		return p, err
+	} else if ok {
+		p.ServiceNetwork = v
+	}
+	if v, ok, err := r.str("network.serviceNodePortRange"); err != nil {
+		return p, err
+	} else if ok {
+		if err := checkPortRange(v); err != nil {
+			return p, fmt.Errorf("network.serviceNodePortRange: %q %v", v, err)
+		}
+		p.ServiceNodePortRange = v
+	}
+	if v, ok, err := r.str("node.nodeIP"); err != nil {
+		return p, err
+	} else if ok && v != "" {
+		if _, err := netip.ParseAddr(v); err != nil {
+			return p, fmt.Errorf("node.nodeIP: %q is not an IP address", v)
+		}
+		p.NodeIP = v
+	}
+	if v, ok, err := r.str("node.hostnameOverride"); err != nil {
+		return p, err
+	} else if ok {
+		p.NodeName = v
+	}
+	if v, ok, err := r.str("dns.baseDomain"); err != nil {
+		return p, err
+	} else if ok && v != "" {
+		p.BaseDomain = v
+	}
+	if v, ok, err := r.strs("apiServer.subjectAltNames"); err != nil {
+		return p, err
+	} else if ok {
+		p.SubjectAltNames = v
+	}
+	if v, ok, err := r.str("debugging.logLevel"); err != nil {
+		return p, err
+	} else if ok && v != "" {
+		if !contains(LogLevels, v) {
+			return p, fmt.Errorf("debugging.logLevel: %q is not one of %s", v, strings.Join(LogLevels, ", "))
+		}
+		p.LogLevel = v
+	}
+	return p, nil
+}
+
+func checkPortRange(s string) error {
+	from, to, ok := strings.Cut(s, "-")
+	if !ok {
+		return errors.New("is not a port range such as 30000-32767")
+	}
+	lo, err1 := strconv.Atoi(from)
+	hi, err2 := strconv.Atoi(to)
+	if err1 != nil || err2 != nil {
+		return errors.New("is not a port range such as 30000-32767")
+	}
+	if lo < 1 || hi > 65535 || lo > hi {
+		return errors.New("must be from-to with 1 <= from <= to <= 65535")
+	}
+	return nil
+}
+
+// reader fetches typed values by dotted path, naming the path on type errors.
+type reader struct{ tree map[string]any }
+
+func (r reader) get(path string) (any, bool, error) {
+	var cur any = r.tree
+	parts := strings.Split(path, ".")
+	for i, part := range parts {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			if cur == nil {
+				return nil, false, nil
+			}
+			return nil, false, fmt.Errorf("%s: must be a mapping, got %s", strings.Join(parts[:i], "."), kind(cur))
+		}
+		cur, ok = m[part]
+		if !ok {
+			return nil, false, nil
+		}
+	}
+	if cur == nil {
+		return nil, false, nil
+	}
+	return cur, true, nil
+}
+
+func (r reader) str(path string) (string, bool, error) {
+	v, ok, err := r.get(path)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		return "", false, fmt.Errorf("%s: must be a string, got %s", path, kind(v))
+	}
+	return s, true, nil
+}
+
+func (r reader) strs(path string) ([]string, bool, error) {
+	v, ok, err := r.get(path)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	list, isList := v.([]any)
+	if !isList {
+		return nil, false, fmt.Errorf("%s: must be a list, got %s", path, kind(v))
+	}
+	out := make([]string, 0, len(list))
+	for i, e := range list {
+		s, isStr := e.(string)
+		if !isStr {
+			return nil, false, fmt.Errorf("%s[%d]: must be a string, got %s", path, i, kind(e))
+		}
+		out = append(out, s)
+	}
+	return out, true, nil
+}
+
+func (r reader) cidrs(path string) ([]string, bool, error) {
+	list, ok, err := r.strs(path)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if len(list) == 0 {
+		return nil, false, fmt.Errorf("%s: must list at least one CIDR", path)
+	}
+	if len(list) > 2 {
+		return nil, false, fmt.Errorf("%s: at most two CIDRs (one IPv4, one IPv6), got %d", path, len(list))
+	}
+	for i, s := range list {
+		pfx, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s[%d]: %q is not a CIDR", path, i, s)
+		}
+		if pfx.Masked() != pfx {
+			return nil, false, fmt.Errorf("%s[%d]: %q has host bits set (did you mean %q?)", path, i, s, pfx.Masked().String())
+		}
+	}
+	return list, true, nil
+}
+
+// normalize turns json.Number into int64 (whole) or float64, recursively,
+// so values compare equal to the ones decoded from TOML catalogs.
+func normalize(v any) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			n, err := normalize(e)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = n
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			n, err := normalize(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = n
+		}
+		return out, nil
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i, nil
+		}
+		f, err := x.Float64()
+		if err != nil || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("number %s is out of range", x)
+		}
+		return f, nil
+	}
+	return v, nil
+}
+
+func kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int64, float64, json.Number:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

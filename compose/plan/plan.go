@@ -1,0 +1,181 @@
+// Package plan holds the Plan: the resolved composition every output is
+// generated from. It is plain data with a stable JSON form (compose.lock.json);
+// it does not resolve, render or write anything.
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Schema is the version of the compose.lock.json layout.
+const Schema = 1
+
+// Plan is a resolved selection for one release and arch.
+type Plan struct {
+	Schema  int      `json:"schema"`
+	Release Release  `json:"release"`
+	Arch    string   `json:"arch"`
+	Profile string   `json:"profile"`
+	With    []string `json:"with"`
+	Without []string `json:"without"`
+	// Capabilities maps each provided capability to its provider.
+	Capabilities map[string]string `json:"capabilities"`
+	// Components are the selected components in apply order.
+	Components []Component `json:"components"`
+	Packages   []Package   `json:"packages"`
+	Images     []Image     `json:"images"`
+	// Config is the MicroShift config drop-in the plan needs, as a tree.
+	Config map[string]any `json:"config"`
+	// ConfigSources says where each config value comes from.
+	ConfigSources []ConfigSetting `json:"config_sources"`
+	Services      Services        `json:"services"`
+	Firewall      Firewall        `json:"firewall"`
+	// Files are the files placed on the device, sorted by path.
+	Files    []File   `json:"files"`
+	Notes    []string `json:"notes"`
+	Warnings []string `json:"warnings"`
+}
+
+// Release identifies the release the plan was resolved against.
+type Release struct {
+	Version string `json:"version"`
+	Stream  string `json:"stream"`
+	// Base is the core release file's release.base for the plan's arch.
+	Base   string `json:"base"`
+	Source string `json:"source"`
+	Origin string `json:"origin,omitempty"`
+}
+
+// Component is a selected component and why it is there.
+type Component struct {
+	Name        string   `json:"name"`
+	Order       int      `json:"order"`
+	Description string   `json:"description"`
+	Provides    []string `json:"provides"`
+	Reasons     []Reason `json:"reasons"`
+}
+
+// Reason kinds.
+const (
+	ReasonProfile    = "profile"
+	ReasonWith       = "with"
+	ReasonRequired   = "required"
+	ReasonCapability = "capability"
+)
+
+// Reason says why a component is in the plan.
+type Reason struct {
+	Kind string `json:"kind"`
+	// Profile for ReasonProfile.
+	Profile string `json:"profile,omitempty"`
+	// By is the component that required it (ReasonRequired, ReasonCapability).
+	By string `json:"by,omitempty"`
+	// Capability is the capability it was pulled in to provide.
+	Capability string `json:"capability,omitempty"`
+}
+
+func (r Reason) String() string {
+	switch r.Kind {
+	case ReasonProfile:
+		return "profile " + r.Profile
+	case ReasonWith:
+		return "--with"
+	case ReasonRequired:
+		return "required by " + r.By
+	case ReasonCapability:
+		return fmt.Sprintf("default %s provider, required by %s", r.Capability, r.By)
+	}
+	return r.Kind
+}
+
+// Package is an RPM to install.
+type Package struct {
+	Name string `json:"name"`
+	// Version is a glob such as "4.18.*", or "" for any.
+	Version    string   `json:"version"`
+	Components []string `json:"components"`
+}
+
+// Image is one container image the device needs.
+type Image struct {
+	Ref    string     `json:"ref"`
+	Pinned bool       `json:"pinned"`
+	Uses   []ImageUse `json:"uses"`
+}
+
+// ImageUse records which component's release-file entry names an image.
+type ImageUse struct {
+	Component string `json:"component"`
+	File      string `json:"file"`
+	Key       string `json:"key"`
+}
+
+// ConfigSetting is one leaf of the config drop-in and where it comes from.
+type ConfigSetting struct {
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+	// Source is "<component>" (selected), "<component> left out", or the
+	// user's config file.
+	Source string `json:"source"`
+}
+
+// Services are systemd units to enable or disable.
+type Services struct {
+	Enabled  []string `json:"enabled"`
+	Disabled []string `json:"disabled"`
+}
+
+// Firewall is what the device's firewall must allow.
+type Firewall struct {
+	Ports    []string `json:"ports"`
+	Services []string `json:"services"`
+	// TrustedSources go to firewalld's trusted zone.
+	TrustedSources []string `json:"trusted_sources"`
+}
+
+// File is a file placed on the device.
+type File struct {
+	Path string `json:"path"`
+	// Mode is octal, e.g. "0644".
+	Mode string `json:"mode"`
+	// Component is the component that ships the file; "" for files the
+	// plan itself derives (the config drop-in).
+	Component string `json:"component,omitempty"`
+	SHA256    string `json:"sha256"`
+	Size      int    `json:"size"`
+	Data      []byte `json:"-"`
+}
+
+// Component returns the selected component named n, or nil.
+func (p *Plan) Component(n string) *Component {
+	for i := range p.Components {
+		if p.Components[i].Name == n {
+			return &p.Components[i]
+		}
+	}
+	return nil
+}
+
+// ComponentNames lists selected components in apply order.
+func (p *Plan) ComponentNames() []string {
+	out := make([]string, len(p.Components))
+	for i, c := range p.Components {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// ImageRefs lists image references, sorted and unique.
+func (p *Plan) ImageRefs() []string {
+	out := make([]string, len(p.Images))
+	for i, im := range p.Images {
+		out[i] = im.Ref
+	}
+	return out
+}
+
+// String names the release for messages: "4.18 (embedded)".
+func (r Release) String() string {
+	return strings.TrimSpace(r.Stream + " (" + r.Source + ")")
+}

@@ -1,0 +1,471 @@
+package compose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/suggest"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+// Request is what the user asked for.
+type Request struct {
+	Profile string
+	With    []string
+	Without []string
+	Arch    releases.Arch
+	// Config is the user's config.yaml, nil for none.
+	Config *microshiftconfig.Config
+	// AllowUnpinned turns tag-only image references from errors into warnings.
+	AllowUnpinned bool
+}
+
+// ErrUnpinned is wrapped by the error for a tag-only image reference.
+var ErrUnpinned = errors.New("image is not pinned by digest")
+
+// Resolve selects components for req and builds the Plan: selection and the
+// reasons for it, capability providers, conflicts, arch and release checks,
+// images with digests, merged config, device files, packages, services and
+// firewall.
+func Resolve(ctx context.Context, cat *components.Catalog, rel *releases.Release, req Request) (*plan.Plan, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := &resolver{cat: cat, rel: rel, req: req, reasons: map[string][]plan.Reason{}}
+	if err := r.checkRequest(); err != nil {
+		return nil, err
+	}
+	if err := r.selectComponents(); err != nil {
+		return nil, err
+	}
+	if err := r.checkSelection(); err != nil {
+		return nil, err
+	}
+	p := r.newPlan()
+	if err := r.addImages(p); err != nil {
+		return nil, err
+	}
+	if err := r.addConfig(p); err != nil {
+		return nil, err
+	}
+	if err := r.addFiles(p); err != nil {
+		return nil, err
+	}
+	r.addPackages(p)
+	r.addServicesAndFirewall(p)
+	return p, nil
+}
+
+type resolver struct {
+	cat     *components.Catalog
+	rel     *releases.Release
+	req     Request
+	reasons map[string][]plan.Reason // selected component -> why
+	order   []string                 // selected, apply order
+}
+
+func (r *resolver) checkRequest() error {
+	if r.req.Profile == "" {
+		return errors.New("no profile given (have " + strings.Join(r.cat.ProfileNames(), ", ") + ")")
+	}
+	if r.cat.Profiles[r.req.Profile] == nil {
+		names := r.cat.ProfileNames()
+		if m := suggest.Closest(r.req.Profile, names); m != "" {
+			return fmt.Errorf("unknown profile %q; did you mean %q?", r.req.Profile, m)
+		}
+		return fmt.Errorf("unknown profile %q (have %s)", r.req.Profile, strings.Join(names, ", "))
+	}
+	if r.rel.File("", r.req.Arch) == nil {
+		return fmt.Errorf("release %s has no %s: it does not ship %s", r.rel, releases.FileName("", r.req.Arch), r.req.Arch)
+	}
+	seen := map[string]string{}
+	for _, flag := range []struct {
+		name  string
+		names []string
+	}{{"--with", r.req.With}, {"--without", r.req.Without}} {
+		for _, n := range flag.names {
+			if r.cat.Components[n] == nil {
+				if r.cat.Capabilities[n] != nil {
+					return fmt.Errorf("%s %s: %q is a capability; name a component that provides it (%s)",
+						flag.name, n, n, strings.Join(r.cat.Providers(n), ", "))
+				}
+				if m := suggest.Closest(n, r.cat.ComponentNames()); m != "" {
+					return fmt.Errorf("%s: unknown component %q; did you mean %q?", flag.name, n, m)
+				}
+				return fmt.Errorf("%s: unknown component %q (see 'microshift-compose components')", flag.name, n)
+			}
+			if prev, dup := seen[n]; dup && prev != flag.name {
+				return fmt.Errorf("component %q is given to both --with and --without", n)
+			}
+			seen[n] = flag.name
+		}
+	}
+	return nil
+}
+
+func (r *resolver) without(n string) bool { return contains(r.req.Without, n) }
+
+func (r *resolver) add(n string, why plan.Reason) bool {
+	_, had := r.reasons[n]
+	for _, existing := range r.reasons[n] {
+		if existing == why {
+			return false
+		}
+	}
+	r.reasons[n] = append(r.reasons[n], why)
+	return !had
+}
+
+// selectComponents starts from the profile and --with, then adds required
+// components and default capability providers until nothing changes.
+func (r *resolver) selectComponents() error {
+	for _, n := range r.cat.Profiles[r.req.Profile].Components {
+		if !r.without(n) {
+			r.add(n, plan.Reason{Kind: plan.ReasonProfile, Profile: r.req.Profile})
+		}
+	}
+	for _, n := range r.req.With {
+		r.add(n, plan.Reason{Kind: plan.ReasonWith})
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, n := range sortedKeys(r.reasons) {
+			for _, req := range r.cat.Components[n].Requires {
+				if r.cat.Components[req] == nil {
+					continue // a capability, handled below
+				}
+				if r.without(req) {
+					return fmt.Errorf("--without %s: %s requires it (%s)", req, n, r.why(n))
+				}
+				if r.add(req, plan.Reason{Kind: plan.ReasonRequired, By: n}) {
+					changed = true
+				}
+			}
+		}
+		if changed {
+			continue
+		}
+		// Only once the component closure is stable, so that a provider
+		// selected some other way is seen before a default is pulled in.
+		for _, n := range sortedKeys(r.reasons) {
+			for _, capName := range r.cat.Components[n].Requires {
+				capa := r.cat.Capabilities[capName]
+				if capa == nil || len(r.selectedProviders(capName)) > 0 {
+					continue
+				}
+				if r.without(capa.Default) {
+					others := without(r.cat.Providers(capName), capa.Default)
+					hint := ""
+					if len(others) > 0 {
+						hint = fmt.Sprintf("; select another provider with --with %s", strings.Join(others, " or --with "))
+					}
+					return fmt.Errorf("--without %s: %s requires a %s provider and %s is its default (%s)%s",
+						capa.Default, n, capName, capa.Default, r.why(n), hint)
+				}
+				r.add(capa.Default, plan.Reason{Kind: plan.ReasonCapability, Capability: capName, By: n})
+				changed = true
+			}
+			if changed {
+				break
+			}
+		}
+	}
+	r.order = sortedKeys(r.reasons)
+	sort.SliceStable(r.order, func(i, j int) bool {
+		return r.cat.Components[r.order[i]].Order < r.cat.Components[r.order[j]].Order
+	})
+	return nil
+}
+
+func (r *resolver) selectedProviders(capName string) []string {
+	var out []string
+	for _, n := range sortedKeys(r.reasons) {
+		if contains(r.cat.Components[n].Provides, capName) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// why explains how n got into the selection, following requirements back to
+// the profile or --with: "required by sriov <- --with".
+func (r *resolver) why(n string) string {
+	var parts []string
+	seen := map[string]bool{}
+	for cur := n; !seen[cur]; {
+		seen[cur] = true
+		rs := r.reasons[cur]
+		if len(rs) == 0 {
+			break
+		}
+		why := rs[0]
+		parts = append(parts, why.String())
+		if why.By == "" {
+			break
+		}
+		cur = why.By
+	}
+	return strings.Join(parts, " <- ")
+}
+
+func (r *resolver) checkSelection() error {
+	for _, n := range r.order {
+		c := r.cat.Components[n]
+		if !c.SupportsArch(r.req.Arch) {
+			return fmt.Errorf("component %q does not support %s (it ships for %s) (%s)",
+				n, r.req.Arch, joinArches(c.Arches), r.why(n))
+		}
+		if !c.SupportsRelease(r.rel) {
+			return fmt.Errorf("component %q is not available for release %s: it needs release %s (%s)",
+				n, r.rel.Stream(), c.Release, r.why(n))
+		}
+	}
+	for _, n := range r.order {
+		for _, x := range r.cat.Components[n].Conflicts {
+			var hits []string
+			if r.cat.Capabilities[x] != nil {
+				hits = without(r.selectedProviders(x), n)
+			} else if _, ok := r.reasons[x]; ok {
+				hits = []string{x}
+			}
+			if len(hits) > 0 {
+				return fmt.Errorf("%s conflicts with %s (%s: %s; %s: %s); leave one out with --without",
+					n, hits[0], n, r.why(n), hits[0], r.why(hits[0]))
+			}
+		}
+	}
+	for _, capName := range r.cat.CapabilityNames() {
+		if ps := r.selectedProviders(capName); len(ps) > 1 {
+			return fmt.Errorf("%s and %s both provide %s and a plan may have only one (%s: %s; %s: %s); leave one out with --without",
+				ps[0], ps[1], capName, ps[0], r.why(ps[0]), ps[1], r.why(ps[1]))
+		}
+	}
+	return nil
+}
+
+func (r *resolver) newPlan() *plan.Plan {
+	p := &plan.Plan{
+		Schema: plan.Schema,
+		Release: plan.Release{
+			Version: r.rel.Version.String(),
+			Stream:  r.rel.Stream(),
+			Base:    r.rel.Base(r.req.Arch),
+			Source:  r.rel.Source,
+			Origin:  r.rel.Origin,
+		},
+		Arch:         string(r.req.Arch),
+		Profile:      r.req.Profile,
+		With:         sortedUnique(r.req.With),
+		Without:      sortedUnique(r.req.Without),
+		Capabilities: map[string]string{},
+	}
+	for _, n := range r.order {
+		c := r.cat.Components[n]
+		p.Components = append(p.Components, plan.Component{
+			Name:        n,
+			Order:       c.Order,
+			Description: c.Description,
+			Provides:    nonNil(c.Provides),
+			Reasons:     r.reasons[n],
+		})
+		for _, capName := range c.Provides {
+			p.Capabilities[capName] = n
+		}
+	}
+	return p
+}
+
+// addImages looks every selected component's image keys up in the release
+// file for the plan's arch.
+func (r *resolver) addImages(p *plan.Plan) error {
+	byRef := map[string]*plan.Image{}
+	var unpinned []string
+	for _, n := range r.order {
+		c := r.cat.Components[n]
+		if len(c.Images.Keys) == 0 {
+			continue
+		}
+		f := r.rel.File(c.Images.File, r.req.Arch)
+		if f == nil {
+			return fmt.Errorf("release %s has no %s, which component %q takes its images from",
+				r.rel, releases.FileName(c.Images.File, r.req.Arch), n)
+		}
+		if err := r.checkClaimed(f); err != nil {
+			return err
+		}
+		for _, k := range c.Images.Keys {
+			ref, ok := f.Lookup(k)
+			if !ok {
+				return fmt.Errorf("release %s: %s has no image key %q that component %q needs", r.rel, f.Name, k, n)
+			}
+			im := byRef[ref]
+			if im == nil {
+				im = &plan.Image{Ref: ref, Pinned: releases.IsDigestPinned(ref)}
+				byRef[ref] = im
+				if !im.Pinned {
+					unpinned = append(unpinned, fmt.Sprintf("component %q image %q (%s) is not pinned by digest: %s", n, k, f.Name, ref))
+				}
+			}
+			im.Uses = append(im.Uses, plan.ImageUse{Component: n, File: f.Name, Key: k})
+		}
+	}
+	if len(unpinned) > 0 {
+		if !r.req.AllowUnpinned {
+			more := ""
+			if len(unpinned) > 1 {
+				more = fmt.Sprintf(" (and %d more)", len(unpinned)-1)
+			}
+			return fmt.Errorf("%w: %s%s; pin it in the release file, or pass --allow-unpinned to embed it by tag",
+				ErrUnpinned, unpinned[0], more)
+		}
+		for _, u := range unpinned {
+			p.Warnings = append(p.Warnings, u+" (allowed by --allow-unpinned; the device may not boot offline reproducibly)")
+		}
+	}
+	for _, ref := range sortedKeys(byRef) {
+		p.Images = append(p.Images, *byRef[ref])
+	}
+	return nil
+}
+
+// checkClaimed refuses a release file with keys no catalog component claims:
+// those are images the device would boot without.
+func (r *resolver) checkClaimed(f *releases.File) error {
+	claimed := map[string]bool{}
+	for _, c := range r.cat.Components {
+		if c.Images.File == f.Component {
+			for _, k := range c.Images.Keys {
+				claimed[k] = true
+			}
+		}
+	}
+	for _, im := range f.Images {
+		if !claimed[im.Key] {
+			return fmt.Errorf("release %s: %s: image key %q is not claimed by any component, so no plan would embed it; add it to a component's images.keys (see --catalog)",
+				r.rel, f.Name, im.Key)
+		}
+	}
+	return nil
+}
+
+func (r *resolver) addPackages(p *plan.Plan) {
+	byName := map[string]*plan.Package{}
+	for _, n := range r.order {
+		for _, pkg := range r.cat.Components[n].Packages {
+			if byName[pkg] == nil {
+				byName[pkg] = &plan.Package{Name: pkg, Version: packageVersion(pkg, r.rel)}
+			}
+			byName[pkg].Components = append(byName[pkg].Components, n)
+		}
+	}
+	for _, n := range sortedKeys(byName) {
+		p.Packages = append(p.Packages, *byName[n])
+	}
+}
+
+// packageVersion pins MicroShift's own packages to the release's
+// major.minor: they require microshift = %{version} of each other.
+func packageVersion(pkg string, rel *releases.Release) string {
+	if pkg == "microshift" || strings.HasPrefix(pkg, "microshift-") {
+		return rel.Stream() + ".*"
+	}
+	return ""
+}
+
+func (r *resolver) addServicesAndFirewall(p *plan.Plan) {
+	params := r.req.Config.Params()
+	enabled, disabled := map[string]bool{}, map[string]bool{}
+	ports, services, sources := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, n := range r.order {
+		c := r.cat.Components[n]
+		for _, s := range c.Services.Enabled {
+			enabled[s] = true
+		}
+		for _, s := range c.Services.Disabled {
+			disabled[s] = true
+		}
+		for _, port := range c.Firewall.Ports {
+			spec, proto, _ := strings.Cut(port, ":")
+			if spec == components.NodePortsPort {
+				spec = params.ServiceNodePortRange
+			}
+			ports[spec+":"+proto] = true
+		}
+		for _, s := range c.Firewall.Services {
+			services[s] = true
+		}
+		for _, s := range c.Firewall.TrustedSources {
+			if s == components.ClusterNetworkSource {
+				for _, cidr := range params.ClusterNetwork {
+					sources[cidr] = true
+				}
+				continue
+			}
+			sources[s] = true
+		}
+	}
+	for s := range enabled {
+		// A unit one component needs running wins over another's wish to
+		// disable it; dropping the disable keeps the device bootable.
+		delete(disabled, s)
+	}
+	p.Services = plan.Services{Enabled: sortedKeys(enabled), Disabled: sortedKeys(disabled)}
+	p.Firewall = plan.Firewall{Ports: sortedKeys(ports), Services: sortedKeys(services), TrustedSources: sortedKeys(sources)}
+}
+
+func joinArches(as []releases.Arch) string {
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = string(a)
+	}
+	return strings.Join(s, ", ")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func without(list []string, s string) []string {
+	var out []string
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedUnique(list []string) []string {
+	set := map[string]bool{}
+	for _, s := range list {
+		set[s] = true
+	}
+	return sortedKeys(set)
+}
+
+func nonNil(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
+}

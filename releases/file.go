@@ -1,0 +1,285 @@
+package releases
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+// MaxFileSize bounds how much of a release file is read: real files are a few
+// kilobytes, so anything near this is a mistake or hostile input.
+const MaxFileSize = 4 << 20
+
+// Image is one entry of a release file's "images" object.
+type Image struct {
+	Key string `json:"key"`
+	Ref string `json:"ref"`
+}
+
+// File is one MicroShift release file, with its images in file order so that
+// rewriting it (rebase tooling) changes only what changed.
+type File struct {
+	// Name is the base file name, e.g. release-olm-x86_64.json.
+	Name string
+	// Component is the <component> part of the file name, "" for the core
+	// release-<arch>.json file.
+	Component string
+	Arch      Arch
+	// Base is the file's release.base version string, as written.
+	Base   string
+	Images []Image
+}
+
+// Lookup returns the reference stored under key.
+func (f *File) Lookup(key string) (string, bool) {
+	for _, im := range f.Images {
+		if im.Key == key {
+			return im.Ref, true
+		}
+	}
+	return "", false
+}
+
+// FileName returns the MicroShift file name for a component ("" = core) and arch.
+func FileName(component string, arch Arch) string {
+	if component == "" {
+		return "release-" + string(arch) + ".json"
+	}
+	return "release-" + component + "-" + string(arch) + ".json"
+}
+
+// ParseFileName splits a MicroShift release file name into its component
+// ("" for the core file) and arch. ok is false when the name is not a release
+// file name at all (it does not start with "release-" and end with ".json").
+func ParseFileName(base string) (component string, arch Arch, ok bool, err error) {
+	if !strings.HasPrefix(base, "release-") || !strings.HasSuffix(base, ".json") {
+		return "", "", false, nil
+	}
+	stem := strings.TrimSuffix(strings.TrimPrefix(base, "release-"), ".json")
+	for _, a := range Arches {
+		if stem == string(a) {
+			return "", a, true, nil
+		}
+		if c, found := strings.CutSuffix(stem, "-"+string(a)); found && c != "" {
+			return c, a, true, nil
+		}
+	}
+	return "", "", true, fmt.Errorf("%s: file name does not end in -x86_64.json or -aarch64.json", base)
+}
+
+// ParseFile parses one release file strictly: only the "release" and
+// "images" keys, a non-empty release.base, string image references that parse
+// as fully qualified image references, no duplicate keys, nothing after the
+// document. fileName is the MicroShift file name (it carries the component
+// and arch); display names the file in errors (a path, or bundle: file).
+func ParseFile(display, fileName string, data []byte) (*File, error) {
+	component, arch, ok, err := ParseFileName(fileName)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: not a release file name (want release-<arch>.json or release-<component>-<arch>.json)", display)
+	}
+	f := &File{Name: fileName, Component: component, Arch: arch}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s: file is larger than %d bytes", display, MaxFileSize)
+	}
+	p := &jsonParser{display: display, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	p.dec.UseNumber()
+	sawRelease, sawImages := false, false
+	err = p.object("top level", func(key string) error {
+		switch key {
+		case "release":
+			sawRelease = true
+			return p.object(`"release"`, func(k string) error {
+				if k != "base" {
+					return p.errorf("unknown key %q in \"release\" (want \"base\")", k)
+				}
+				s, err := p.str(`release.base`)
+				if err != nil {
+					return err
+				}
+				if strings.TrimSpace(s) == "" {
+					return p.errorf("release.base is empty")
+				}
+				f.Base = s
+				return nil
+			})
+		case "images":
+			sawImages = true
+			return p.object(`"images"`, func(k string) error {
+				if strings.TrimSpace(k) == "" {
+					return p.errorf("empty image key")
+				}
+				ref, err := p.str(fmt.Sprintf("image %q", k))
+				if err != nil {
+					return err
+				}
+				if _, err := name.ParseReference(ref, name.StrictValidation); err != nil {
+					return p.errorf("image %q: invalid image reference %q: %v", k, ref, err)
+				}
+				f.Images = append(f.Images, Image{Key: k, Ref: ref})
+				return nil
+			})
+		default:
+			return p.errorf("unknown key %q (want \"release\" and \"images\")", key)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.dec.Token(); err != io.EOF {
+		return nil, p.errorf("unexpected data after the JSON document")
+	}
+	if !sawRelease {
+		return nil, fmt.Errorf("%s: missing \"release\" object with \"base\"", display)
+	}
+	if f.Base == "" {
+		return nil, fmt.Errorf("%s: missing release.base", display)
+	}
+	if !sawImages {
+		return nil, fmt.Errorf("%s: missing \"images\" object", display)
+	}
+	return f, nil
+}
+
+// jsonParser walks a JSON document token by token, which keeps key order and
+// catches duplicate keys that encoding/json would silently collapse.
+type jsonParser struct {
+	display string
+	data    []byte
+	dec     *json.Decoder
+}
+
+func (p *jsonParser) errorf(format string, args ...any) error {
+	line, col := position(p.data, p.dec.InputOffset())
+	return fmt.Errorf("%s: line %d, column %d: %s", p.display, line, col, fmt.Sprintf(format, args...))
+}
+
+// wrap turns a decoder error into a one-line error naming the file and line.
+func (p *jsonParser) wrap(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := position(p.data, se.Offset)
+		return fmt.Errorf("%s: line %d, column %d: invalid JSON: %v", p.display, line, col, se)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%s: unexpected end of file", p.display)
+	}
+	return fmt.Errorf("%s: invalid JSON: %v", p.display, err)
+}
+
+// object reads a JSON object, calling fn for each key with the decoder placed
+// on the value. Duplicate keys are errors.
+func (p *jsonParser) object(what string, fn func(key string) error) error {
+	tok, err := p.dec.Token()
+	if err != nil {
+		return p.wrap(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return p.errorf("%s must be a JSON object, got %s", what, describe(tok))
+	}
+	seen := map[string]bool{}
+	for p.dec.More() {
+		tok, err := p.dec.Token()
+		if err != nil {
+			return p.wrap(err)
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return p.errorf("duplicate key %q in %s", key, what)
+		}
+		seen[key] = true
+		if err := fn(key); err != nil {
+			return err
+		}
+	}
+	if _, err := p.dec.Token(); err != nil { // closing brace
+		return p.wrap(err)
+	}
+	return nil
+}
+
+func (p *jsonParser) str(what string) (string, error) {
+	tok, err := p.dec.Token()
+	if err != nil {
+		return "", p.wrap(err)
+	}
+	s, ok := tok.(string)
+	if !ok {
+		if d, isDelim := tok.(json.Delim); isDelim && (d == '{' || d == '[') {
+			return "", p.errorf("%s must be a string, got %s", what, describe(tok))
+		}
+		return "", p.errorf("%s must be a string, got %s", what, describe(tok))
+	}
+	return s, nil
+}
+
+func describe(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		switch v {
+		case '{':
+			return "an object"
+		case '[':
+			return "an array"
+		}
+		return fmt.Sprintf("%q", string(v))
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", tok)
+}
+
+// position converts a byte offset into a 1-based line and column.
+func position(data []byte, offset int64) (line, col int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// Encode writes f in MicroShift's own layout: two-space indentation, keys in
+// file order, a trailing newline. Parsing the output gives f back.
+func (f *File) Encode() []byte {
+	var b bytes.Buffer
+	b.WriteString("{\n  \"release\": {\n    \"base\": ")
+	b.Write(quote(f.Base))
+	b.WriteString("\n  },\n  \"images\": {")
+	for i, im := range f.Images {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		b.Write(quote(im.Key))
+		b.WriteString(": ")
+		b.Write(quote(im.Ref))
+	}
+	if len(f.Images) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("}\n}\n")
+	return b.Bytes()
+}
+
+func quote(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // encoding a string cannot fail
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}

@@ -1,0 +1,226 @@
+package releases
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+// Release is a set of release files for one MicroShift version.
+type Release struct {
+	// Version is major.minor.patch of the core files' release.base; the
+	// prerelease part (nightly stamps) is dropped so that constraints such as
+	// ">=5.0" match development builds.
+	Version *semver.Version
+	// Source says where the files came from: "embedded" or a directory path.
+	Source string
+	// Origin records where embedded data was imported from (upstream repo
+	// and commit); empty for directories.
+	Origin string
+	files  map[string]*File
+}
+
+// New assembles a release from parsed files. At least one core file is
+// required, and all core files must agree on major.minor.patch.
+func New(source string, files []*File) (*Release, error) {
+	r := &Release{Source: source, files: map[string]*File{}}
+	var coreNames []string
+	for _, f := range files {
+		if _, dup := r.files[f.Name]; dup {
+			return nil, fmt.Errorf("%s: %s appears twice", source, f.Name)
+		}
+		r.files[f.Name] = f
+		if f.Component == "" {
+			coreNames = append(coreNames, f.Name)
+		}
+	}
+	if len(coreNames) == 0 {
+		return nil, fmt.Errorf("%s: no core release file (release-x86_64.json or release-aarch64.json)", source)
+	}
+	sort.Strings(coreNames)
+	for _, n := range coreNames {
+		f := r.files[n]
+		v, err := semver.NewVersion(f.Base)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: release.base %q is not a semantic version: %v", source, n, f.Base, err)
+		}
+		core := semver.New(v.Major(), v.Minor(), v.Patch(), "", "")
+		if r.Version == nil {
+			r.Version = core
+			continue
+		}
+		if !r.Version.Equal(core) {
+			return nil, fmt.Errorf("%s: core files disagree on the release: %s says %s, %s says %s",
+				source, coreNames[0], r.Version, n, core)
+		}
+	}
+	return r, nil
+}
+
+// Stream is the major.minor the release belongs to ("4.18").
+func (r *Release) Stream() string {
+	return fmt.Sprintf("%d.%d", r.Version.Major(), r.Version.Minor())
+}
+
+// String names the release for messages: "4.18 (embedded)".
+func (r *Release) String() string { return r.Stream() + " (" + r.Source + ")" }
+
+// File returns the file for a component ("" = core) and arch, or nil.
+func (r *Release) File(component string, arch Arch) *File {
+	return r.files[FileName(component, arch)]
+}
+
+// Files returns every file sorted by name.
+func (r *Release) Files() []*File {
+	out := make([]*File, 0, len(r.files))
+	for _, f := range r.files {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Base returns the core file's release.base for arch, or "" when the release
+// has no core file for it.
+func (r *Release) Base(arch Arch) string {
+	if f := r.File("", arch); f != nil {
+		return f.Base
+	}
+	return ""
+}
+
+// Arches lists the arches the release has a core file for.
+func (r *Release) Arches() []Arch {
+	var out []Arch
+	for _, a := range Arches {
+		if r.File("", a) != nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// LoadDir reads every release-*.json file in dir (the flat layout the
+// microshift-release-info RPMs install). Other files are ignored.
+func LoadDir(dir string) (*Release, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading release dir: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("reading release dir: %s is not a directory", dir)
+	}
+	return loadFS(os.DirFS(dir), dir, func(n string) string { return filepath.Join(dir, n) })
+}
+
+func loadFS(fsys fs.FS, source string, display func(string) string) (*Release, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("reading release dir %s: %w", source, err)
+	}
+	var files []*File
+	for _, e := range entries {
+		if _, _, ok, err := ParseFileName(e.Name()); err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		} else if !ok {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file", display(e.Name()))
+		}
+		data, err := readLimited(fsys, e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", display(e.Name()), err)
+		}
+		f, err := ParseFile(display(e.Name()), e.Name(), data)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return New(source, files)
+}
+
+func readLimited(fsys fs.FS, name string) ([]byte, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > MaxFileSize {
+		return nil, fmt.Errorf("file is larger than %d bytes", MaxFileSize)
+	}
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, errors.Unwrap(err) // fs.PathError repeats the path
+	}
+	return data, nil
+}
+
+// Select returns the newest release satisfying constraint ("" = newest).
+func Select(rels []*Release, constraint string) (*Release, error) {
+	if len(rels) == 0 {
+		return nil, errors.New("no releases to choose from")
+	}
+	sorted := append([]*Release(nil), rels...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Version.GreaterThan(sorted[j].Version) })
+	if strings.TrimSpace(constraint) == "" {
+		return sorted[0], nil
+	}
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return nil, fmt.Errorf("parsing release constraint %q: %v", constraint, err)
+	}
+	var have []string
+	for _, r := range sorted {
+		if c.Check(r.Version) {
+			return r, nil
+		}
+		have = append(have, r.Stream())
+	}
+	sort.Strings(have)
+	return nil, fmt.Errorf("no release matches %q (have %s)", constraint, strings.Join(have, ", "))
+}
+
+// IsDigestPinned reports whether ref names its image by digest.
+func IsDigestPinned(ref string) bool {
+	r, err := name.ParseReference(ref, name.StrictValidation)
+	if err != nil {
+		return false
+	}
+	_, ok := r.(name.Digest)
+	return ok
+}
+
+// Load picks the release a command works on: the files in dir when dir is
+// set (checked against constraint when that is set too), otherwise the
+// newest embedded release matching constraint.
+func Load(dir, constraint string) (*Release, error) {
+	if dir == "" {
+		rels, err := Embedded()
+		if err != nil {
+			return nil, err
+		}
+		r, err := Select(rels, constraint)
+		if err != nil {
+			return nil, fmt.Errorf("selecting embedded release: %w", err)
+		}
+		return r, nil
+	}
+	r, err := LoadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(constraint) != "" {
+		if _, err := Select([]*Release{r}, constraint); err != nil {
+			return nil, fmt.Errorf("%s is release %s, which does not match %q", dir, r.Version, constraint)
+		}
+	}
+	return r, nil
+}
