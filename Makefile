@@ -12,7 +12,7 @@ export CGO_ENABLED ?= 0
 
 ARGS ?= build --profile full --arch x86_64 --output out/
 
-.PHONY: all build run test test-deps lint install docs bench fuzz clean tags
+.PHONY: all build run test test-deps lint install docs bench fuzz clean tags goreleaser-check
 
 all: lint build test
 
@@ -54,3 +54,9 @@ tags:
 
 clean:
 	rm -rf bin out
+
+GORELEASER_VERSION ?= v2.12.0
+# Checks .goreleaser.yaml with goreleaser installed from the Go module proxy.
+goreleaser-check:
+	GOFLAGS= GOBIN=$(CURDIR)/bin $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+	./bin/goreleaser check

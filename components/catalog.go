@@ -113,6 +113,8 @@ type Capability struct {
 	// Default is the provider pulled in when a selected component requires
 	// the capability and nothing selected provides it.
 	Default string
+	// Source is the catalog.toml that declares it, as shown in messages.
+	Source string
 }
 
 // Profile is a named selection of components.

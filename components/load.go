@@ -63,19 +63,9 @@ func Load(dir string) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("reading catalog: %w", err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("reading catalog: %s is not a directory", dir)
-	}
-	over, err := loadParts(os.DirFS(dir), dir, dir)
+	over, err := loadDir(dir)
 	if err != nil {
 		return nil, err
-	}
-	if len(over.components) == 0 && len(over.capabilities) == 0 && len(over.profiles) == 0 {
-		return nil, fmt.Errorf("%s: not a catalog: no %s and no %s/<name>/%s", dir, catalogFile, componentsDir, componentFile)
 	}
 	for n, c := range over.components {
 		base.components[n] = c
@@ -92,11 +82,31 @@ func Load(dir string) (*Catalog, error) {
 // LoadOnly reads the catalog in dir without the embedded one; tests and
 // tools that check a catalog in isolation use it.
 func LoadOnly(dir string) (*Catalog, error) {
-	parts, err := loadParts(os.DirFS(dir), dir, dir)
+	parts, err := loadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	return parts.finish()
+}
+
+// loadDir reads a catalog directory on disk; a missing, non-directory or
+// empty dir is an error rather than an empty catalog.
+func loadDir(dir string) (*parts, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading catalog: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("reading catalog: %s is not a directory", dir)
+	}
+	p, err := loadParts(os.DirFS(dir), dir, dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.components) == 0 && len(p.capabilities) == 0 && len(p.profiles) == 0 {
+		return nil, fmt.Errorf("%s: not a catalog: no %s and no %s/<name>/%s", dir, catalogFile, componentsDir, componentFile)
+	}
+	return p, nil
 }
 
 type parts struct {
@@ -257,7 +267,7 @@ func (p *parts) decodeCatalog(display string, data []byte) error {
 		return err
 	}
 	for n, c := range doc.Capabilities {
-		p.capabilities[n] = &Capability{Name: n, Description: c.Description, Default: c.Default}
+		p.capabilities[n] = &Capability{Name: n, Description: c.Description, Default: c.Default, Source: display}
 	}
 	for n, pr := range doc.Profiles {
 		p.profiles[n] = &Profile{Name: n, Description: pr.Description, Components: pr.Components, Source: display}

@@ -46,7 +46,13 @@ func (c *Catalog) Problems() []error {
 			add("%s: %s", comp.Source, p)
 		}
 		if other, dup := orders[comp.Order]; dup {
-			add("%s: order %03d is already used by component %q", comp.Source, comp.Order, other)
+			// Name the file the user can edit when an overlay component
+			// clashes with an embedded one.
+			src, clash := comp.Source, other
+			if comp.Dir == "" && c.Components[other].Dir != "" {
+				src, clash = c.Components[other].Source, n
+			}
+			add("%s: order %03d is already used by component %q", src, comp.Order, clash)
 		} else {
 			orders[comp.Order] = n
 		}
@@ -80,18 +86,18 @@ func (c *Catalog) Problems() []error {
 	for _, n := range c.CapabilityNames() {
 		capa := c.Capabilities[n]
 		if !namePattern.MatchString(n) {
-			add("catalog: capability %q: name must be lowercase letters, digits and dashes", n)
+			add("%s: capability %q: name must be lowercase letters, digits and dashes", capa.Source, n)
 		}
 		providers := c.Providers(n)
 		switch {
 		case capa.Default == "":
 			if len(providers) > 0 {
-				add("catalog: capability %q has no default provider (one of %s)", n, strings.Join(providers, ", "))
+				add("%s: capability %q has no default provider (one of %s)", capa.Source, n, strings.Join(providers, ", "))
 			}
 		case c.Components[capa.Default] == nil:
-			add("catalog: capability %q: default provider %s", n, c.unknownRef(capa.Default))
+			add("%s: capability %q: default provider %s", capa.Source, n, c.unknownRef(capa.Default))
 		case !contains(c.Components[capa.Default].Provides, n):
-			add("catalog: capability %q: default provider %q does not provide it", n, capa.Default)
+			add("%s: capability %q: default provider %q does not provide it", capa.Source, n, capa.Default)
 		}
 	}
 	for _, n := range c.ProfileNames() {
@@ -295,7 +301,7 @@ func checkPortRange(p string) error {
 // booleans or arrays of those: what a MicroShift config.yaml can hold.
 func checkConfigTree(where string, m map[string]any) error {
 	for _, k := range sortedKeys(m) {
-		p := where + "." + k
+		p := where + "." + tomlKey(k)
 		switch v := m[k].(type) {
 		case map[string]any:
 			if err := checkConfigTree(p, v); err != nil {
@@ -317,6 +323,17 @@ func checkConfigTree(where string, m map[string]any) error {
 		}
 	}
 	return nil
+}
+
+var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// tomlKey writes a key as TOML would in a dotted path: bare when it can be,
+// quoted otherwise (which also keeps control characters out of messages).
+func tomlKey(k string) string {
+	if bareKey.MatchString(k) {
+		return k
+	}
+	return strconv.Quote(k)
 }
 
 // findCycle returns a requires cycle (first name repeated at the end), or

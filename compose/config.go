@@ -91,7 +91,8 @@ func (m *configMerger) set(path string, v any, source string) error {
 		child, ok := next.(map[string]any)
 		if !ok {
 			at := strings.Join(parts[:i+1], ".")
-			return m.conflict(at, next, m.sources[at], v, source)
+			// source wants a mapping at "at", where a value already is.
+			return m.conflict(at, next, m.sources[at], map[string]any{}, source)
 		}
 		cur = child
 	}
@@ -108,6 +109,16 @@ func (m *configMerger) set(path string, v any, source string) error {
 }
 
 func (m *configMerger) conflict(path string, old any, oldSource string, v any, source string) error {
+	if _, isMap := old.(map[string]any); isMap {
+		// A mapping has no source of its own: name those of its leaves.
+		var under []string
+		for _, p := range sortedKeys(m.sources) {
+			if strings.HasPrefix(p, path+".") && !contains(under, m.sources[p]) {
+				under = append(under, m.sources[p])
+			}
+		}
+		oldSource = strings.Join(under, ", ")
+	}
 	if source == m.userLabel && m.userLabel != "" {
 		return fmt.Errorf("%s: %s is %s but the plan needs %s (set by %s); remove it from the file or change the selection",
 			m.userPath, path, show(v), show(old), oldSource)

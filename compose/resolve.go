@@ -141,7 +141,7 @@ func (r *resolver) selectComponents() error {
 					continue // a capability, handled below
 				}
 				if r.without(req) {
-					return fmt.Errorf("--without %s: %s requires it (%s)", req, n, r.why(n))
+					return fmt.Errorf("--without %s: %s requires it (%s: %s)", req, n, n, r.why(n))
 				}
 				if r.add(req, plan.Reason{Kind: plan.ReasonRequired, By: n}) {
 					changed = true
@@ -159,14 +159,20 @@ func (r *resolver) selectComponents() error {
 				if capa == nil || len(r.selectedProviders(capName)) > 0 {
 					continue
 				}
+				if r.cat.Components[capa.Default] == nil {
+					// Catalog validation allows a capability without a
+					// default only when nothing provides it.
+					return fmt.Errorf("%s requires a %s provider and no component in the catalog provides %s (%s: %s); add one with --catalog",
+						n, capName, capName, n, r.why(n))
+				}
 				if r.without(capa.Default) {
 					others := without(r.cat.Providers(capName), capa.Default)
 					hint := ""
 					if len(others) > 0 {
 						hint = fmt.Sprintf("; select another provider with --with %s", strings.Join(others, " or --with "))
 					}
-					return fmt.Errorf("--without %s: %s requires a %s provider and %s is its default (%s)%s",
-						capa.Default, n, capName, capa.Default, r.why(n), hint)
+					return fmt.Errorf("--without %s: %s requires a %s provider and %s is its default (%s: %s)%s",
+						capa.Default, n, capName, capa.Default, n, r.why(n), hint)
 				}
 				r.add(capa.Default, plan.Reason{Kind: plan.ReasonCapability, Capability: capName, By: n})
 				changed = true
@@ -218,12 +224,12 @@ func (r *resolver) checkSelection() error {
 	for _, n := range r.order {
 		c := r.cat.Components[n]
 		if !c.SupportsArch(r.req.Arch) {
-			return fmt.Errorf("component %q does not support %s (it ships for %s) (%s)",
-				n, r.req.Arch, joinArches(c.Arches), r.why(n))
+			return fmt.Errorf("component %q does not support %s, only %s (%s: %s)",
+				n, r.req.Arch, joinArches(c.Arches), n, r.why(n))
 		}
 		if !c.SupportsRelease(r.rel) {
-			return fmt.Errorf("component %q is not available for release %s: it needs release %s (%s)",
-				n, r.rel.Stream(), c.Release, r.why(n))
+			return fmt.Errorf("component %q is not available for release %s: it needs release %s (%s: %s)",
+				n, r.rel.Stream(), c.Release, n, r.why(n))
 		}
 	}
 	for _, n := range r.order {
@@ -285,7 +291,8 @@ func (r *resolver) newPlan() *plan.Plan {
 // file for the plan's arch.
 func (r *resolver) addImages(p *plan.Plan) error {
 	byRef := map[string]*plan.Image{}
-	var unpinned []string
+	type tagOnly struct{ where, ref string }
+	var unpinned []tagOnly
 	for _, n := range r.order {
 		c := r.cat.Components[n]
 		if len(c.Images.Keys) == 0 {
@@ -309,7 +316,7 @@ func (r *resolver) addImages(p *plan.Plan) error {
 				im = &plan.Image{Ref: ref, Pinned: releases.IsDigestPinned(ref)}
 				byRef[ref] = im
 				if !im.Pinned {
-					unpinned = append(unpinned, fmt.Sprintf("component %q image %q (%s) is not pinned by digest: %s", n, k, f.Name, ref))
+					unpinned = append(unpinned, tagOnly{fmt.Sprintf("component %q image %q (%s)", n, k, f.Name), ref})
 				}
 			}
 			im.Uses = append(im.Uses, plan.ImageUse{Component: n, File: f.Name, Key: k})
@@ -317,15 +324,15 @@ func (r *resolver) addImages(p *plan.Plan) error {
 	}
 	if len(unpinned) > 0 {
 		if !r.req.AllowUnpinned {
-			more := ""
+			more, them := "", "it"
 			if len(unpinned) > 1 {
-				more = fmt.Sprintf(" (and %d more)", len(unpinned)-1)
+				more, them = fmt.Sprintf(" (and %d more tag-only images)", len(unpinned)-1), "them"
 			}
-			return fmt.Errorf("%w: %s%s; pin it in the release file, or pass --allow-unpinned to embed it by tag",
-				ErrUnpinned, unpinned[0], more)
+			return fmt.Errorf("%s: %w: %s%s; pin %s in the release file, or pass --allow-unpinned to embed %s by tag",
+				unpinned[0].where, ErrUnpinned, unpinned[0].ref, more, them, them)
 		}
 		for _, u := range unpinned {
-			p.Warnings = append(p.Warnings, u+" (allowed by --allow-unpinned; the device may not boot offline reproducibly)")
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s is not pinned by digest: %s (allowed by --allow-unpinned; the device may not boot offline reproducibly)", u.where, u.ref))
 		}
 	}
 	for _, ref := range sortedKeys(byRef) {

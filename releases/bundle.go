@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
 	"strings"
@@ -69,6 +70,9 @@ func ParseBundle(display string, data []byte) (*Release, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("%s: invalid release bundle: %v", display, err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: invalid release bundle: unexpected data after the JSON document", display)
+	}
 	names := make([]string, 0, len(doc.Files))
 	for n := range doc.Files {
 		names = append(names, n)
@@ -76,7 +80,7 @@ func ParseBundle(display string, data []byte) (*Release, error) {
 	sort.Strings(names)
 	var files []*File
 	for _, n := range names {
-		f, err := ParseFile(display+": "+n, n, doc.Files[n])
+		f, err := ParseFile(display+": "+escapeControl(n), n, doc.Files[n])
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/google/go-containerregistry/pkg/name"
 )
@@ -69,8 +71,10 @@ func ParseFileName(base string) (component string, arch Arch, ok bool, err error
 			return c, a, true, nil
 		}
 	}
-	return "", "", true, fmt.Errorf("%s: file name does not end in -x86_64.json or -aarch64.json", base)
+	return "", "", true, fmt.Errorf("%s: %s", base, badArchSuffix)
 }
+
+const badArchSuffix = "file name does not end in -x86_64.json or -aarch64.json"
 
 // ParseFile parses one release file strictly: only the "release" and
 // "images" keys, a non-empty release.base, string image references that parse
@@ -80,7 +84,9 @@ func ParseFileName(base string) (component string, arch Arch, ok bool, err error
 func ParseFile(display, fileName string, data []byte) (*File, error) {
 	component, arch, ok, err := ParseFileName(fileName)
 	if err != nil {
-		return nil, err
+		// display names the file (a path or bundle: name); the bare
+		// ParseFileName error would lose the bundle it came from.
+		return nil, fmt.Errorf("%s: %s", display, badArchSuffix)
 	}
 	if !ok {
 		return nil, fmt.Errorf("%s: not a release file name (want release-<arch>.json or release-<component>-<arch>.json)", display)
@@ -121,7 +127,7 @@ func ParseFile(display, fileName string, data []byte) (*File, error) {
 					return err
 				}
 				if _, err := name.ParseReference(ref, name.StrictValidation); err != nil {
-					return p.errorf("image %q: invalid image reference %q: %v", k, ref, err)
+					return p.errorf("image %q: invalid image reference %q: %s", k, ref, escapeControl(err.Error()))
 				}
 				f.Images = append(f.Images, Image{Key: k, Ref: ref})
 				return nil
@@ -133,7 +139,7 @@ func ParseFile(display, fileName string, data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.dec.Token(); err != io.EOF {
+	if _, err := p.next(); err != io.EOF {
 		return nil, p.errorf("unexpected data after the JSON document")
 	}
 	if !sawRelease {
@@ -154,10 +160,24 @@ type jsonParser struct {
 	display string
 	data    []byte
 	dec     *json.Decoder
+	// tokStart is the offset of the first byte of the last token read, so
+	// that errors point at the offending key or value, not just past it.
+	tokStart int64
+}
+
+// next reads a token and records where it starts: the decoder's offset is
+// the end of the previous token, before any whitespace, ':' or ','.
+func (p *jsonParser) next() (json.Token, error) {
+	off := p.dec.InputOffset()
+	for off < int64(len(p.data)) && strings.IndexByte(" \t\r\n:,", p.data[off]) >= 0 {
+		off++
+	}
+	p.tokStart = off
+	return p.dec.Token()
 }
 
 func (p *jsonParser) errorf(format string, args ...any) error {
-	line, col := position(p.data, p.dec.InputOffset())
+	line, col := position(p.data, p.tokStart)
 	return fmt.Errorf("%s: line %d, column %d: %s", p.display, line, col, fmt.Sprintf(format, args...))
 }
 
@@ -177,7 +197,7 @@ func (p *jsonParser) wrap(err error) error {
 // object reads a JSON object, calling fn for each key with the decoder placed
 // on the value. Duplicate keys are errors.
 func (p *jsonParser) object(what string, fn func(key string) error) error {
-	tok, err := p.dec.Token()
+	tok, err := p.next()
 	if err != nil {
 		return p.wrap(err)
 	}
@@ -186,7 +206,7 @@ func (p *jsonParser) object(what string, fn func(key string) error) error {
 	}
 	seen := map[string]bool{}
 	for p.dec.More() {
-		tok, err := p.dec.Token()
+		tok, err := p.next()
 		if err != nil {
 			return p.wrap(err)
 		}
@@ -199,14 +219,14 @@ func (p *jsonParser) object(what string, fn func(key string) error) error {
 			return err
 		}
 	}
-	if _, err := p.dec.Token(); err != nil { // closing brace
+	if _, err := p.next(); err != nil { // closing brace
 		return p.wrap(err)
 	}
 	return nil
 }
 
 func (p *jsonParser) str(what string) (string, error) {
-	tok, err := p.dec.Token()
+	tok, err := p.next()
 	if err != nil {
 		return "", p.wrap(err)
 	}
@@ -240,6 +260,20 @@ func describe(tok json.Token) string {
 		return "null"
 	}
 	return fmt.Sprintf("%T", tok)
+}
+
+// escapeControl escapes control characters (go-containerregistry repeats
+// the reference unquoted), keeping errors on one line.
+func escapeControl(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // position converts a byte offset into a 1-based line and column.

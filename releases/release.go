@@ -218,7 +218,11 @@ func Load(dir, constraint string) (*Release, error) {
 		return nil, err
 	}
 	if strings.TrimSpace(constraint) != "" {
-		if _, err := Select([]*Release{r}, constraint); err != nil {
+		c, err := semver.NewConstraint(constraint)
+		if err != nil {
+			return nil, fmt.Errorf("parsing release constraint %q: %v", constraint, err)
+		}
+		if !c.Check(r.Version) {
 			return nil, fmt.Errorf("%s is release %s, which does not match %q", dir, r.Version, constraint)
 		}
 	}

@@ -32,7 +32,7 @@ A failed build leaves a previous output directory untouched. build needs no netw
 		Example: `  microshift-compose build --profile full --arch x86_64 --output out/
   microshift-compose build --profile minimal --arch aarch64 --with multus --output out-min/
   microshift-compose build --profile full --release-dir /usr/share/microshift/release --output out/`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := sel.Validate(); err != nil {
 				return err

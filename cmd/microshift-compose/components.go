@@ -35,7 +35,7 @@ func newComponentsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "components",
 		Short: "List the components of the catalog and whether the release ships them",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := format.Validate(); err != nil {
 				return err

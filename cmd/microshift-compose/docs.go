@@ -16,7 +16,7 @@ func newDocsCmd() *cobra.Command {
 		Use:    "docs",
 		Short:  "Generate the CLI reference (Markdown, and man pages with --man)",
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Args:   noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			root := cmd.Root()
 			root.DisableAutoGenTag = true

@@ -18,7 +18,7 @@ func newImagesCmd() *cobra.Command {
 		Short: "List the digest-pinned images a selection needs, one per line (like images.txt)",
 		Example: `  microshift-compose images --profile full --arch aarch64
   microshift-compose images --profile full --output json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := sel.Validate(); err != nil {
 				return err

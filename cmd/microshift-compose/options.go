@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
@@ -43,7 +45,24 @@ func (o *releaseOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.Dir, "release-dir", "", "directory of MicroShift release files (e.g. /usr/share/microshift/release) instead of the embedded releases")
 }
 
-func (o *releaseOptions) load() (*releases.Release, error) { return releases.Load(o.Dir, o.Constraint) }
+// Validate checks that --release parses as a semver constraint: a malformed
+// one is a usage error, a well-formed one that matches nothing is not.
+func (o *releaseOptions) Validate() error {
+	if strings.TrimSpace(o.Constraint) == "" {
+		return nil
+	}
+	if _, err := semver.NewConstraint(o.Constraint); err != nil {
+		return usageError{fmt.Errorf("--release: invalid semver constraint %q: %v", o.Constraint, err)}
+	}
+	return nil
+}
+
+func (o *releaseOptions) load() (*releases.Release, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	return releases.Load(o.Dir, o.Constraint)
+}
 
 // selectionOptions are the profile, component and arch choice.
 type selectionOptions struct {

@@ -22,7 +22,7 @@ func newProfilesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "profiles",
 		Short: "List the profiles of the catalog",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := format.Validate(); err != nil {
 				return err

@@ -19,7 +19,7 @@ func newResolveCmd() *cobra.Command {
 		Short: "Show the plan for a selection: components in apply order and why each is there",
 		Example: `  microshift-compose resolve --profile storage-only --explain
   microshift-compose resolve --profile minimal --with multus --output json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := sel.Validate(); err != nil {
 				return err

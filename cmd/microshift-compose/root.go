@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/internal/suggest"
 )
 
 // Exit codes, documented in README.md.
@@ -56,6 +58,11 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 2 usage error (unknown command or flag, wrong arguments).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Args and RunE make an unknown command a usage error (exit 2) in
+		// the tool's did-you-mean style; cobra's own check returns a plain
+		// error and suggests in several lines.
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
 			level := slog.LevelWarn
 			if verbose {
@@ -67,7 +74,18 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log progress and debug details to stderr")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// "microshift-compose biuld --profile full" fails on the root's
+		// flags; the unknown command is the mistake to report.
+		if !c.HasParent() {
+			if args := c.Flags().Args(); len(args) > 0 {
+				if aerr := noArgs(c, args); aerr != nil {
+					return usageError{aerr}
+				}
+			}
+		}
+		return usageError{err}
+	})
 	root.AddCommand(
 		newBuildCmd(),
 		newResolveCmd(),
@@ -79,10 +97,51 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 		newVersionCmd(),
 		newDocsCmd(),
 	)
-	for _, c := range root.Commands() {
-		wrapArgs(c)
-	}
+	// cobra's help command prints the root's help for an unknown topic and
+	// exits 0; this one reports it like any unknown command.
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := c.Root().Find(args)
+			if err != nil {
+				return usageError{err}
+			}
+			if err := noArgs(target, rest); err != nil {
+				return usageError{err}
+			}
+			target.InitDefaultHelpFlag() // as cobra's help command does
+			return target.Help()
+		},
+	})
+	// Add the help and completion commands now rather than at Execute, so
+	// that wrapArgs covers them too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	wrapArgs(root)
 	return root
+}
+
+// noArgs is cobra.NoArgs with messages that say what went wrong: an unknown
+// subcommand (with a suggestion) for commands that have subcommands, an
+// unexpected argument for the others, which take only flags.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.HasAvailableSubCommands() {
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		if m := suggest.Closest(args[0], names); m != "" {
+			return fmt.Errorf("unknown command %q for %q; did you mean %q?", args[0], cmd.CommandPath(), m)
+		}
+		return fmt.Errorf("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())
+	}
+	return fmt.Errorf("unexpected argument %q: %s takes only flags (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())
 }
 
 // wrapArgs makes argument-count errors usage errors (exit 2), recursively.

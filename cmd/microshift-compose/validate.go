@@ -29,7 +29,7 @@ profile for every arch of every release and validates it with osbuild/images.
 Tag-only image references are listed as warnings. Exit code 1 if anything fails.`,
 		Example: `  microshift-compose validate
   microshift-compose validate --catalog ./my-catalog --release-dir /usr/share/microshift/release`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := format.Validate(); err != nil {
 				return err

@@ -1,0 +1,624 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// badInput is one wrong command line. In args and want, {bad} stands for
+// testdata/bad, {ref} for ../shared/reference/microshift-release and {out}
+// for an output directory that holds a previous successful build: a case
+// that names {out} must leave it byte-identical.
+type badInput struct {
+	name string
+	args []string
+	// want is the whole stderr line after "error: ".
+	want string
+	code int
+	// stdout is what the command must print on stdout ("" = nothing).
+	stdout string
+}
+
+var badInputs = []badInput{
+	// Catalog TOML (--catalog overlays testdata/bad/catalogs/<name> on the embedded catalog).
+	{
+		name: "catalog/syntax error with line",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/syntax-error", "--output", "{out}"},
+		want: `{bad}/catalogs/syntax-error/components/edge-agent/component.toml: line 5: key "packages": expected a comma (',') or array terminator (']'), but got 'r'`,
+		code: exitError,
+	},
+	{
+		name: "catalog/unknown key",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/unknown-key", "--output", "{out}"},
+		want: `{bad}/catalogs/unknown-key/components/edge-agent/component.toml: unknown key pacakges`,
+		code: exitError,
+	},
+	{
+		name: "catalog/wrong type",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/wrong-type", "--output", "{out}"},
+		want: `{bad}/catalogs/wrong-type/components/edge-agent/component.toml: toml: line 3 (last key "order"): incompatible types: TOML value has type string; destination has type integer`,
+		code: exitError,
+	},
+	{
+		name: "catalog/missing name",
+		args: []string{"build", "--profile", "minimal", "--arch", "aarch64", "--catalog", "{bad}/catalogs/missing-name", "--output", "{out}"},
+		want: `{bad}/catalogs/missing-name/components/edge-agent/component.toml: missing required key "name"`,
+		code: exitError,
+	},
+	{
+		name: "catalog/missing order",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/missing-order", "--output", "{out}"},
+		want: `{bad}/catalogs/missing-order/components/edge-agent/component.toml: missing required key "order" (the NNN- prefix of its manifests.d directory)`,
+		code: exitError,
+	},
+	{
+		name: "catalog/name does not match directory",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/name-mismatch", "--output", "{out}"},
+		want: `{bad}/catalogs/name-mismatch/components/edge-agent/component.toml: name "fleet-agent" does not match its directory "edge-agent"`,
+		code: exitError,
+	},
+	{
+		// The message must name the user's file, not the embedded
+		// component it clashes with.
+		name: "catalog/duplicate order",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/duplicate-order", "--output", "{out}"},
+		want: `{bad}/catalogs/duplicate-order/components/edge-agent/component.toml: order 010 is already used by component "storage-lvms"`,
+		code: exitError,
+	},
+	{
+		name: "catalog/unknown requires with suggestion",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/unknown-requires", "--output", "{out}"},
+		want: `{bad}/catalogs/unknown-requires/components/edge-agent/component.toml: requires: unknown component or capability "cor"; did you mean "core"?`,
+		code: exitError,
+	},
+	{
+		name: "catalog/unknown capability in provides",
+		args: []string{"resolve", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/unknown-capability"},
+		want: `{bad}/catalogs/unknown-capability/components/edge-agent/component.toml: provides: unknown capability "gpu" (declare it in catalog.toml [capabilities.gpu])`,
+		code: exitError,
+	},
+	{
+		name: "catalog/profile names an unknown component",
+		args: []string{"profiles", "--catalog", "{bad}/catalogs/profile-unknown-component"},
+		want: `{bad}/catalogs/profile-unknown-component/catalog.toml: profile "edge": unknown component "multis"; did you mean "multus"?`,
+		code: exitError,
+	},
+	{
+		name: "catalog/requires cycle",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/requires-cycle", "--output", "{out}"},
+		want: `{bad}/catalogs/requires-cycle/components/edge-agent/component.toml: dependency cycle: edge-agent -> edge-updater -> edge-agent`,
+		code: exitError,
+	},
+	{
+		name: "catalog/bad firewall port",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/bad-firewall-port", "--output", "{out}"},
+		want: `{bad}/catalogs/bad-firewall-port/components/edge-agent/component.toml: firewall.ports: "8443/tcp" must be port:proto, from-to:proto or node-ports:proto (proto tcp or udp)`,
+		code: exitError,
+	},
+	{
+		name: "catalog/file path not absolute",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/file-path-relative", "--output", "{out}"},
+		want: `{bad}/catalogs/file-path-relative/components/edge-agent/component.toml: files[0]: path "etc/edge-agent/agent.conf" must be absolute and clean`,
+		code: exitError,
+	},
+	{
+		name: "catalog/file source missing",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/file-source-missing", "--output", "{out}"},
+		want: `{bad}/catalogs/file-source-missing/components/edge-agent/component.toml: files[0]: source "files/agent.conf" does not exist in the component directory`,
+		code: exitError,
+	},
+	{
+		// validate lists the problems on stdout, then fails like every command.
+		name:   "catalog/validate lists the problem",
+		args:   []string{"validate", "--catalog", "{bad}/catalogs/requires-cycle"},
+		want:   `{bad}/catalogs/requires-cycle/components/edge-agent/component.toml: dependency cycle: edge-agent -> edge-updater -> edge-agent`,
+		code:   exitError,
+		stdout: "FAIL catalog: {bad}/catalogs/requires-cycle/components/edge-agent/component.toml: dependency cycle: edge-agent -> edge-updater -> edge-agent\n",
+	},
+	{
+		name: "catalog/not a catalog directory",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/configs", "--output", "{out}"},
+		want: `{bad}/configs: not a catalog: no catalog.toml and no components/<name>/component.toml`,
+		code: exitError,
+	},
+
+	// Release JSON (--release-dir testdata/bad/releases/<name>).
+	{
+		name: "release/invalid JSON with line and column",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/invalid-json", "--output", "{out}"},
+		want: `{bad}/releases/invalid-json/release-x86_64.json: line 7, column 5: invalid JSON: invalid character '"' after object key:value pair`,
+		code: exitError,
+	},
+	{
+		name: "release/duplicate image key",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/duplicate-image-key", "--output", "{out}"},
+		want: `{bad}/releases/duplicate-image-key/release-x86_64.json: line 8, column 5: duplicate key "cli" in "images"`,
+		code: exitError,
+	},
+	{
+		name: "release/unknown top-level key",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/unknown-top-level-key", "--output", "{out}"},
+		want: `{bad}/releases/unknown-top-level-key/release-x86_64.json: line 5, column 3: unknown key "version" (want "release" and "images")`,
+		code: exitError,
+	},
+	{
+		name: "release/image reference not a string",
+		args: []string{"images", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/image-ref-not-string"},
+		want: `{bad}/releases/image-ref-not-string/release-x86_64.json: line 7, column 16: image "coredns" must be a string, got an array`,
+		code: exitError,
+	},
+	{
+		name: "release/invalid image reference",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/invalid-image-reference", "--output", "{out}"},
+		want: `{bad}/releases/invalid-image-reference/release-x86_64.json: line 7, column 16: image "coredns": invalid image reference "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:8fe0c5d7": could not parse reference: quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:8fe0c5d7`,
+		code: exitError,
+	},
+	{
+		name: "release/empty release.base",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/empty-base", "--output", "{out}"},
+		want: `{bad}/releases/empty-base/release-x86_64.json: line 3, column 13: release.base is empty`,
+		code: exitError,
+	},
+	{
+		name: "release/base not a semantic version",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/non-semver-base", "--output", "{out}"},
+		want: `{bad}/releases/non-semver-base: release-x86_64.json: release.base "nightly-2026-08-12" is not a semantic version: invalid semantic version`,
+		code: exitError,
+	},
+	{
+		name: "release/no core file",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/no-core-file", "--output", "{out}"},
+		want: `{bad}/releases/no-core-file: no core release file (release-x86_64.json or release-aarch64.json)`,
+		code: exitError,
+	},
+	{
+		name: "release/file name with unknown arch",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/unknown-arch-file-name", "--output", "{out}"},
+		want: `{bad}/releases/unknown-arch-file-name: release-olm-ppc64le.json: file name does not end in -x86_64.json or -aarch64.json`,
+		code: exitError,
+	},
+	{
+		name: "release/core files disagree on the version",
+		args: []string{"release", "list", "--release-dir", "{bad}/releases/core-files-disagree"},
+		want: `{bad}/releases/core-files-disagree: core files disagree on the release: release-aarch64.json says 4.19.2, release-x86_64.json says 4.18.0`,
+		code: exitError,
+	},
+	{
+		name: "release/trailing data",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/trailing-data", "--output", "{out}"},
+		want: `{bad}/releases/trailing-data/release-x86_64.json: line 9, column 1: unexpected data after the JSON document`,
+		code: exitError,
+	},
+	{
+		name: "release/directory lacks the arch",
+		args: []string{"build", "--profile", "minimal", "--arch", "aarch64", "--release-dir", "{bad}/releases/x86_64-only", "--output", "{out}"},
+		want: `release 4.18 ({bad}/releases/x86_64-only) has no release-aarch64.json: it does not ship aarch64`,
+		code: exitError,
+	},
+	{
+		name: "release/directory does not match --release",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release-dir", "{ref}/release-4.18", "--release", ">=5.0", "--output", "{out}"},
+		want: `{ref}/release-4.18 is release 4.18.0, which does not match ">=5.0"`,
+		code: exitError,
+	},
+
+	// Config YAML (--config testdata/bad/configs/<name>.yaml).
+	{
+		name: "config/invalid YAML",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/invalid-yaml.yaml", "--output", "{out}"},
+		want: `{bad}/configs/invalid-yaml.yaml: invalid YAML: yaml: line 4: mapping values are not allowed in this context`,
+		code: exitError,
+	},
+	{
+		name: "config/not a mapping",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/not-a-mapping.yaml", "--output", "{out}"},
+		want: `{bad}/configs/not-a-mapping.yaml: the document must be a mapping of config sections, got a list`,
+		code: exitError,
+	},
+	{
+		name: "config/unknown section with suggestion",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/unknown-section.yaml", "--output", "{out}"},
+		want: `{bad}/configs/unknown-section.yaml: unknown section "netwrok"; did you mean "network"?`,
+		code: exitError,
+	},
+	{
+		name: "config/clusterNetwork not a CIDR",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/cluster-network-not-cidr.yaml", "--output", "{out}"},
+		want: `{bad}/configs/cluster-network-not-cidr.yaml: network.clusterNetwork[0]: "10.42.0.0/33" is not a CIDR`,
+		code: exitError,
+	},
+	{
+		name: "config/clusterNetwork with host bits set",
+		args: []string{"resolve", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/cluster-network-host-bits.yaml"},
+		want: `{bad}/configs/cluster-network-host-bits.yaml: network.clusterNetwork[0]: "10.42.1.0/16" has host bits set (did you mean "10.42.0.0/16"?)`,
+		code: exitError,
+	},
+	{
+		name: "config/serviceNodePortRange malformed",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/node-port-range-malformed.yaml", "--output", "{out}"},
+		want: `{bad}/configs/node-port-range-malformed.yaml: network.serviceNodePortRange: "30000:32767" is not a port range such as 30000-32767`,
+		code: exitError,
+	},
+	{
+		name: "config/logLevel invalid",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/log-level-invalid.yaml", "--output", "{out}"},
+		want: `{bad}/configs/log-level-invalid.yaml: debugging.logLevel: "verbose" is not one of Normal, Debug, Trace, TraceAll`,
+		code: exitError,
+	},
+	{
+		name: "config/nodeIP invalid",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/node-ip-invalid.yaml", "--output", "{out}"},
+		want: `{bad}/configs/node-ip-invalid.yaml: node.nodeIP: "192.168.1.300" is not an IP address`,
+		code: exitError,
+	},
+	{
+		name: "config/cniPlugin conflicts with the plan",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/cni-plugin-conflict.yaml", "--output", "{out}"},
+		want: `{bad}/configs/cni-plugin-conflict.yaml: network.cniPlugin is "none" but the plan needs "ovnk" (set by networking-ovnk); remove it from the file or change the selection`,
+		code: exitError,
+	},
+	{
+		name: "config/duplicate keys",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/duplicate-keys.yaml", "--output", "{out}"},
+		want: `{bad}/configs/duplicate-keys.yaml: invalid YAML: yaml: unmarshal errors: line 5: key "network" already set in map`,
+		code: exitError,
+	},
+	{
+		name: "config/file missing",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/missing.yaml", "--output", "{out}"},
+		want: `reading config: stat {bad}/configs/missing.yaml: no such file or directory`,
+		code: exitError,
+	},
+
+	// Flags and arguments.
+	{
+		name: "flags/unknown flag",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--bogus", "--output", "{out}"},
+		want: `unknown flag: --bogus`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/unknown shorthand",
+		args: []string{"build", "-p", "full", "-z", "-o", "{out}"},
+		want: `unknown shorthand flag: 'z' in -z`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/flag without its value",
+		args: []string{"build", "--profile", "full", "--output", "{out}", "--arch"},
+		want: `flag needs an argument: --arch`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/missing --profile",
+		args: []string{"build", "--arch", "x86_64", "--output", "{out}"},
+		want: `--profile is required (minimal, networking-only, storage-only, full, or see 'microshift-compose profiles')`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/missing --profile for images",
+		args: []string{"images", "--arch", "aarch64"},
+		want: `--profile is required (minimal, networking-only, storage-only, full, or see 'microshift-compose profiles')`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/missing --output",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64"},
+		want: `--output DIR is required`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/bad --arch with suggestion",
+		args: []string{"build", "--profile", "full", "--arch", "x86-64", "--output", "{out}"},
+		want: `--arch: unknown arch "x86-64"; did you mean "x86_64"?`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/bad --arch without suggestion",
+		args: []string{"images", "--profile", "full", "--arch", "ppc64le"},
+		want: `--arch: unknown arch "ppc64le" (want one of x86_64, aarch64, amd64, arm64)`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/--output format for profiles",
+		args: []string{"profiles", "--output", "yaml"},
+		want: `--output: unknown format "yaml" (want text or json)`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/--output directory given to resolve",
+		args: []string{"resolve", "--profile", "full", "--output", "out/"},
+		want: `--output: unknown format "out/" (want text or json)`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/--output format for components",
+		args: []string{"components", "-o", "JSON"},
+		want: `--output: unknown format "JSON" (want text or json)`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/positional argument to build",
+		args: []string{"build", "full", "--arch", "x86_64", "--output", "{out}"},
+		want: `unexpected argument "full": microshift-compose build takes only flags (see 'microshift-compose build --help')`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/positional argument to profiles",
+		args: []string{"profiles", "minimal"},
+		want: `unexpected argument "minimal": microshift-compose profiles takes only flags (see 'microshift-compose profiles --help')`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/unknown command",
+		args: []string{"compose", "--profile", "full"},
+		want: `unknown command "compose" for "microshift-compose" (see 'microshift-compose --help')`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/mistyped command",
+		args: []string{"buld", "--profile", "full", "--output", "{out}"},
+		want: `unknown command "buld" for "microshift-compose"; did you mean "build"?`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/help for an unknown command",
+		args: []string{"help", "biuld"},
+		want: `unknown command "biuld" for "microshift-compose" (see 'microshift-compose --help')`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/unknown flag without a command",
+		args: []string{"--profiles"},
+		want: `unknown flag: --profiles`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/mistyped subcommand",
+		args: []string{"release", "lst"},
+		want: `unknown command "lst" for "microshift-compose release"; did you mean "list"?`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/--release not a constraint",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", ">>4.18", "--output", "{out}"},
+		want: `--release: invalid semver constraint ">>4.18": improper constraint: >>4.18`,
+		code: exitUsage,
+	},
+	{
+		name: "flags/--release matching nothing",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.17", "--output", "{out}"},
+		want: `selecting embedded release: no release matches "4.17" (have 4.18, 5.0)`,
+		code: exitError,
+	},
+	{
+		name: "flags/--release matching nothing for components",
+		args: []string{"components", "--release", ">=6"},
+		want: `selecting embedded release: no release matches ">=6" (have 4.18, 5.0)`,
+		code: exitError,
+	},
+	{
+		name: "flags/nonexistent --release-dir",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release-dir", "{bad}/releases/nonexistent", "--output", "{out}"},
+		want: `reading release dir: stat {bad}/releases/nonexistent: no such file or directory`,
+		code: exitError,
+	},
+	{
+		name: "flags/--release-dir is a file",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release-dir", "{bad}/configs/node-ip-invalid.yaml", "--output", "{out}"},
+		want: `reading release dir: {bad}/configs/node-ip-invalid.yaml is not a directory`,
+		code: exitError,
+	},
+	{
+		name: "flags/nonexistent --catalog",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/nonexistent", "--output", "{out}"},
+		want: `reading catalog: stat {bad}/catalogs/nonexistent: no such file or directory`,
+		code: exitError,
+	},
+	{
+		name: "flags/--distro typo with suggestion",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--distro", "rhel9.6", "--output", "{out}"},
+		want: `unknown distro "rhel9.6"; did you mean "rhel-9.6"?`,
+		code: exitError,
+	},
+	{
+		name: "flags/--image-type typo with suggestion",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--image-type", "edge-comit", "--output", "{out}"},
+		want: `unknown image type "edge-comit" for rhel-9.6/x86_64; did you mean "edge-commit"?`,
+		code: exitError,
+	},
+	{
+		name: "flags/--image-type unknown",
+		args: []string{"build", "--profile", "full", "--arch", "aarch64", "--image-type", "iso", "--output", "{out}"},
+		want: `unknown image type "iso" for rhel-9.6/aarch64 (have ` + rhel96AArch64ImageTypes + `)`,
+		code: exitError,
+	},
+
+	// Profiles and component selection.
+	{
+		name: "profiles/unknown profile with suggestion",
+		args: []string{"build", "--profile", "ful", "--arch", "x86_64", "--output", "{out}"},
+		want: `unknown profile "ful"; did you mean "full"?`,
+		code: exitError,
+	},
+	{
+		name: "profiles/unknown profile without suggestion",
+		args: []string{"images", "--profile", "edge", "--arch", "x86_64"},
+		want: `unknown profile "edge" (have full, minimal, networking-only, storage-only)`,
+		code: exitError,
+	},
+	{
+		name: "profiles/--with unknown component",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--with", "multis", "--output", "{out}"},
+		want: `--with: unknown component "multis"; did you mean "multus"?`,
+		code: exitError,
+	},
+	{
+		name: "profiles/--with a capability",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--with", "cni", "--output", "{out}"},
+		want: `--with cni: "cni" is a capability; name a component that provides it (networking-bridge, networking-ovnk)`,
+		code: exitError,
+	},
+	{
+		name: "profiles/--with and --without the same component",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--with", "multus", "--without", "multus", "--output", "{out}"},
+		want: `component "multus" is given to both --with and --without`,
+		code: exitError,
+	},
+	{
+		name: "profiles/--without core on full",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--without", "core", "--output", "{out}"},
+		want: `--without core: networking-ovnk requires it (networking-ovnk: profile full)`,
+		code: exitError,
+	},
+	{
+		name: "profiles/--without the default provider a component needs",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--with", "multus", "--without", "networking-ovnk", "--output", "{out}"},
+		want: `--without networking-ovnk: multus requires a cni provider and networking-ovnk is its default (multus: --with); select another provider with --with networking-bridge`,
+		code: exitError,
+	},
+	{
+		name: "profiles/two CNIs",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--with", "networking-bridge", "--output", "{out}"},
+		want: `networking-bridge conflicts with networking-ovnk (networking-bridge: --with; networking-ovnk: profile full); leave one out with --without`,
+		code: exitError,
+	},
+	{
+		name: "profiles/ai-model-serving on aarch64",
+		args: []string{"build", "--profile", "minimal", "--arch", "aarch64", "--with", "ai-model-serving", "--allow-unpinned", "--output", "{out}"},
+		want: `component "ai-model-serving" does not support aarch64, only x86_64 (ai-model-serving: --with)`,
+		code: exitError,
+	},
+	{
+		name: "profiles/cert-manager on 4.18",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release", "4.18", "--with", "cert-manager", "--output", "{out}"},
+		want: `component "cert-manager" is not available for release 4.18: it needs release >=4.19 (cert-manager: --with)`,
+		code: exitError,
+	},
+	{
+		name: "profiles/unpinned ai-model-serving",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--with", "ai-model-serving", "--output", "{out}"},
+		want: `component "ai-model-serving" image "ray-tls-generator-image" (release-ai-model-serving-x86_64.json): image is not pinned by digest: registry.redhat.io/ubi9/ubi-minimal:latest (and 15 more tag-only images); pin them in the release file, or pass --allow-unpinned to embed them by tag`,
+		code: exitError,
+	},
+
+	// The output directory itself.
+	{
+		name: "output/is a file",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--output", "{out}/images.txt"},
+		want: `output {out}/images.txt exists and is not a directory`,
+		code: exitError,
+	},
+	{
+		name: "output/holds unrelated files",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--output", "{out}/config.d"},
+		want: `output {out}/config.d: not a microshift-compose output directory (it has files but no compose.lock.json); choose an empty or new directory`,
+		code: exitError,
+	},
+}
+
+// rhel96AArch64ImageTypes is what osbuild/images offers for rhel-9.6 on
+// aarch64, as the unknown-image-type message lists it.
+const rhel96AArch64ImageTypes = "ami, azure-rhui, ec2, edge-ami, edge-commit, edge-container, edge-installer, edge-raw-image, edge-simplified-installer, edge-vsphere, image-installer, minimal-raw, network-installer, openstack, pxe-tar-xz, qcow2, tar, vagrant-libvirt, vhd, wsl"
+
+// TestBadInput runs every bad command line in-process and checks that it
+// fails with the documented exit code and exactly one line on stderr, prints
+// nothing else, and leaves a previous build untouched.
+func TestBadInput(t *testing.T) {
+	if len(badInputs) < 30 {
+		t.Fatalf("only %d bad-input cases; the issue asks for at least 30", len(badInputs))
+	}
+	bad := filepath.Join(root(t), "testdata", "bad")
+	ref := filepath.Join(root(t), "..", "shared", "reference", "microshift-release")
+	seen := map[string]bool{}
+	for _, tc := range badInputs {
+		if seen[tc.name] {
+			t.Fatalf("duplicate case name %q", tc.name)
+		}
+		seen[tc.name] = true
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			out := filepath.Join(parent, "out")
+			expand := strings.NewReplacer("{bad}", bad, "{ref}", ref, "{out}", out).Replace
+			usesOut := false
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				usesOut = usesOut || strings.Contains(a, "{out}")
+				args[i] = expand(a)
+			}
+			var before map[string]string
+			if usesOut {
+				mustRun(t, "build", "--profile", "minimal", "--arch", "x86_64", "--output", out)
+				before = snapshot(t, out)
+				if _, ok := before["compose.lock.json"]; !ok {
+					t.Fatalf("previous build wrote no compose.lock.json: %v", before)
+				}
+			}
+
+			stdout, stderr, code := runCLI(t, args...)
+
+			if want := "error: " + expand(tc.want) + "\n"; stderr != want {
+				t.Errorf("run(%q) stderr:\n  got  %q\n  want %q", args, stderr, want)
+			}
+			if code != tc.code {
+				t.Errorf("run(%q) = exit %d, want %d", args, code, tc.code)
+			}
+			if want := expand(tc.stdout); stdout != want {
+				t.Errorf("run(%q) stdout = %q, want %q", args, stdout, want)
+			}
+			checkOneLineError(t, stderr)
+			if usesOut {
+				if d := diffSnapshots(before, snapshot(t, out)); d != "" {
+					t.Errorf("run(%q) changed the previous output: %s", args, d)
+				}
+				if l := leftovers(t, parent, out); len(l) > 0 {
+					t.Errorf("run(%q) left temporary directories: %v", args, l)
+				}
+			}
+		})
+	}
+}
+
+// checkOneLineError asserts stderr is a single "error: " line with no cobra
+// usage text and no sign of a Go panic.
+func checkOneLineError(t *testing.T, stderr string) {
+	t.Helper()
+	if !strings.HasPrefix(stderr, "error: ") || !strings.HasSuffix(stderr, "\n") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stderr is not one \"error: \" line: %q", stderr)
+	}
+	for _, bad := range []string{"Usage:", "panic", "goroutine", "Did you mean this?"} {
+		if strings.Contains(stderr, bad) {
+			t.Errorf("stderr contains %q: %q", bad, stderr)
+		}
+	}
+}
+
+// TestBadInputFixturesExist guards against a renamed fixture turning a case
+// into a "no such file" case by accident.
+func TestBadInputFixturesExist(t *testing.T) {
+	bad := filepath.Join(root(t), "testdata", "bad")
+	used := map[string]bool{}
+	for _, tc := range badInputs {
+		for _, a := range tc.args {
+			if rest, ok := strings.CutPrefix(a, "{bad}/"); ok && !strings.Contains(rest, "nonexistent") && !strings.Contains(rest, "missing.yaml") {
+				used[rest] = true
+				if _, err := os.Stat(filepath.Join(bad, rest)); err != nil {
+					t.Errorf("case %q: fixture %s: %v", tc.name, rest, err)
+				}
+			}
+		}
+	}
+	for _, kind := range []string{"catalogs", "releases", "configs"} {
+		entries, err := os.ReadDir(filepath.Join(bad, kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if !used[kind+"/"+e.Name()] {
+				t.Errorf("fixture testdata/bad/%s/%s is not used by any case", kind, e.Name())
+			}
+		}
+	}
+}

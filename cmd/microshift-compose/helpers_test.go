@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// repoRoot is the directory holding go.mod, found by walking up from the
+// package directory (the tests' working directory).
+var repoRoot = sync.OnceValues(func() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fs.ErrNotExist
+		}
+		dir = parent
+	}
+})
+
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := repoRoot()
+	if err != nil {
+		t.Fatalf("finding the repository root (go.mod above the working directory): %v", err)
+	}
+	return dir
+}
+
+// referenceDir is the real upstream release directory named ("main",
+// "release-4.18") in ../shared/reference/microshift-release.
+func referenceDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(root(t), "..", "shared", "reference", "microshift-release", name)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("reference release directory %s is missing: %v", dir, err)
+	}
+	return dir
+}
+
+// runCLI runs the command line in-process and returns what it printed and
+// its exit code.
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// mustRun runs a command that must succeed with nothing on stderr.
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, args...)
+	if code != exitOK || stderr != "" {
+		t.Fatalf("run(%q) = exit %d, stderr %q; want exit 0 and no stderr", args, code, stderr)
+	}
+	return stdout
+}
+
+// snapshot records every file and directory under dir: relative path ->
+// contents ("/" suffix and no contents for directories).
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			files[filepath.ToSlash(rel)+"/"] = ""
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("snapshotting %s: %v", dir, err)
+	}
+	return files
+}
+
+// diffSnapshots describes how two snapshots differ, "" when they are equal.
+func diffSnapshots(before, after map[string]string) string {
+	var diffs []string
+	for p, b := range before {
+		a, ok := after[p]
+		switch {
+		case !ok:
+			diffs = append(diffs, "removed "+p)
+		case a != b:
+			diffs = append(diffs, "changed "+p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			diffs = append(diffs, "added "+p)
+		}
+	}
+	return strings.Join(diffs, ", ")
+}
+
+// leftovers lists temporary or backup directories that Write could leave
+// beside (or inside) an output directory.
+func leftovers(t *testing.T, dirs ...string) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatalf("listing %s: %v", dir, err)
+		}
+		for _, e := range entries {
+			if strings.Contains(e.Name(), ".tmp-") || strings.HasSuffix(e.Name(), ".old") {
+				out = append(out, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	return out
+}
+
+func nonEmptyLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}

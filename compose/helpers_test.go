@@ -1,0 +1,224 @@
+package compose_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+// moduleRoot walks up from the test's working directory to go.mod.
+func moduleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// testdataDir is the module's top-level testdata directory, relative to the
+// package directory so that paths in error messages are stable.
+func testdataDir(t testing.TB, elem ...string) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, filepath.Join(moduleRoot(t), "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(append([]string{rel}, elem...)...)
+}
+
+// upstreamDir is one of the real upstream release directories
+// ("main" = 5.0, "release-4.18"), laid out as the microshift-release-info
+// RPMs install them.
+func upstreamDir(t testing.TB, branch string) string {
+	t.Helper()
+	dir := filepath.Join(moduleRoot(t), "..", "shared", "reference", "microshift-release", branch)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("upstream release files: %v", err)
+	}
+	return dir
+}
+
+// upstreamBranch maps a stream to its directory under microshift-release.
+var upstreamBranch = map[string]string{"4.18": "release-4.18", "5.0": "main"}
+
+func defaultCatalog(t testing.TB) *components.Catalog {
+	t.Helper()
+	cat, err := components.Default()
+	if err != nil {
+		t.Fatalf("components.Default() = %v", err)
+	}
+	return cat
+}
+
+func embeddedRelease(t testing.TB, stream string) *releases.Release {
+	t.Helper()
+	rels, err := releases.Embedded()
+	if err != nil {
+		t.Fatalf("releases.Embedded() = %v", err)
+	}
+	rel, err := releases.Select(rels, stream)
+	if err != nil {
+		t.Fatalf("releases.Select(%q) = %v", stream, err)
+	}
+	if rel.Stream() != stream {
+		t.Fatalf("releases.Select(%q) picked %s", stream, rel.Stream())
+	}
+	return rel
+}
+
+func mustResolve(t testing.TB, cat *components.Catalog, rel *releases.Release, req compose.Request) *plan.Plan {
+	t.Helper()
+	p, err := compose.Resolve(context.Background(), cat, rel, req)
+	if err != nil {
+		t.Fatalf("Resolve(%s %s %+v) = %v", rel.Stream(), req.Arch, req, err)
+	}
+	return p
+}
+
+func mustBuild(t testing.TB, p *plan.Plan) *compose.Output {
+	t.Helper()
+	out, err := compose.Build(context.Background(), p, compose.BuildOptions{})
+	if err != nil {
+		t.Fatalf("Build(%s %s %s) = %v", p.Release.Stream, p.Profile, p.Arch, err)
+	}
+	return out
+}
+
+func outputFile(t testing.TB, out *compose.Output, path string) []byte {
+	t.Helper()
+	f := out.File(path)
+	if f == nil {
+		var have []string
+		for _, f := range out.Files {
+			have = append(have, f.Path)
+		}
+		t.Fatalf("output has no %s (have %s)", path, strings.Join(have, ", "))
+	}
+	return f.Data
+}
+
+// upstreamImages computes, independently of the catalog, the image
+// references a selection needs: the upstream release files are read with
+// encoding/json and every key is assigned to its component by the rule of
+// issue 2 (OVN-K, LVMS and the snapshot controller own one key each of the
+// core file, core owns the rest; an optional component owns every key of its
+// release-<component>-<arch>.json). The result is sorted and unique.
+func upstreamImages(t testing.TB, dir string, arch releases.Arch, selected []string) []string {
+	t.Helper()
+	coreOwner := map[string]string{
+		"ovn-kubernetes-microshift": "networking-ovnk",
+		"lvms_operator":             "storage-lvms",
+		"csi-snapshot-controller":   "snapshot-controller",
+	}
+	read := func(name string) map[string]string {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("reading upstream release file: %v", err)
+		}
+		var doc struct {
+			Images map[string]string `json:"images"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("parsing %s: %v", name, err)
+		}
+		return doc.Images
+	}
+	set := map[string]bool{}
+	for _, c := range selected {
+		switch c {
+		case "core", "networking-ovnk", "storage-lvms", "snapshot-controller":
+			for key, ref := range read("release-" + string(arch) + ".json") {
+				owner := coreOwner[key]
+				if owner == "" {
+					owner = "core"
+				}
+				if owner == c {
+					set[ref] = true
+				}
+			}
+		case "networking-bridge":
+			// CRI-O's bridge plugin comes from an RPM: no images.
+		default:
+			for _, ref := range read("release-" + c + "-" + string(arch) + ".json") {
+				set[ref] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for ref := range set {
+		out = append(out, ref)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lines splits a newline-terminated file into its lines.
+func lines(data []byte) []string {
+	s := strings.TrimSuffix(string(data), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func mustRead(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func writeFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// upstreamTagOnly lists, sorted, the references of an upstream 5.0 release
+// file that are not pinned by digest.
+func upstreamTagOnly(t testing.TB, name string) []string {
+	t.Helper()
+	var doc struct {
+		Images map[string]string `json:"images"`
+	}
+	if err := json.Unmarshal(mustRead(t, filepath.Join(upstreamDir(t, "main"), name)), &doc); err != nil {
+		t.Fatalf("parsing %s: %v", name, err)
+	}
+	var out []string
+	for _, ref := range doc.Images {
+		if !strings.Contains(ref, "@sha256:") {
+			out = append(out, ref)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

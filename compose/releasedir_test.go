@@ -1,0 +1,64 @@
+package compose_test
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+// TestReleaseDir builds from the real upstream release directories, laid
+// out flat as the microshift-release-info RPMs install them in
+// /usr/share/microshift/release (what --release-dir reads): the images are
+// the upstream union, and the plan is the embedded release's plan except for
+// where the release came from.
+func TestReleaseDir(t *testing.T) {
+	cat := defaultCatalog(t)
+	for _, stream := range goldenStreams {
+		dir := upstreamDir(t, upstreamBranch[stream])
+		rel, err := releases.LoadDir(dir)
+		if err != nil {
+			t.Fatalf("releases.LoadDir(%s) = %v", dir, err)
+		}
+		if rel.Stream() != stream {
+			t.Fatalf("releases.LoadDir(%s) is release %s, want %s", dir, rel.Stream(), stream)
+		}
+		embedded := embeddedRelease(t, stream)
+		for _, arch := range goldenArches {
+			for _, profile := range goldenProfiles {
+				t.Run(stream+"/"+profile+"-"+string(arch), func(t *testing.T) {
+					req := compose.Request{Profile: profile, Arch: arch}
+					p := mustResolve(t, cat, rel, req)
+					if p.Release.Source != dir || p.Release.Origin != "" {
+						t.Errorf("plan release source, origin = %q, %q, want %q, \"\"", p.Release.Source, p.Release.Origin, dir)
+					}
+					out := mustBuild(t, p)
+
+					images := lines(outputFile(t, out, compose.ImagesFile))
+					if want := upstreamImages(t, dir, arch, p.ComponentNames()); !reflect.DeepEqual(images, want) {
+						t.Errorf("images.txt from %s = %q, want %q", dir, images, want)
+					}
+
+					e := mustResolve(t, cat, embedded, req)
+					embeddedOut := mustBuild(t, e)
+					if e.Release.Source != releases.EmbeddedSource || e.Release.Origin == "" {
+						t.Errorf("embedded plan release source, origin = %q, %q", e.Release.Source, e.Release.Origin)
+					}
+					e.Release.Source, e.Release.Origin = p.Release.Source, p.Release.Origin
+					if !reflect.DeepEqual(p, e) {
+						got, _ := compose.EncodeLock(p)
+						want, _ := compose.EncodeLock(e)
+						t.Errorf("plan from %s differs from the embedded %s plan beyond release.source/origin:\n%s", dir, stream, firstDiff(want, got))
+					}
+					for _, file := range []string{compose.BlueprintFile, compose.ImagesFile} {
+						if !bytes.Equal(outputFile(t, out, file), outputFile(t, embeddedOut, file)) {
+							t.Errorf("%s from %s differs from the embedded release's", file, dir)
+						}
+					}
+				})
+			}
+		}
+	}
+}

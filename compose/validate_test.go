@@ -1,0 +1,120 @@
+package compose_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+func TestValidate(t *testing.T) {
+	rels, err := releases.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := compose.BuildOptions{Distro: "rhel-9.6", ImageType: "edge-commit"}
+
+	t.Run("embedded catalog", func(t *testing.T) {
+		rep, err := compose.Validate(context.Background(), defaultCatalog(t), rels, opts)
+		if err != nil {
+			t.Fatalf("Validate() = %v", err)
+		}
+		// Per release: one catalog check, then 4 profiles x 2 arches.
+		if got, want := len(rep.Checks), len(rels)*(1+4*2); got != want {
+			t.Errorf("Validate() has %d checks, want %d", got, want)
+		}
+		if !rep.OK() {
+			t.Errorf("Validate() is not OK: %+v", rep.Checks)
+		}
+		for _, c := range rep.Checks {
+			if strings.HasSuffix(c.Subject, "catalog and release files") {
+				want := 0
+				if strings.HasPrefix(c.Subject, "release 5.0 ") {
+					want = len(upstreamTagOnly(t, "release-ai-model-serving-x86_64.json"))
+				}
+				if len(c.Warnings) != want {
+					t.Errorf("%s: %d warnings, want %d (the tag-only AI model serving images): %q", c.Subject, len(c.Warnings), want, c.Warnings)
+				}
+			}
+		}
+	})
+
+	t.Run("a profile that cannot resolve is reported, not returned", func(t *testing.T) {
+		cat, err := components.Load(testdataDir(t, "catalogs", "resolver-validate"))
+		if err != nil {
+			t.Fatalf("components.Load() = %v", err)
+		}
+		rels := rels[:1]
+		rep, err := compose.Validate(context.Background(), cat, rels, opts)
+		if err != nil {
+			t.Fatalf("Validate() = %v", err)
+		}
+		if rep.OK() {
+			t.Fatalf("Validate() is OK, want the clash profile reported")
+		}
+		want := "networking-bridge conflicts with networking-ovnk (networking-bridge: profile clash; networking-ovnk: profile clash); leave one out with --without"
+		failed := 0
+		for _, c := range rep.Checks {
+			if strings.Contains(c.Subject, "profile clash on") {
+				if c.OK || len(c.Problems) != 1 || c.Problems[0] != want {
+					t.Errorf("%s: ok=%v problems %q, want [%q]", c.Subject, c.OK, c.Problems, want)
+				}
+				failed++
+			} else if !c.OK {
+				t.Errorf("%s: problems %q, want none", c.Subject, c.Problems)
+			}
+		}
+		if failed != len(rels)*2 {
+			t.Errorf("%d clash checks, want one per release and arch (%d)", failed, len(rels)*2)
+		}
+	})
+
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := compose.Validate(ctx, defaultCatalog(t), rels, opts); !errors.Is(err, context.Canceled) {
+			t.Errorf("Validate(cancelled) = %v, want context.Canceled", err)
+		}
+	})
+}
+
+// TestDescribe checks that resolve --explain says why every component and
+// image is there.
+func TestDescribe(t *testing.T) {
+	p := mustResolve(t, defaultCatalog(t), embeddedRelease(t, "5.0"), compose.Request{Profile: "minimal", With: []string{"sriov"}, Arch: releases.X86_64})
+	var b bytes.Buffer
+	if err := compose.Describe(&b, p, true); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"release 5.0 (embedded, base " + p.Release.Base + "), arch x86_64, profile minimal\n",
+		"  004-multus           required by sriov\n",
+		"  005-networking-ovnk  default cni provider, required by multus\n",
+		"  070-sriov            --with\n",
+		"  cni: networking-ovnk\n",
+		"      needed by multus (release-multus-x86_64.json multus-cni-microshift)\n",
+		"  network.multus.status: \"Managed\" (multus)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Describe(explain) lacks %q:\n%s", want, out)
+		}
+	}
+	for _, im := range p.Images {
+		if !strings.Contains(out, "  "+im.Ref+"\n      needed by ") {
+			t.Errorf("Describe(explain) does not explain image %s", im.Ref)
+		}
+	}
+	b.Reset()
+	if err := compose.Describe(&b, p, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "needed by") || !strings.Contains(b.String(), "(--explain for details)") {
+		t.Errorf("Describe(no explain) =\n%s\nwant a summary without image details", b.String())
+	}
+}
