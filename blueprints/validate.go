@@ -27,17 +27,30 @@ var knownDistros = []string{
 	"centos-9", "centos-10", "fedora-42", "fedora-43",
 }
 
-// The distro factory parses osbuild's distro definitions on first use (tens
-// of milliseconds), so it is built once per process.
 var factory = sync.OnceValue(distrofactory.NewDefault)
+
+// osbuild parses its distro definitions (YAML) on every GetDistro call, tens
+// of milliseconds each, so distros are looked up once per process and name.
+var distros sync.Map // name -> lookup
+
+type lookup struct{ d distro.Distro } // d is nil for an unknown name
+
+func getDistro(name string) distro.Distro {
+	if l, ok := distros.Load(name); ok {
+		return l.(lookup).d
+	}
+	d := factory().GetDistro(name)
+	distros.Store(name, lookup{d})
+	return d
+}
 
 // ImageType looks up an osbuild image type, with suggestions on typos.
 func ImageType(distroName, imageType string, arch releases.Arch) (distro.ImageType, error) {
-	d := factory().GetDistro(distroName)
+	d := getDistro(distroName)
 	if d == nil {
 		var have []string
 		for _, n := range knownDistros {
-			if factory().GetDistro(n) != nil {
+			if getDistro(n) != nil {
 				have = append(have, n)
 			}
 		}

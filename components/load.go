@@ -8,13 +8,17 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -94,10 +98,13 @@ func LoadOnly(dir string) (*Catalog, error) {
 func loadDir(dir string) (*parts, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("catalog %s does not exist", dir)
+		}
 		return nil, fmt.Errorf("reading catalog: %w", err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("reading catalog: %s is not a directory", dir)
+		return nil, fmt.Errorf("catalog %s is not a directory", dir)
 	}
 	p, err := loadParts(os.DirFS(dir), dir, dir)
 	if err != nil {
@@ -132,7 +139,11 @@ func (e *ProblemsError) Error() string {
 	if len(e.Problems) == 1 {
 		return e.Problems[0].Error()
 	}
-	return fmt.Sprintf("%v (and %d more problems; run 'microshift-compose validate' to list them)", e.Problems[0], len(e.Problems)-1)
+	more := "problems"
+	if len(e.Problems) == 2 {
+		more = "problem"
+	}
+	return fmt.Sprintf("%v (and %d more %s; run 'microshift-compose validate' to list them)", e.Problems[0], len(e.Problems)-1, more)
 }
 
 // loadParts reads a catalog directory. display prefixes paths in messages;
@@ -229,25 +240,131 @@ func decodeStrict(display string, data []byte, v any, freeForm ...string) error 
 			}
 			return fmt.Errorf("%s: line %d: %s", display, pe.Position.Line, msg)
 		}
-		return fmt.Errorf("%s: %s", display, strings.ReplaceAll(err.Error(), "\n", " "))
+		// Type mismatches come as plain errors in the library's own format.
+		if m := typeErr.FindStringSubmatch(err.Error()); m != nil {
+			return fmt.Errorf("%s: line %s: key %q: %s", display, m[1], m[2], humanType(m[3]))
+		}
+		return fmt.Errorf("%s: %s", display, strings.Join(strings.Fields(err.Error()), " "))
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		var keys []string
-	next:
-		for _, k := range und {
-			for _, prefix := range freeForm {
-				if strings.HasPrefix(k.String(), prefix+".") {
-					continue next
-				}
+	var unknown []string
+next:
+	for _, k := range md.Undecoded() {
+		for _, prefix := range freeForm {
+			if strings.HasPrefix(k.String(), prefix+".") {
+				continue next
 			}
-			keys = append(keys, k.String())
 		}
-		if len(keys) > 0 {
-			sort.Strings(keys)
-			return fmt.Errorf("%s: unknown key %s", display, strings.Join(keys, ", "))
+		unknown = append(unknown, k.String())
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	quoted := make([]string, len(unknown))
+	for i, k := range unknown {
+		quoted[i] = strconv.Quote(k)
+	}
+	msg := fmt.Sprintf("%s: unknown key %s", display, strings.Join(quoted, ", "))
+	if m := suggestKey(unknown[0], schemaKeys(reflect.TypeOf(v), "")); m != "" {
+		msg += fmt.Sprintf("; did you mean %q?", m)
+	}
+	return errors.New(msg)
+}
+
+var typeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
+var typeMismatch = regexp.MustCompile(`^incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
+
+// humanType rewrites the library's type mismatch in the schema's terms.
+func humanType(msg string) string {
+	m := typeMismatch.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	name := func(t string) string {
+		switch {
+		case strings.HasPrefix(t, "int"), t == "integer":
+			return "an integer"
+		case t == "string":
+			return "a string"
+		case t == "bool":
+			return "a boolean"
+		case strings.HasPrefix(t, "float"):
+			return "a number"
+		case strings.HasPrefix(t, "[]"), t == "slice", t == "array":
+			return "an array"
+		case strings.HasPrefix(t, "map"), t == "struct", t == "table":
+			return "a table"
+		}
+		return t
+	}
+	return fmt.Sprintf("must be %s, got %s", name(m[2]), name(m[1]))
+}
+
+// schemaKeys lists the dotted keys a TOML schema struct accepts; map keys
+// (names chosen by the user, such as profile names) are "*".
+func schemaKeys(t reflect.Type, prefix string) []string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	var out []string
+	if t.Kind() != reflect.Struct {
+		return out
+	}
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("toml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		full := prefix + tag
+		ft := t.Field(i).Type
+		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+			ft = ft.Elem()
+		}
+		switch {
+		case ft.Kind() == reflect.Struct:
+			out = append(out, schemaKeys(ft, full+".")...)
+		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct:
+			out = append(out, schemaKeys(ft.Elem(), full+".*.")...)
+		default:
+			out = append(out, full)
 		}
 	}
-	return nil
+	return out
+}
+
+// suggestKey finds the schema key closest to an unknown one that differs
+// only in its last part: "images.kyes" -> "images.keys".
+func suggestKey(unknown string, schema []string) string {
+	parts := strings.Split(unknown, ".")
+	var names []string
+	var prefixOf = map[string]string{}
+	for _, k := range schema {
+		kp := strings.Split(k, ".")
+		if len(kp) != len(parts) {
+			continue
+		}
+		match := true
+		for i := range len(kp) - 1 {
+			if kp[i] != "*" && kp[i] != parts[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			last := kp[len(kp)-1]
+			names = append(names, last)
+			prefixOf[last] = strings.Join(parts[:len(parts)-1], ".")
+		}
+	}
+	m := suggest.Closest(parts[len(parts)-1], names)
+	if m == "" {
+		return ""
+	}
+	if p := prefixOf[m]; p != "" {
+		return p + "." + m
+	}
+	return m
 }
 
 type catalogTOML struct {

@@ -27,10 +27,10 @@ func TestBadCatalogs(t *testing.T) {
 		// error must not be one (a decoding error).
 		problems []string
 	}{
-		{dir: "unknown-key", want: "{c}: unknown key descripton, requirez"},
-		{dir: "unknown-nested-key", want: "{c}: unknown key images.kyes"},
+		{dir: "unknown-key", want: `{c}: unknown key "descripton", "requirez"; did you mean "description"?`},
+		{dir: "unknown-nested-key", want: `{c}: unknown key "images.kyes"; did you mean "images.keys"?`},
 		{dir: "syntax-error", want: `{c}: line 5: key "requires": expected a comma (',') or array terminator (']'), but got 'p'`},
-		{dir: "wrong-type", want: `{c}: toml: line 3 (last key "order"): incompatible types: TOML value has type string; destination has type integer`},
+		{dir: "wrong-type", want: `{c}: line 3: key "order": must be an integer, got a string`},
 		{dir: "missing-name", want: `{c}: missing required key "name"`},
 		{dir: "missing-order", want: `{c}: missing required key "order" (the NNN- prefix of its manifests.d directory)`},
 		{dir: "name-mismatch", want: `{c}: name "extras" does not match its directory "extra"`},
@@ -38,7 +38,7 @@ func TestBadCatalogs(t *testing.T) {
 		{dir: "arch-unknown", want: `{c}: arches: unknown arch "ppc64le" (want x86_64 or aarch64)`},
 		{dir: "bad-release-constraint", want: `{c}: release: invalid semver constraint ">=4.18 <<5": improper constraint: >=4.18 <<5`},
 		{dir: "catalog-syntax-error", want: `{cat}: line 3: key "capabilities.cni.default": expected value but found "networking" instead`},
-		{dir: "catalog-unknown-key", want: `{cat}: unknown key profiles.edge.componets`},
+		{dir: "catalog-unknown-key", want: `{cat}: unknown key "profiles.edge.componets"; did you mean "profiles.edge.components"?`},
 		{dir: "component-not-a-directory", want: `{d}/components/extra: not a directory: each component lives in components/<name>/component.toml`},
 		{dir: "component-toml-missing", want: `{c}: no such file or directory`},
 
@@ -120,7 +120,11 @@ func TestBadCatalogs(t *testing.T) {
 			}
 			wantMsg := want[0]
 			if len(want) > 1 {
-				wantMsg += " (and " + strconv.Itoa(len(want)-1) + " more problems; run 'microshift-compose validate' to list them)"
+				more := " more problems"
+				if len(want) == 2 {
+					more = " more problem"
+				}
+				wantMsg += " (and " + strconv.Itoa(len(want)-1) + more + "; run 'microshift-compose validate' to list them)"
 			}
 			if err.Error() != wantMsg {
 				t.Errorf("Load(%s) message:\n got: %s\nwant: %s", dir, err, wantMsg)
@@ -139,8 +143,8 @@ func TestLoadDirErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, dir, want string
 	}{
-		{"missing", missing, "reading catalog: stat " + missing + ": no such file or directory"},
-		{"a file", file, "reading catalog: " + file + " is not a directory"},
+		{"missing", missing, "catalog " + missing + " does not exist"},
+		{"a file", file, "catalog " + file + " is not a directory"},
 		{"empty", empty, empty + ": not a catalog: no catalog.toml and no components/<name>/component.toml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,7 +256,7 @@ func TestLoadOnly(t *testing.T) {
 	}
 	// A mistyped directory is an error, not an empty catalog.
 	missing := filepath.Join(dir, "missing")
-	if _, err := components.LoadOnly(missing); err == nil || err.Error() != "reading catalog: stat "+missing+": no such file or directory" {
+	if _, err := components.LoadOnly(missing); err == nil || err.Error() != "catalog "+missing+" does not exist" {
 		t.Errorf("LoadOnly(missing dir) = %v", err)
 	}
 }

@@ -60,8 +60,11 @@ func (c *Catalog) Problems() []error {
 			add("%s: component %q has the same name as a capability", comp.Source, n)
 		}
 		for _, r := range comp.Requires {
-			if c.Components[r] == nil && c.Capabilities[r] == nil {
+			switch {
+			case c.Components[r] == nil && c.Capabilities[r] == nil:
 				add("%s: requires: %s", comp.Source, c.unknownRef(r))
+			case c.Capabilities[r] != nil && len(c.Providers(r)) == 0:
+				add("%s: requires capability %q, which no component in the catalog provides", comp.Source, r)
 			}
 		}
 		for _, r := range comp.Conflicts {

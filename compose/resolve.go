@@ -423,7 +423,7 @@ func (r *resolver) addServicesAndFirewall(p *plan.Plan) {
 		delete(disabled, s)
 	}
 	p.Services = plan.Services{Enabled: sortedKeys(enabled), Disabled: sortedKeys(disabled)}
-	p.Firewall = plan.Firewall{Ports: sortedKeys(ports), Services: sortedKeys(services), TrustedSources: sortedKeys(sources)}
+	p.Firewall = plan.Firewall{Ports: sortPorts(sortedKeys(ports)), Services: sortedKeys(services), TrustedSources: sortedKeys(sources)}
 }
 
 func joinArches(as []releases.Arch) string {
@@ -475,4 +475,26 @@ func nonNil(list []string) []string {
 		return []string{}
 	}
 	return list
+}
+
+// sortPorts orders "port:proto" entries by port number, then protocol, the
+// way people read firewall rules (80 before 443 before 6443).
+func sortPorts(ports []string) []string {
+	num := func(p string) int {
+		n := 0
+		for _, r := range p {
+			if r < '0' || r > '9' {
+				break
+			}
+			n = n*10 + int(r-'0')
+		}
+		return n
+	}
+	sort.SliceStable(ports, func(i, j int) bool {
+		if a, b := num(ports[i]), num(ports[j]); a != b {
+			return a < b
+		}
+		return ports[i] < ports[j]
+	})
+	return ports
 }

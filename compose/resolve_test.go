@@ -364,7 +364,7 @@ func TestResolve(t *testing.T) {
 			name:    "a required capability nothing provides",
 			catalog: catalogSource{dir: "resolver-no-provider", overlay: true},
 			req:     compose.Request{Profile: "minimal", With: []string{"needs-tpu"}},
-			wantErr: "needs-tpu requires a tpu provider and no component in the catalog provides tpu (needs-tpu: --with); add one with --catalog",
+			wantErr: filepath.Join(catalogs, "resolver-no-provider", "components", "needs-tpu", "component.toml") + `: requires capability "tpu", which no component in the catalog provides`,
 		},
 		// Unpinned images.
 		{
@@ -408,7 +408,7 @@ func TestResolve(t *testing.T) {
 				if want := []string{"10.100.0.0/16", "169.254.169.1", "fd01::/48"}; !reflect.DeepEqual(p.Firewall.TrustedSources, want) {
 					t.Errorf("trusted sources = %q, want %q", p.Firewall.TrustedSources, want)
 				}
-				if want := []string{"31000-31999:tcp", "31000-31999:udp", "443:tcp", "5353:udp", "6443:tcp", "80:tcp"}; !reflect.DeepEqual(p.Firewall.Ports, want) {
+				if want := []string{"80:tcp", "443:tcp", "5353:udp", "6443:tcp", "31000-31999:tcp", "31000-31999:udp"}; !reflect.DeepEqual(p.Firewall.Ports, want) {
 					t.Errorf("ports = %q, want %q", p.Firewall.Ports, want)
 				}
 				var src string

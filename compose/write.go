@@ -25,6 +25,13 @@ func Write(ctx context.Context, dir string, out *Output) (err error) {
 	if err != nil {
 		return fmt.Errorf("resolving output directory %s: %w", dir, err)
 	}
+	// An --output that is a symlink means its target: swap that directory,
+	// keep the link.
+	if st, err := os.Lstat(target); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		if target, err = filepath.EvalSymlinks(target); err != nil {
+			return fmt.Errorf("resolving output directory %s: %w", dir, err)
+		}
+	}
 	if err := checkTarget(dir, target); err != nil {
 		return err
 	}

@@ -126,8 +126,8 @@ func ParseFile(display, fileName string, data []byte) (*File, error) {
 				if err != nil {
 					return err
 				}
-				if _, err := name.ParseReference(ref, name.StrictValidation); err != nil {
-					return p.errorf("image %q: invalid image reference %q: %s", k, ref, escapeControl(err.Error()))
+				if problem := refProblem(ref); problem != "" {
+					return p.errorf("image %q: invalid image reference %q: %s", k, ref, escapeControl(problem))
 				}
 				f.Images = append(f.Images, Image{Key: k, Ref: ref})
 				return nil
@@ -232,9 +232,6 @@ func (p *jsonParser) str(what string) (string, error) {
 	}
 	s, ok := tok.(string)
 	if !ok {
-		if d, isDelim := tok.(json.Delim); isDelim && (d == '{' || d == '[') {
-			return "", p.errorf("%s must be a string, got %s", what, describe(tok))
-		}
 		return "", p.errorf("%s must be a string, got %s", what, describe(tok))
 	}
 	return s, nil
@@ -316,4 +313,30 @@ func quote(s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // encoding a string cannot fail
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// refProblem says what is wrong with an image reference, or "" when it is a
+// fully qualified reference (registry, repository, and tag or digest).
+// go-containerregistry's own message for a bad reference only repeats it,
+// so the tag and digest forms are tried separately for the specific reason.
+func refProblem(ref string) string {
+	if _, err := name.ParseReference(ref, name.StrictValidation); err == nil {
+		return ""
+	}
+	if _, err := name.ParseReference(ref); err == nil {
+		return "it must name the registry and a tag or digest, e.g. quay.io/org/image@sha256:<64 hex>"
+	}
+	var err error
+	if strings.Contains(ref, "@") {
+		_, err = name.NewDigest(ref, name.StrictValidation)
+	} else {
+		_, err = name.NewTag(ref, name.StrictValidation)
+	}
+	if err == nil {
+		return "not a valid reference"
+	}
+	msg := err.Error()
+	// Drop the reference the library repeats at the end.
+	msg = strings.TrimSuffix(strings.TrimSuffix(msg, ref), ": ")
+	return msg
 }

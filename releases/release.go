@@ -111,11 +111,14 @@ func (r *Release) Arches() []Arch {
 // microshift-release-info RPMs install). Other files are ignored.
 func LoadDir(dir string) (*Release, error) {
 	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("release dir %s does not exist", dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading release dir: %w", err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("reading release dir: %s is not a directory", dir)
+		return nil, fmt.Errorf("release dir %s is not a directory", dir)
 	}
 	return loadFS(os.DirFS(dir), dir, func(n string) string { return filepath.Join(dir, n) })
 }
@@ -184,7 +187,10 @@ func Select(rels []*Release, constraint string) (*Release, error) {
 		}
 		have = append(have, r.Stream())
 	}
-	sort.Strings(have)
+	// sorted newest first already; list oldest first, by version not text
+	for i, j := 0, len(have)-1; i < j; i, j = i+1, j-1 {
+		have[i], have[j] = have[j], have[i]
+	}
 	return nil, fmt.Errorf("no release matches %q (have %s)", constraint, strings.Join(have, ", "))
 }
 

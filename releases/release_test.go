@@ -91,7 +91,7 @@ func TestLoadDirErrors(t *testing.T) {
 	t.Run("missing", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "nope")
 		_, err := releases.LoadDir(dir)
-		want := "reading release dir: stat " + dir + ": no such file or directory"
+		want := "release dir " + dir + " does not exist"
 		if err == nil || err.Error() != want {
 			t.Errorf("LoadDir(missing) = %v, want %q", err, want)
 		}
@@ -99,7 +99,7 @@ func TestLoadDirErrors(t *testing.T) {
 	t.Run("not a directory", func(t *testing.T) {
 		dir := writeDir(t, map[string]string{"f": ""})
 		_, err := releases.LoadDir(filepath.Join(dir, "f"))
-		want := "reading release dir: " + filepath.Join(dir, "f") + " is not a directory"
+		want := "release dir " + filepath.Join(dir, "f") + " is not a directory"
 		if err == nil || err.Error() != want {
 			t.Errorf("LoadDir(file) = %v, want %q", err, want)
 		}

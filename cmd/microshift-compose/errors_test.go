@@ -32,13 +32,13 @@ var badInputs = []badInput{
 	{
 		name: "catalog/unknown key",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/unknown-key", "--output", "{out}"},
-		want: `{bad}/catalogs/unknown-key/components/edge-agent/component.toml: unknown key pacakges`,
+		want: `{bad}/catalogs/unknown-key/components/edge-agent/component.toml: unknown key "pacakges"; did you mean "packages"?`,
 		code: exitError,
 	},
 	{
 		name: "catalog/wrong type",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/wrong-type", "--output", "{out}"},
-		want: `{bad}/catalogs/wrong-type/components/edge-agent/component.toml: toml: line 3 (last key "order"): incompatible types: TOML value has type string; destination has type integer`,
+		want: `{bad}/catalogs/wrong-type/components/edge-agent/component.toml: line 3: key "order": must be an integer, got a string`,
 		code: exitError,
 	},
 	{
@@ -152,7 +152,7 @@ var badInputs = []badInput{
 	{
 		name: "release/invalid image reference",
 		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/invalid-image-reference", "--output", "{out}"},
-		want: `{bad}/releases/invalid-image-reference/release-x86_64.json: line 7, column 16: image "coredns": invalid image reference "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:8fe0c5d7": could not parse reference: quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:8fe0c5d7`,
+		want: `{bad}/releases/invalid-image-reference/release-x86_64.json: line 7, column 16: image "coredns": invalid image reference "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:8fe0c5d7": invalid checksum digest length`,
 		code: exitError,
 	},
 	{
@@ -268,7 +268,7 @@ var badInputs = []badInput{
 	{
 		name: "config/file missing",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/missing.yaml", "--output", "{out}"},
-		want: `reading config: stat {bad}/configs/missing.yaml: no such file or directory`,
+		want: `config {bad}/configs/missing.yaml does not exist`,
 		code: exitError,
 	},
 
@@ -366,7 +366,7 @@ var badInputs = []badInput{
 	{
 		name: "flags/help for an unknown command",
 		args: []string{"help", "biuld"},
-		want: `unknown command "biuld" for "microshift-compose" (see 'microshift-compose --help')`,
+		want: `unknown command "biuld" for "microshift-compose"; did you mean "build"?`,
 		code: exitUsage,
 	},
 	{
@@ -402,19 +402,19 @@ var badInputs = []badInput{
 	{
 		name: "flags/nonexistent --release-dir",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release-dir", "{bad}/releases/nonexistent", "--output", "{out}"},
-		want: `reading release dir: stat {bad}/releases/nonexistent: no such file or directory`,
+		want: `release dir {bad}/releases/nonexistent does not exist`,
 		code: exitError,
 	},
 	{
 		name: "flags/--release-dir is a file",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release-dir", "{bad}/configs/node-ip-invalid.yaml", "--output", "{out}"},
-		want: `reading release dir: {bad}/configs/node-ip-invalid.yaml is not a directory`,
+		want: `release dir {bad}/configs/node-ip-invalid.yaml is not a directory`,
 		code: exitError,
 	},
 	{
 		name: "flags/nonexistent --catalog",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/nonexistent", "--output", "{out}"},
-		want: `reading catalog: stat {bad}/catalogs/nonexistent: no such file or directory`,
+		want: `catalog {bad}/catalogs/nonexistent does not exist`,
 		code: exitError,
 	},
 	{

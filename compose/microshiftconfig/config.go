@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net/netip"
 	"os"
@@ -83,11 +84,14 @@ func (c *Config) Params() Params {
 // Load reads and checks a config.yaml.
 func Load(path string) (*Config, error) {
 	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("config %s does not exist", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading config: %s is not a regular file", path)
+		return nil, fmt.Errorf("config %s is not a regular file", path)
 	}
 	if st.Size() > MaxSize {
 		return nil, fmt.Errorf("%s: file is larger than %d bytes", path, MaxSize)

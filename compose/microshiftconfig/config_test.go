@@ -222,8 +222,8 @@ func TestLoadErrors(t *testing.T) {
 	for _, tc := range []struct {
 		path, want string
 	}{
-		{missing, "reading config: stat " + missing + ": no such file or directory"},
-		{dir, "reading config: " + dir + " is not a regular file"},
+		{missing, "config " + missing + " does not exist"},
+		{dir, "config " + dir + " is not a regular file"},
 		{big, big + ": file is larger than 1048576 bytes"},
 		{bad, bad + `: unknown section "netwrk"; did you mean "network"?`},
 	} {

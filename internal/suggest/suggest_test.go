@@ -11,6 +11,7 @@ func TestClosest(t *testing.T) {
 		{"fulll", "full"},
 		{"minimla", "minimal"},
 		{"storage-onyl", "storage-only"},
+		{"flul", "full"},
 		{"x", ""},
 		{"everything", ""},
 		{"", ""},
@@ -30,6 +31,7 @@ func TestDistance(t *testing.T) {
 		want int
 	}{
 		{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"é", "e", 1},
+		{"kyes", "keys", 1}, {"biuld", "build", 1}, {"ca", "abc", 3},
 	} {
 		if got := distance(tc.a, tc.b); got != tc.want {
 			t.Errorf("distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
