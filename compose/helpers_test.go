@@ -13,26 +13,12 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
+
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
-// moduleRoot walks up from the test's working directory to go.mod.
-func moduleRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
+// moduleRoot is the directory holding go.mod.
+func moduleRoot(t testing.TB) string { return testutil.Root(t) }
 
 // testdataDir is the module's top-level testdata directory, relative to the
 // package directory so that paths in error messages are stable.
@@ -52,14 +38,7 @@ func testdataDir(t testing.TB, elem ...string) string {
 // upstreamDir is one of the real upstream release directories
 // ("main" = 5.0, "release-4.18"), laid out as the microshift-release-info
 // RPMs install them.
-func upstreamDir(t testing.TB, branch string) string {
-	t.Helper()
-	dir := filepath.Join(moduleRoot(t), "..", "shared", "reference", "microshift-release", branch)
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("upstream release files: %v", err)
-	}
-	return dir
-}
+func upstreamDir(t testing.TB, branch string) string { return testutil.ReleaseDir(t, branch) }
 
 // upstreamBranch maps a stream to its directory under microshift-release.
 var upstreamBranch = map[string]string{"4.18": "release-4.18", "5.0": "main"}

@@ -6,27 +6,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
-// sharedDir returns ../shared next to the repository root (the directory
-// holding go.mod), where the real upstream reference files live.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's working directory")
-		}
-		dir = parent
-	}
-}
+// sharedDir is the shared upstream reference directory (../shared).
+func sharedDir(t testing.TB) string { return testutil.Shared(t) }
 
 // refDir is one of the upstream release directories: "main" (5.0) or
 // "release-4.18".

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
 // badInput is one wrong command line. In args and want, {bad} stands for
@@ -531,7 +533,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("only %d bad-input cases; the issue asks for at least 30", len(badInputs))
 	}
 	bad := filepath.Join(root(t), "testdata", "bad")
-	ref := filepath.Join(root(t), "..", "shared", "reference", "microshift-release")
+	ref := testutil.Shared(t, "reference", "microshift-release")
 	seen := map[string]bool{}
 	for _, tc := range badInputs {
 		if seen[tc.name] {

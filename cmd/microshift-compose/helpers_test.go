@@ -7,28 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
-// repoRoot is the directory holding go.mod, found by walking up from the
-// package directory (the tests' working directory).
-var repoRoot = sync.OnceValues(func() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fs.ErrNotExist
-		}
-		dir = parent
-	}
-})
+// repoRoot is the directory holding go.mod.
+var repoRoot = testutil.ModuleRoot
 
 func root(t *testing.T) string {
 	t.Helper()
@@ -41,14 +26,7 @@ func root(t *testing.T) string {
 
 // referenceDir is the real upstream release directory named ("main",
 // "release-4.18") in ../shared/reference/microshift-release.
-func referenceDir(t *testing.T, name string) string {
-	t.Helper()
-	dir := filepath.Join(root(t), "..", "shared", "reference", "microshift-release", name)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Fatalf("reference release directory %s is missing: %v", dir, err)
-	}
-	return dir
-}
+func referenceDir(t *testing.T, name string) string { return testutil.ReleaseDir(t, name) }
 
 // runCLI runs the command line in-process and returns what it printed and
 // its exit code.

@@ -8,27 +8,12 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
+
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
-// sharedDir returns ../shared beside the repository root (the directory
-// holding go.mod).
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's working directory")
-		}
-		dir = parent
-	}
-}
+// sharedDir is the shared upstream reference directory (../shared).
+func sharedDir(t testing.TB) string { return testutil.Shared(t) }
 
 func referenceConfig(t testing.TB) string {
 	return filepath.Join(sharedDir(t), "reference", "microshift-config", "config.yaml.release-4.18")
