@@ -2,6 +2,8 @@ package components
 
 import (
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/Masterminds/semver/v3"
@@ -149,29 +151,20 @@ func (c *Catalog) ComponentNames() []string {
 }
 
 // ProfileNames returns profile names sorted.
-func (c *Catalog) ProfileNames() []string { return sortedKeys(c.Profiles) }
+func (c *Catalog) ProfileNames() []string { return slices.Sorted(maps.Keys(c.Profiles)) }
 
 // CapabilityNames returns capability names sorted.
-func (c *Catalog) CapabilityNames() []string { return sortedKeys(c.Capabilities) }
+func (c *Catalog) CapabilityNames() []string { return slices.Sorted(maps.Keys(c.Capabilities)) }
 
 // Providers returns the components that provide capability, sorted.
 func (c *Catalog) Providers(capability string) []string {
 	var out []string
-	for _, n := range sortedKeys(c.Components) {
+	for _, n := range slices.Sorted(maps.Keys(c.Components)) {
 		for _, p := range c.Components[n].Provides {
 			if p == capability {
 				out = append(out, n)
 			}
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/netip"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,7 +101,7 @@ func (c *Catalog) Problems() []error {
 			}
 		case c.Components[capa.Default] == nil:
 			add("%s: capability %q: default provider %s", capa.Source, n, c.unknownRef(capa.Default))
-		case !contains(c.Components[capa.Default].Provides, n):
+		case !slices.Contains(c.Components[capa.Default].Provides, n):
 			add("%s: capability %q: default provider %q does not provide it", capa.Source, n, capa.Default)
 		}
 	}
@@ -136,7 +138,7 @@ func (c *Catalog) Problems() []error {
 func describeFile(component string) string { return releases.FileName(component, "<arch>") }
 
 func (c *Catalog) unknownRef(name string) string {
-	cands := append(sortedKeys(c.Components), sortedKeys(c.Capabilities)...)
+	cands := append(slices.Sorted(maps.Keys(c.Components)), slices.Sorted(maps.Keys(c.Capabilities))...)
 	if m := suggest.Closest(name, cands); m != "" {
 		return fmt.Sprintf("unknown component or capability %q; did you mean %q?", name, m)
 	}
@@ -144,7 +146,7 @@ func (c *Catalog) unknownRef(name string) string {
 }
 
 func (c *Catalog) unknownComponent(name string) string {
-	if m := suggest.Closest(name, sortedKeys(c.Components)); m != "" {
+	if m := suggest.Closest(name, slices.Sorted(maps.Keys(c.Components))); m != "" {
 		return fmt.Sprintf("unknown component %q; did you mean %q?", name, m)
 	}
 	return fmt.Sprintf("unknown component %q", name)
@@ -220,7 +222,7 @@ func (comp *Component) problems() []string {
 		}
 	}
 	for _, u := range comp.Services.Enabled {
-		if contains(comp.Services.Disabled, u) {
+		if slices.Contains(comp.Services.Disabled, u) {
 			add("services: %q is both enabled and disabled", u)
 		}
 	}
@@ -303,7 +305,7 @@ func checkPortRange(p string) error {
 // checkConfigTree accepts nested tables whose leaves are strings, numbers,
 // booleans or arrays of those: what a MicroShift config.yaml can hold.
 func checkConfigTree(where string, m map[string]any) error {
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		p := where + "." + tomlKey(k)
 		switch v := m[k].(type) {
 		case map[string]any:
@@ -379,7 +381,7 @@ func (c *Catalog) findCycle() []string {
 		state[n] = done
 		return nil
 	}
-	for _, n := range sortedKeys(c.Components) {
+	for _, n := range slices.Sorted(maps.Keys(c.Components)) {
 		if state[n] == unvisited {
 			if cyc := visit(n); cyc != nil {
 				return cyc
@@ -387,15 +389,6 @@ func (c *Catalog) findCycle() []string {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ReleaseProblems checks the catalog against one release: every component

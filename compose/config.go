@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,7 +50,7 @@ func (r *resolver) addConfig(p *plan.Plan) error {
 		}
 	}
 	p.Config = m.tree
-	for _, path := range sortedKeys(m.sources) {
+	for _, path := range slices.Sorted(maps.Keys(m.sources)) {
 		p.ConfigSources = append(p.ConfigSources, plan.ConfigSetting{Path: path, Value: m.leaf(path), Source: m.sources[path]})
 	}
 	return nil
@@ -62,7 +64,7 @@ type configMerger struct {
 }
 
 func (m *configMerger) merge(prefix string, src map[string]any, source string) error {
-	for _, k := range sortedKeys(src) {
+	for _, k := range slices.Sorted(maps.Keys(src)) {
 		path := strings.TrimPrefix(prefix+"."+k, ".")
 		if sub, ok := src[k].(map[string]any); ok {
 			if err := m.merge(path, sub, source); err != nil {
@@ -112,8 +114,8 @@ func (m *configMerger) conflict(path string, old any, oldSource string, v any, s
 	if _, isMap := old.(map[string]any); isMap {
 		// A mapping has no source of its own: name those of its leaves.
 		var under []string
-		for _, p := range sortedKeys(m.sources) {
-			if strings.HasPrefix(p, path+".") && !contains(under, m.sources[p]) {
+		for _, p := range slices.Sorted(maps.Keys(m.sources)) {
+			if strings.HasPrefix(p, path+".") && !slices.Contains(under, m.sources[p]) {
 				under = append(under, m.sources[p])
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -109,7 +111,7 @@ func (r *resolver) checkRequest() error {
 	return nil
 }
 
-func (r *resolver) without(n string) bool { return contains(r.req.Without, n) }
+func (r *resolver) without(n string) bool { return slices.Contains(r.req.Without, n) }
 
 func (r *resolver) add(n string, why plan.Reason) bool {
 	_, had := r.reasons[n]
@@ -135,7 +137,7 @@ func (r *resolver) selectComponents() error {
 	}
 	for changed := true; changed; {
 		changed = false
-		for _, n := range sortedKeys(r.reasons) {
+		for _, n := range slices.Sorted(maps.Keys(r.reasons)) {
 			for _, req := range r.cat.Components[n].Requires {
 				if r.cat.Components[req] == nil {
 					continue // a capability, handled below
@@ -153,7 +155,7 @@ func (r *resolver) selectComponents() error {
 		}
 		// Only once the component closure is stable, so that a provider
 		// selected some other way is seen before a default is pulled in.
-		for _, n := range sortedKeys(r.reasons) {
+		for _, n := range slices.Sorted(maps.Keys(r.reasons)) {
 			for _, capName := range r.cat.Components[n].Requires {
 				capa := r.cat.Capabilities[capName]
 				if capa == nil || len(r.selectedProviders(capName)) > 0 {
@@ -182,7 +184,7 @@ func (r *resolver) selectComponents() error {
 			}
 		}
 	}
-	r.order = sortedKeys(r.reasons)
+	r.order = slices.Sorted(maps.Keys(r.reasons))
 	sort.SliceStable(r.order, func(i, j int) bool {
 		return r.cat.Components[r.order[i]].Order < r.cat.Components[r.order[j]].Order
 	})
@@ -191,8 +193,8 @@ func (r *resolver) selectComponents() error {
 
 func (r *resolver) selectedProviders(capName string) []string {
 	var out []string
-	for _, n := range sortedKeys(r.reasons) {
-		if contains(r.cat.Components[n].Provides, capName) {
+	for _, n := range slices.Sorted(maps.Keys(r.reasons)) {
+		if slices.Contains(r.cat.Components[n].Provides, capName) {
 			out = append(out, n)
 		}
 	}
@@ -335,7 +337,7 @@ func (r *resolver) addImages(p *plan.Plan) error {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s is not pinned by digest: %s (allowed by --allow-unpinned; the device may not boot offline reproducibly)", u.where, u.ref))
 		}
 	}
-	for _, ref := range sortedKeys(byRef) {
+	for _, ref := range slices.Sorted(maps.Keys(byRef)) {
 		p.Images = append(p.Images, *byRef[ref])
 	}
 	return nil
@@ -371,7 +373,7 @@ func (r *resolver) addPackages(p *plan.Plan) {
 			byName[pkg].Components = append(byName[pkg].Components, n)
 		}
 	}
-	for _, n := range sortedKeys(byName) {
+	for _, n := range slices.Sorted(maps.Keys(byName)) {
 		p.Packages = append(p.Packages, *byName[n])
 	}
 }
@@ -422,8 +424,8 @@ func (r *resolver) addServicesAndFirewall(p *plan.Plan) {
 		// disable it; dropping the disable keeps the device bootable.
 		delete(disabled, s)
 	}
-	p.Services = plan.Services{Enabled: sortedKeys(enabled), Disabled: sortedKeys(disabled)}
-	p.Firewall = plan.Firewall{Ports: sortPorts(sortedKeys(ports)), Services: sortedKeys(services), TrustedSources: sortedKeys(sources)}
+	p.Services = plan.Services{Enabled: slices.Sorted(maps.Keys(enabled)), Disabled: slices.Sorted(maps.Keys(disabled))}
+	p.Firewall = plan.Firewall{Ports: sortPorts(slices.Sorted(maps.Keys(ports))), Services: slices.Sorted(maps.Keys(services)), TrustedSources: slices.Sorted(maps.Keys(sources))}
 }
 
 func joinArches(as []releases.Arch) string {
@@ -432,15 +434,6 @@ func joinArches(as []releases.Arch) string {
 		s[i] = string(a)
 	}
 	return strings.Join(s, ", ")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func without(list []string, s string) []string {
@@ -453,21 +446,12 @@ func without(list []string, s string) []string {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func sortedUnique(list []string) []string {
 	set := map[string]bool{}
 	for _, s := range list {
 		set[s] = true
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 func nonNil(list []string) []string {

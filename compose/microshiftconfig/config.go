@@ -11,10 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"net/netip"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -129,8 +130,8 @@ func Parse(display string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s: the document must be a mapping of config sections, got %s", display, kind(doc))
 		}
 	}
-	for _, k := range sortedKeys(c.Tree) {
-		if !contains(topLevel, k) {
+	for _, k := range slices.Sorted(maps.Keys(c.Tree)) {
+		if !slices.Contains(topLevel, k) {
 			if m := suggest.Closest(k, topLevel); m != "" {
 				return nil, fmt.Errorf("%s: unknown section %q; did you mean %q?", display, k, m)
 			}
@@ -192,7 +193,7 @@ func readParams(tree map[string]any) (Params, error) {
 	if v, ok, err := r.str("debugging.logLevel"); err != nil {
 		return p, err
 	} else if ok && v != "" {
-		if !contains(LogLevels, v) {
+		if !slices.Contains(LogLevels, v) {
 			return p, fmt.Errorf("debugging.logLevel: %q is not one of %s", v, strings.Join(LogLevels, ", "))
 		}
 		p.LogLevel = v
@@ -352,21 +353,3 @@ func kind(v any) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
