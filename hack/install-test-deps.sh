@@ -5,8 +5,11 @@ set -euo pipefail
 
 need=()
 check() { command -v "$1" >/dev/null 2>&1 || need+=("$2"); }
-# (Later issues add skopeo and docker-registry here.)
 check git git
+# A real CNCF distribution registry on 127.0.0.1 (mirror, footprint, release verify).
+check docker-registry docker-registry
+# An independent reader of the OCI layouts mirror writes.
+check skopeo skopeo
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -16,15 +16,18 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := version
-			if v == "" {
-				v = "(devel)"
-				if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-					v = bi.Main.Version
-				}
-			}
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "microshift-compose %s\n", v)
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "microshift-compose %s\n", versionString())
 			return err
 		},
 	}
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }
