@@ -88,21 +88,27 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 		OutputFile{Path: LockFile, Data: lock},
 	)
 	for _, f := range p.Files {
-		if dir, name, ok := cutLast(f.Path); ok && dir == "/etc/microshift/config.d" {
-			out.Files = append(out.Files, OutputFile{Path: ConfigDir + "/" + name, Data: f.Data})
-			continue
-		}
-		out.Files = append(out.Files, OutputFile{Path: FilesDir + f.Path, Data: f.Data})
+		out.Files = append(out.Files, OutputFile{Path: OutputPath(f.Path), Data: f.Data})
 	}
 	return out, nil
 }
 
-func cutLast(p string) (dir, name string, ok bool) {
-	i := strings.LastIndexByte(p, '/')
-	if i < 0 {
-		return "", "", false
+// deviceDirs map directories on the device to directories of the output:
+// the contract names config.d/ at the top of the output.
+var deviceDirs = []struct{ device, output string }{
+	{"/etc/microshift/config.d/", ConfigDir + "/"},
+}
+
+// OutputPath is where a device file is written in the output directory:
+// config drop-ins under config.d/, everything else under files/ at its
+// device path. A Containerfile copies them back with the same mapping.
+func OutputPath(devicePath string) string {
+	for _, d := range deviceDirs {
+		if rest, ok := strings.CutPrefix(devicePath, d.device); ok {
+			return d.output + rest
+		}
 	}
-	return p[:i], p[i+1:], true
+	return FilesDir + devicePath
 }
 
 // ImageList renders images.txt: one reference per line, sorted, unique.
