@@ -55,7 +55,7 @@ func TestBadCatalogs(t *testing.T) {
 		{dir: "unknown-provides", problems: []string{`{c}: provides: unknown capability "gpu" (declare it in catalog.toml [capabilities.gpu])`}},
 		{dir: "capability-default-unknown", problems: []string{`{cat}: capability "cni": default provider unknown component or capability "networking-ovk"; did you mean "networking-ovnk"?`}},
 		{dir: "capability-default-not-provider", problems: []string{`{cat}: capability "csi": default provider "multus" does not provide it`}},
-		{dir: "capability-no-default", problems: []string{`{cat}: capability "csi" has no default provider (one of storage-lvms)`}},
+		{dir: "capability-no-default", problems: []string{`{cat}: capability "csi" has no default provider (one of storage-hostpath, storage-lvms)`}},
 		{dir: "profile-unknown-component", problems: []string{`{cat}: profile "edge": unknown component "mutlus"; did you mean "multus"?`}},
 		{dir: "profile-duplicate-component", problems: []string{`{cat}: profile "edge" lists "core" twice`}},
 		{dir: "profile-empty", problems: []string{`{cat}: profile "edge" selects no components`}},
