@@ -154,6 +154,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown section, case", "apiserver:\n  subjectAltNames: []\n", `unknown section "apiserver"; did you mean "apiServer"?`},
 		{"unknown section", "cluster:\n  name: x\n", `unknown section "cluster" (MicroShift has ` + sections + `)`},
 		{"network not a mapping", "network: ovnk\n", `network: must be a mapping, got a string`},
+		{"storage not a mapping", "storage: none\n", `storage: must be a mapping, got a string`},
+		{"cniPlugin a mapping", "network:\n  cniPlugin:\n    name: ovnk\n", `network.cniPlugin: must be a string, got a mapping`},
 		{"network a list", "network:\n  - clusterNetwork\n", `network: must be a mapping, got a list`},
 		{"clusterNetwork not a list", "network:\n  clusterNetwork: 10.42.0.0/16\n", `network.clusterNetwork: must be a list, got a string`},
 		{"clusterNetwork entry not a string", "network:\n  clusterNetwork: [16]\n", `network.clusterNetwork[0]: must be a string, got a number`},
