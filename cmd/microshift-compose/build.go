@@ -14,6 +14,7 @@ func newBuildCmd() *cobra.Command {
 		cat    catalogOptions
 		rel    releaseOptions
 		sel    selectionOptions
+		rnd    renderOptions
 		bp     blueprintOptions
 		outDir string
 	)
@@ -40,7 +41,7 @@ A failed build leaves a previous output directory untouched. build needs no netw
 			if outDir == "" {
 				return usageError{fmt.Errorf("--output DIR is required")}
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel)
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd)
 			if err != nil {
 				return err
 			}
@@ -62,6 +63,7 @@ A failed build leaves a previous output directory untouched. build needs no netw
 	cat.addFlags(cmd)
 	rel.addFlags(cmd)
 	sel.addFlags(cmd)
+	rnd.addFlags(cmd)
 	bp.addFlags(cmd)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build)")
 	return cmd
