@@ -29,14 +29,16 @@ func (o *Output) Empty() bool { return o.Documents == 0 }
 
 // ParseOutput checks a plugin's stdout: YAML documents that are either one
 // Kustomization or Kubernetes resources (apiVersion, kind and
-// metadata.name each). Errors are one line and name the document.
+// metadata.name each; a v1 List counts as its items). Errors are one line
+// and name the document.
 func ParseOutput(data []byte) (*Output, error) {
 	if !utf8Valid(data) {
 		return nil, errors.New("output is not UTF-8 text")
 	}
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
 	if err != nil {
-		return nil, fmt.Errorf("output is not YAML: %s", oneLine(err.Error()))
+		msg := strings.TrimPrefix(oneLine(err.Error()), "MalformedYAMLError: ")
+		return nil, fmt.Errorf("output is not YAML: %s", strings.TrimSuffix(msg, " in File: unknown"))
 	}
 	out := &Output{Documents: len(nodes)}
 	if len(nodes) == 0 {
@@ -46,7 +48,7 @@ func ParseOutput(data []byte) (*Output, error) {
 		if n.YNode().Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("document %d: not a Kubernetes resource or kustomization: got a %s", i+1, nodeKind(n.YNode()))
 		}
-		meta, err := n.GetMeta()
+		meta, _ := n.GetMeta() // missing fields are reported below
 		kind := n.GetKind()
 		switch {
 		case kind == "Kustomization" || kind == "Component":
@@ -58,12 +60,10 @@ func ParseOutput(data []byte) (*Output, error) {
 			}
 			out.Kustomization = data
 			return out, nil
-		case err != nil && kind == "":
+		case kind == "":
 			return nil, fmt.Errorf("document %d: missing kind (a resource needs apiVersion, kind and metadata.name; a kustomization needs kind: Kustomization)", i+1)
 		case meta.APIVersion == "":
 			return nil, fmt.Errorf("document %d: %s: missing apiVersion", i+1, kind)
-		case kind == "List" || strings.HasSuffix(kind, "List"):
-			return nil, fmt.Errorf("document %d: kind %s is not supported; print the items as separate documents", i+1, kind)
 		case meta.Name == "":
 			return nil, fmt.Errorf("document %d: %s: missing metadata.name", i+1, kind)
 		}
