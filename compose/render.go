@@ -19,19 +19,41 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/compose/plugin"
+	"github.com/microshift-compose/microshift-compose/releases"
 )
 
 // ErrImageNotInPlan is wrapped by the error for a rendered manifest that
 // names an image the plan does not embed.
 var ErrImageNotInPlan = fmt.Errorf("image is not in the plan")
 
-// addManifests renders the manifests of every selected component that has
-// a manifests/ kustomization or a plugin, pins their images to the plan's
-// references, cross-checks every container image against the plan, and
-// adds the rendered directories as device files.
-func (r *resolver) addManifests(ctx context.Context, p *plan.Plan) ([]plan.File, error) {
+// ManifestJob is one component's prepared kustomize rendering: what
+// Resolve renders into manifests.d/NNN-<name>/. Job is nil when the
+// component's plugin printed nothing.
+type ManifestJob struct {
+	Component string
+	// From is plan.FromManifests or plan.FromPlugin.
+	From string
+	Job  *manifests.Job
+}
+
+// ManifestJobs resolves req and prepares, without rendering, the kustomize
+// jobs of its components with manifests or a plugin (plugins run). It is
+// for benchmarks and for comparing with the kustomize CLI on exactly the
+// inputs Resolve renders (Job.WriteTo).
+func ManifestJobs(ctx context.Context, cat *components.Catalog, rel *releases.Release, req Request) ([]ManifestJob, error) {
+	r, p, err := newResolver(ctx, cat, rel, req)
+	if err != nil {
+		return nil, err
+	}
+	return r.prepareManifests(ctx, p)
+}
+
+// prepareManifests runs plugins and prepares a kustomize job for every
+// selected component that has manifests/ or a plugin, with an images:
+// override pinning its [manifests.images] to the plan's references.
+func (r *resolver) prepareManifests(ctx context.Context, p *plan.Plan) ([]ManifestJob, error) {
 	refs := imageRefs(p)
-	var files []plan.File
+	var jobs []ManifestJob
 	for _, n := range r.order {
 		c := r.cat.Components[n]
 		if !c.Renders() {
@@ -41,15 +63,15 @@ func (r *resolver) addManifests(ctx context.Context, p *plan.Plan) ([]plan.File,
 			return nil, err
 		}
 		in := manifests.Input{Component: n, FS: c.FS, Images: pins(c, refs[n])}
-		from := plan.FromManifests
+		mj := ManifestJob{Component: n, From: plan.FromManifests}
 		if c.HasPlugin {
-			from = plan.FromPlugin
+			mj.From = plan.FromPlugin
 			out, err := r.runPlugin(ctx, c)
 			if err != nil {
 				return nil, fmt.Errorf("component %q: %w", n, err)
 			}
 			if out.Empty() {
-				p.Notes = append(p.Notes, fmt.Sprintf("component %s: its plugin printed no manifests, so %s has no %03d-%s directory", n, ManifestsDevicePath, c.Order, n))
+				jobs = append(jobs, mj)
 				continue
 			}
 			in.Kustomization, in.Resources = out.Kustomization, out.Resources
@@ -60,19 +82,40 @@ func (r *resolver) addManifests(ctx context.Context, p *plan.Plan) ([]plan.File,
 		if err != nil {
 			return nil, fmt.Errorf("component %q: %w", n, err)
 		}
-		res, err := job.Render()
-		if err != nil {
-			return nil, fmt.Errorf("component %q: rendering %s: %w", n, from, err)
+		mj.Job = job
+		jobs = append(jobs, mj)
+	}
+	return jobs, nil
+}
+
+// addManifests renders the prepared jobs, cross-checks every container
+// image against the plan, and returns the rendered directories as device
+// files.
+func (r *resolver) addManifests(ctx context.Context, p *plan.Plan) ([]plan.File, error) {
+	jobs, err := r.prepareManifests(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var files []plan.File
+	for _, mj := range jobs {
+		c := r.cat.Components[mj.Component]
+		if mj.Job == nil {
+			p.Notes = append(p.Notes, fmt.Sprintf("component %s: its plugin printed no manifests, so %s has no %03d-%s directory", c.Name, ManifestsDevicePath, c.Order, c.Name))
+			continue
 		}
-		m, err := r.checkImages(p, n, from, res)
+		res, err := mj.Job.Render()
+		if err != nil {
+			return nil, fmt.Errorf("component %q: rendering %s: %w", c.Name, mj.From, err)
+		}
+		m, err := r.checkImages(p, c.Name, mj.From, res)
 		if err != nil {
 			return nil, err
 		}
-		dir := fmt.Sprintf("%s%03d-%s/", ManifestsDevicePath, c.Order, n)
+		dir := fmt.Sprintf("%s%03d-%s/", ManifestsDevicePath, c.Order, c.Name)
 		m.Dir = dir
-		files = append(files, plan.File{Path: dir + manifests.KustomizationFile, Mode: "0644", Component: n, Data: res.Kustomization})
+		files = append(files, plan.File{Path: dir + manifests.KustomizationFile, Mode: "0644", Component: c.Name, Data: res.Kustomization})
 		for _, rs := range res.Resources {
-			files = append(files, plan.File{Path: dir + rs.File, Mode: "0644", Component: n, Data: rs.Data})
+			files = append(files, plan.File{Path: dir + rs.File, Mode: "0644", Component: c.Name, Data: rs.Data})
 		}
 		p.Manifests = append(p.Manifests, m)
 	}

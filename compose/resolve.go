@@ -46,25 +46,8 @@ var ErrUnpinned = errors.New("image is not pinned by digest")
 // firewall, and the rendered manifests of components that have them (their
 // plugins run here).
 func Resolve(ctx context.Context, cat *components.Catalog, rel *releases.Release, req Request) (*plan.Plan, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	rel, own := cat.WithReleaseFiles(rel)
-	r := &resolver{cat: cat, rel: rel, req: req, reasons: map[string][]plan.Reason{}, ownFiles: own}
-	if err := r.checkRequest(); err != nil {
-		return nil, err
-	}
-	if err := r.selectComponents(); err != nil {
-		return nil, err
-	}
-	if err := r.checkSelection(); err != nil {
-		return nil, err
-	}
-	p := r.newPlan()
-	if err := r.addImages(p); err != nil {
-		return nil, err
-	}
-	if err := r.addConfig(p); err != nil {
+	r, p, err := newResolver(ctx, cat, rel, req)
+	if err != nil {
 		return nil, err
 	}
 	files, err := r.deviceFiles(p)
@@ -82,6 +65,32 @@ func Resolve(ctx context.Context, cat *components.Catalog, rel *releases.Release
 	r.addPackages(p)
 	r.addServicesAndFirewall(p)
 	return p, nil
+}
+
+// newResolver selects components and starts the plan: images and config.
+func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Release, req Request) (*resolver, *plan.Plan, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	rel, own := cat.WithReleaseFiles(rel)
+	r := &resolver{cat: cat, rel: rel, req: req, reasons: map[string][]plan.Reason{}, ownFiles: own}
+	if err := r.checkRequest(); err != nil {
+		return nil, nil, err
+	}
+	if err := r.selectComponents(); err != nil {
+		return nil, nil, err
+	}
+	if err := r.checkSelection(); err != nil {
+		return nil, nil, err
+	}
+	p := r.newPlan()
+	if err := r.addImages(p); err != nil {
+		return nil, nil, err
+	}
+	if err := r.addConfig(p); err != nil {
+		return nil, nil, err
+	}
+	return r, p, nil
 }
 
 type resolver struct {

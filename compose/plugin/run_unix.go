@@ -20,6 +20,13 @@ import (
 // group is killed. Failures are *Error values wrapping a sentinel.
 func Run(ctx context.Context, dir string, env []string, opts Options) ([]byte, error) {
 	opts = opts.withDefaults()
+	// exec resolves a relative program path against the child's working
+	// directory, which is dir itself.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, &Error{Command: "api-version", Kind: ErrFailed, Detail: "could not be started: " + err.Error()}
+	}
+	dir = abs
 	out, err := invoke(ctx, dir, env, "api-version", opts)
 	if err != nil {
 		return nil, err
