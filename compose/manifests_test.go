@@ -25,7 +25,7 @@ import (
 // edgeLight is the selection that renders every manifest- and plugin-based
 // component of the default catalog: the bridge CNI (which pulls in
 // kube-proxy, a plugin) and the hostpath CSI driver (static manifests).
-var edgeLight = compose.Request{Profile: "minimal", With: []string{"networking-bridge", "storage-hostpath"}}
+var edgeLight = compose.EdgeLight("")
 
 // TestGoldenManifests compares the whole output of the edge-light
 // selection, rendered manifests included, on both arches with

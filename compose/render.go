@@ -292,3 +292,11 @@ func (r *resolver) inFiles(p *plan.Plan, ref string) bool {
 	}
 	return false
 }
+
+// EdgeLight is the request that renders every manifest- and plugin-based
+// component of the default catalog: minimal with the bridge CNI (which
+// pulls in kube-proxy, a plugin) and the hostpath CSI driver. Benchmarks
+// and the kustomize CLI comparison of `make bench` use it.
+func EdgeLight(arch releases.Arch) Request {
+	return Request{Profile: "minimal", With: []string{"networking-bridge", "storage-hostpath"}, Arch: arch}
+}
