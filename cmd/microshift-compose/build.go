@@ -27,12 +27,20 @@ func newBuildCmd() *cobra.Command {
   images.txt          one digest-pinned image reference per line, sorted, unique
   compose.lock.json   the resolved plan
   config.d/           the MicroShift config drop-in the plan needs
-  files/              other files the device gets, at their device paths
+  manifests.d/        NNN-<component>/: prerendered kustomize manifests (kustomization.yaml
+                      and one file per resource), images pinned to the plan's digests
+  files/              other files the device gets, at their device paths (e.g. lvmd.yaml)
+
+Components with a manifests/ kustomization are rendered in process (no kustomize
+binary); components with a plugin run it first (docs/plugins.md). Every container
+image a rendered manifest names must be one of the plan's images.
 
 A failed build leaves a previous output directory untouched. build needs no network.`,
 		Example: `  microshift-compose build --profile full --arch x86_64 --output out/
   microshift-compose build --profile minimal --arch aarch64 --with multus --output out-min/
-  microshift-compose build --profile full --release-dir /usr/share/microshift/release --output out/`,
+  microshift-compose build --profile full --release-dir /usr/share/microshift/release --output out/
+  microshift-compose build --profile storage-only --lvmd lvmd.yaml --config config.yaml --output out/
+  microshift-compose build --profile minimal --with networking-bridge,storage-hostpath --output out-light/`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := sel.Validate(); err != nil {
@@ -55,8 +63,8 @@ A failed build leaves a previous output directory untouched. build needs no netw
 			if err := compose.Write(cmd.Context(), outDir, out); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: profile %s, release %s, %s: %d components, %d images, %d packages, %d device files\n",
-				outDir, p.Profile, p.Release.Stream, p.Arch, len(p.Components), len(p.Images), len(p.Packages), len(p.Files))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: profile %s, release %s, %s: %d components, %d images, %d packages, %d device files, %d manifests.d directories\n",
+				outDir, p.Profile, p.Release.Stream, p.Arch, len(p.Components), len(p.Images), len(p.Packages), len(p.Files), len(p.Manifests))
 			return nil
 		},
 	}
