@@ -322,6 +322,15 @@ next:
 		return nil
 	}
 	sort.Strings(unknown)
+	// Keys inside an unknown table are not mistakes of their own.
+	outer := unknown[:0]
+	for _, k := range unknown {
+		if len(outer) > 0 && strings.HasPrefix(k, outer[len(outer)-1]+".") {
+			continue
+		}
+		outer = append(outer, k)
+	}
+	unknown = outer
 	quoted := make([]string, len(unknown))
 	for i, k := range unknown {
 		quoted[i] = strconv.Quote(k)
