@@ -296,7 +296,8 @@ func (r *resolver) inFiles(p *plan.Plan, ref string) bool {
 // EdgeLight is the request that renders every manifest- and plugin-based
 // component of the default catalog: minimal with the bridge CNI (which
 // pulls in kube-proxy, a plugin) and the hostpath CSI driver. Benchmarks
-// and the kustomize CLI comparison of `make bench` use it.
+// and the kustomize CLI comparison of `make bench` use it. The hostpath
+// driver is published by tag only, so it needs AllowUnpinned.
 func EdgeLight(arch releases.Arch) Request {
-	return Request{Profile: "minimal", With: []string{"networking-bridge", "storage-hostpath"}, Arch: arch}
+	return Request{Profile: "minimal", With: []string{"networking-bridge", "storage-hostpath"}, Arch: arch, AllowUnpinned: true}
 }
