@@ -82,19 +82,35 @@ const badArchSuffix = "file name does not end in -x86_64.json or -aarch64.json"
 // document. fileName is the MicroShift file name (it carries the component
 // and arch); display names the file in errors (a path, or bundle: file).
 func ParseFile(display, fileName string, data []byte) (*File, error) {
+	f, _, err := parseFile(display, fileName, data)
+	return f, err
+}
+
+// span is where a string value sits in a file's bytes: [start, end).
+type span struct{ start, end int64 }
+
+// fileSpans records where ParseFile found release.base and each image
+// reference (parallel to File.Images), for Patch.
+type fileSpans struct {
+	base   span
+	images []span
+}
+
+func parseFile(display, fileName string, data []byte) (*File, *fileSpans, error) {
 	component, arch, ok, err := ParseFileName(fileName)
 	if err != nil {
 		// display names the file (a path or bundle: name); the bare
 		// ParseFileName error would lose the bundle it came from.
-		return nil, fmt.Errorf("%s: %s", display, badArchSuffix)
+		return nil, nil, fmt.Errorf("%s: %s", display, badArchSuffix)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%s: not a release file name (want release-<arch>.json or release-<component>-<arch>.json)", display)
+		return nil, nil, fmt.Errorf("%s: not a release file name (want release-<arch>.json or release-<component>-<arch>.json)", display)
 	}
 	f := &File{Name: fileName, Component: component, Arch: arch}
 	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("%s: file is larger than %d bytes", display, MaxFileSize)
+		return nil, nil, fmt.Errorf("%s: file is larger than %d bytes", display, MaxFileSize)
 	}
+	spans := &fileSpans{}
 	p := &jsonParser{display: display, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
 	p.dec.UseNumber()
 	sawRelease, sawImages := false, false
@@ -114,6 +130,7 @@ func ParseFile(display, fileName string, data []byte) (*File, error) {
 					return p.errorf("release.base is empty")
 				}
 				f.Base = s
+				spans.base = p.lastSpan()
 				return nil
 			})
 		case "images":
@@ -130,6 +147,7 @@ func ParseFile(display, fileName string, data []byte) (*File, error) {
 					return p.errorf("image %q: invalid image reference %q: %s", k, ref, escapeControl(problem))
 				}
 				f.Images = append(f.Images, Image{Key: k, Ref: ref})
+				spans.images = append(spans.images, p.lastSpan())
 				return nil
 			})
 		default:
@@ -137,21 +155,21 @@ func ParseFile(display, fileName string, data []byte) (*File, error) {
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := p.next(); err != io.EOF {
-		return nil, p.errorf("unexpected data after the JSON document")
+		return nil, nil, p.errorf("unexpected data after the JSON document")
 	}
 	if !sawRelease {
-		return nil, fmt.Errorf("%s: missing \"release\" object with \"base\"", display)
+		return nil, nil, fmt.Errorf("%s: missing \"release\" object with \"base\"", display)
 	}
 	if f.Base == "" {
-		return nil, fmt.Errorf("%s: missing release.base", display)
+		return nil, nil, fmt.Errorf("%s: missing release.base", display)
 	}
 	if !sawImages {
-		return nil, fmt.Errorf("%s: missing \"images\" object", display)
+		return nil, nil, fmt.Errorf("%s: missing \"images\" object", display)
 	}
-	return f, nil
+	return f, spans, nil
 }
 
 // jsonParser walks a JSON document token by token, which keeps key order and
@@ -175,6 +193,9 @@ func (p *jsonParser) next() (json.Token, error) {
 	p.tokStart = off
 	return p.dec.Token()
 }
+
+// lastSpan is where the last token read sits in the data.
+func (p *jsonParser) lastSpan() span { return span{p.tokStart, p.dec.InputOffset()} }
 
 func (p *jsonParser) errorf(format string, args ...any) error {
 	line, col := position(p.data, p.tokStart)
