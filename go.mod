@@ -8,7 +8,9 @@ require (
 	github.com/google/go-containerregistry v0.20.3
 	github.com/osbuild/blueprint v1.31.0
 	github.com/osbuild/images v0.260.0
+	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
 	github.com/spf13/cobra v1.10.2
+	golang.org/x/sync v0.19.0
 	golang.org/x/sys v0.48.0
 	sigs.k8s.io/yaml v1.6.0
 )
@@ -125,7 +127,6 @@ require (
 	golang.org/x/crypto v0.46.0 // indirect
 	golang.org/x/exp v0.0.0-20250103183323-7d7fa50e5329 // indirect
 	golang.org/x/net v0.48.0 // indirect
-	golang.org/x/sync v0.19.0 // indirect
 	golang.org/x/term v0.38.0 // indirect
 	golang.org/x/text v0.32.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20251202230838-ff82c1b0f217 // indirect

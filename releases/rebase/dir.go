@@ -1,0 +1,134 @@
+package rebase
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/microshift-compose/microshift-compose/internal/suggest"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+// CoreComponent names the core release file (release-<arch>.json) where a
+// component name is expected.
+const CoreComponent = "core"
+
+// ComponentName is the component a release file belongs to, CoreComponent
+// for the core file.
+func ComponentName(f *releases.File) string {
+	if f.Component == "" {
+		return CoreComponent
+	}
+	return f.Component
+}
+
+// dirFile is one release file of a directory being updated.
+type dirFile struct {
+	path string
+	data []byte
+	file *releases.File
+}
+
+// readDir reads and parses every release file of dir, and checks that
+// they form a release.
+func readDir(dir string) ([]*dirFile, *releases.Release, error) {
+	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("release dir %s does not exist", dir)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading release dir: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, nil, fmt.Errorf("release dir %s is not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading release dir %s: %w", dir, cause(err))
+	}
+	var out []*dirFile
+	var files []*releases.File
+	for _, e := range entries {
+		if _, _, ok, err := releases.ParseFileName(e.Name()); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", dir, err)
+		} else if !ok {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if !e.Type().IsRegular() {
+			return nil, nil, fmt.Errorf("%s: not a regular file", path)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", path, cause(err))
+		}
+		f, err := releases.ParseFile(path, e.Name(), data)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, &dirFile{path: path, data: data, file: f})
+		files = append(files, f)
+	}
+	rel, err := releases.New(dir, files)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, rel, nil
+}
+
+// Selection narrows the release files a command works on.
+type Selection struct {
+	// Arches keeps the files of these arches; empty means every arch.
+	Arches []releases.Arch
+	// Components keeps the files of these components (CoreComponent for
+	// release-<arch>.json); empty means every component.
+	Components []string
+}
+
+// IsZero reports whether the selection keeps every file.
+func (s Selection) IsZero() bool { return len(s.Arches) == 0 && len(s.Components) == 0 }
+
+// Filter returns the files of rel the selection keeps, sorted by name. A
+// component or arch the release does not have is an error, so that a typo
+// does not silently select nothing.
+func (s Selection) Filter(rel *releases.Release) ([]*releases.File, error) {
+	all := rel.Files()
+	var comps []string
+	arches := map[releases.Arch]bool{}
+	for _, f := range all {
+		if c := ComponentName(f); !slices.Contains(comps, c) {
+			comps = append(comps, c)
+		}
+		arches[f.Arch] = true
+	}
+	slices.Sort(comps)
+	for _, c := range s.Components {
+		if slices.Contains(comps, c) {
+			continue
+		}
+		if m := suggest.Closest(c, comps); m != "" {
+			return nil, fmt.Errorf("release %s has no component %q; did you mean %q?", rel.Source, c, m)
+		}
+		return nil, fmt.Errorf("release %s has no component %q (it has %s)", rel.Source, c, strings.Join(comps, ", "))
+	}
+	for _, a := range s.Arches {
+		if !arches[a] {
+			return nil, fmt.Errorf("release %s has no %s files", rel.Source, a)
+		}
+	}
+	var out []*releases.File
+	for _, f := range all {
+		if len(s.Arches) > 0 && !slices.Contains(s.Arches, f.Arch) {
+			continue
+		}
+		if len(s.Components) > 0 && !slices.Contains(s.Components, ComponentName(f)) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}

@@ -1,0 +1,177 @@
+package rebase
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"reflect"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// MaxInputSize bounds how much of a payload or CSV file is read. The
+// output of `oc adm release info -o json` is a few hundred kilobytes.
+const MaxInputSize = 32 << 20
+
+// NamedImage is one image of a payload or bundle: a payload's tag name or a
+// CSV's relatedImages name, and its reference.
+type NamedImage struct {
+	Name string `json:"name"`
+	Ref  string `json:"ref"`
+}
+
+// readInput reads a payload or CSV file with a size limit.
+func readInput(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, cause(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxInputSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > MaxInputSize {
+		return nil, fmt.Errorf("%s: file is larger than %d bytes", path, MaxInputSize)
+	}
+	return data, nil
+}
+
+// toJSON turns a JSON or YAML document into JSON, with errors that name
+// the file and, for JSON, the line and column.
+func toJSON(display string, data []byte) ([]byte, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 {
+		return nil, fmt.Errorf("%s: file is empty", display)
+	}
+	if trimmed[0] == '{' || trimmed[0] == '[' {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, jsonError(display, data, err)
+		}
+		off := dec.InputOffset()
+		for off < int64(len(data)) && strings.IndexByte(" \t\r\n", data[off]) >= 0 {
+			off++
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			line, col := position(data, off)
+			return nil, fmt.Errorf("%s: line %d, column %d: unexpected data after the JSON document", display, line, col)
+		}
+		return data, nil
+	}
+	out, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+		msg = strings.TrimPrefix(msg, "yaml: ")
+		msg = strings.TrimPrefix(oneLine(msg), "unmarshal errors: ")
+		return nil, fmt.Errorf("%s: invalid YAML: %s", display, msg)
+	}
+	return out, nil
+}
+
+func jsonError(display string, data []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := position(data, se.Offset)
+		return fmt.Errorf("%s: line %d, column %d: invalid JSON: %v", display, line, col, se)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: invalid JSON: unexpected end of file", display)
+	}
+	return fmt.Errorf("%s: invalid JSON: %v", display, err)
+}
+
+// decodeInto decodes converted JSON into v, turning type mismatches into
+// "field must be a list, got a string" errors with the field path.
+func decodeInto(display string, data []byte, v any) error {
+	err := json.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "the document"
+		}
+		return fmt.Errorf("%s: %s must be %s, got %s", display, field, kindName(te.Type), article(te.Value))
+	}
+	return fmt.Errorf("%s: %v", display, err)
+}
+
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a mapping"
+	case reflect.Pointer:
+		return kindName(t.Elem())
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	}
+	return "a number"
+}
+
+func article(jsonKind string) string {
+	switch jsonKind {
+	case "array":
+		return "a list"
+	case "object":
+		return "a mapping"
+	case "string", "number", "bool":
+		if jsonKind == "bool" {
+			jsonKind = "boolean"
+		}
+		return "a " + jsonKind
+	}
+	return jsonKind
+}
+
+// position converts a byte offset into a 1-based line and column.
+func position(data []byte, offset int64) (line, col int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// oneLine keeps an error message on one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// quoteList formats names for messages: "a", "b", "c" (and 4 more).
+func quoteList(names []string, limit int) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i == limit {
+			fmt.Fprintf(&b, " (and %d more)", len(names)-limit)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", n)
+	}
+	return b.String()
+}
+
+// cause drops the path an *fs.PathError repeats: messages here name the
+// file already.
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
