@@ -1,0 +1,452 @@
+// Package lockdiff compares two compose.lock.json files: what a change to a
+// profile, the catalog or the release does to a device image. It reads the
+// lock as data (tolerating fields newer tools add, such as the optional
+// footprint section) and renders the difference as Markdown for a pull
+// request or as JSON. It does not resolve, build or talk to registries.
+package lockdiff
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+)
+
+// MaxLockSize bounds how much of a lock file is read.
+const MaxLockSize = 64 << 20
+
+// Lock is a parsed compose.lock.json.
+type Lock struct {
+	Path string
+	Plan *plan.Plan
+	// Footprint is the optional footprint section, nil when absent.
+	Footprint *Footprint
+	// FootprintNote says why a footprint section present in the file could
+	// not be read ("" when there is none or it was read).
+	FootprintNote string
+}
+
+// Load reads and parses a lock file.
+func Load(path string) (*Lock, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("reading lock file %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxLockSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading lock file %s: %w", path, err)
+	}
+	if len(data) > MaxLockSize {
+		return nil, fmt.Errorf("%s: file is larger than %d bytes", path, MaxLockSize)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses a lock file's bytes; display names it in errors. The schema
+// must be one this tool writes; fields it does not know are ignored, so
+// that a lock from a newer minor version still compares.
+func Parse(display string, data []byte) (*Lock, error) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(data, &probe); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := position(data, se.Offset)
+			return nil, fmt.Errorf("%s: line %d, column %d: invalid JSON: %v", display, line, col, se)
+		}
+		return nil, fmt.Errorf("%s: not a compose.lock.json: %v", display, err)
+	}
+	raw, ok := probe["schema"]
+	if !ok {
+		return nil, fmt.Errorf("%s: not a compose.lock.json: no \"schema\" field", display)
+	}
+	var schema int
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		return nil, fmt.Errorf("%s: schema must be a number, got %s", display, raw)
+	}
+	if schema != plan.Schema {
+		return nil, fmt.Errorf("%s: lock schema %d; this version reads schema %d", display, schema, plan.Schema)
+	}
+	var p plan.Plan
+	if err := json.Unmarshal(data, &p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("%s: %s must be %s, got %s", display, te.Field, te.Type, te.Value)
+		}
+		return nil, fmt.Errorf("%s: %v", display, err)
+	}
+	l := &Lock{Path: display, Plan: &p}
+	if fp, ok := probe["footprint"]; ok && string(fp) != "null" {
+		l.Footprint, l.FootprintNote = parseFootprint(fp)
+	}
+	return l, nil
+}
+
+func position(data []byte, offset int64) (line, col int) {
+	offset = min(offset, int64(len(data)))
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// Diff is what changed from one lock to another.
+type Diff struct {
+	Old Side `json:"old"`
+	New Side `json:"new"`
+	// Components selected on one side only, in apply order, with why
+	// they are in (new side) or were in (old side).
+	ComponentsAdded   []ComponentChange `json:"components_added"`
+	ComponentsRemoved []ComponentChange `json:"components_removed"`
+	// Images, by the component and release-file key that needs them.
+	ImagesAdded   []ImageUse    `json:"images_added"`
+	ImagesRemoved []ImageUse    `json:"images_removed"`
+	ImagesChanged []ImageChange `json:"images_changed"`
+	// ImageCount is the number of distinct images on each side.
+	ImageCount Count            `json:"image_count"`
+	Packages   []PackageChange  `json:"packages"`
+	Config     []SettingChange  `json:"config"`
+	Files      []FileChange     `json:"files"`
+	Footprint  *FootprintChange `json:"footprint,omitempty"`
+	// Notes say what could not be compared (e.g. a footprint on one side).
+	Notes []string `json:"notes"`
+}
+
+// Side identifies one lock.
+type Side struct {
+	Path    string `json:"path"`
+	Release string `json:"release"`
+	Base    string `json:"base"`
+	Arch    string `json:"arch"`
+	Profile string `json:"profile"`
+}
+
+// Count is a number on both sides.
+type Count struct {
+	Old int `json:"old"`
+	New int `json:"new"`
+}
+
+// ComponentChange is a component on one side only.
+type ComponentChange struct {
+	Name    string   `json:"name"`
+	Reasons []string `json:"reasons"`
+}
+
+func componentChange(c plan.Component) ComponentChange {
+	cc := ComponentChange{Name: c.Name, Reasons: []string{}}
+	for _, r := range c.Reasons {
+		cc.Reasons = append(cc.Reasons, r.String())
+	}
+	return cc
+}
+
+// ImageUse is an image and the release-file entry that names it.
+type ImageUse struct {
+	Component string `json:"component"`
+	Key       string `json:"key"`
+	Ref       string `json:"ref"`
+}
+
+// ImageChange is a release-file entry whose image changed.
+type ImageChange struct {
+	Component string `json:"component"`
+	Key       string `json:"key"`
+	Old       string `json:"old"`
+	New       string `json:"new"`
+}
+
+// PackageChange is an RPM added, removed or given another version.
+type PackageChange struct {
+	Name   string `json:"name"`
+	Change string `json:"change"` // added, removed, version
+	Old    string `json:"old,omitempty"`
+	New    string `json:"new,omitempty"`
+}
+
+// SettingChange is a config drop-in value that changed.
+type SettingChange struct {
+	Path string `json:"path"`
+	Old  any    `json:"old"`
+	New  any    `json:"new"`
+}
+
+// FileChange is a device file added, removed or with new content.
+type FileChange struct {
+	Path   string `json:"path"`
+	Change string `json:"change"` // added, removed, changed
+}
+
+// Compare diffs two locks.
+func Compare(a, b *Lock) *Diff {
+	d := &Diff{
+		Old: side(a), New: side(b),
+		ComponentsAdded: []ComponentChange{}, ComponentsRemoved: []ComponentChange{},
+		ImagesAdded: []ImageUse{}, ImagesRemoved: []ImageUse{}, ImagesChanged: []ImageChange{},
+		Packages: []PackageChange{}, Config: []SettingChange{}, Files: []FileChange{}, Notes: []string{},
+		ImageCount: Count{len(a.Plan.Images), len(b.Plan.Images)},
+	}
+	oc, nc := a.Plan.ComponentNames(), b.Plan.ComponentNames()
+	for _, c := range b.Plan.Components {
+		if !slices.Contains(oc, c.Name) {
+			d.ComponentsAdded = append(d.ComponentsAdded, componentChange(c))
+		}
+	}
+	for _, c := range a.Plan.Components {
+		if !slices.Contains(nc, c.Name) {
+			d.ComponentsRemoved = append(d.ComponentsRemoved, componentChange(c))
+		}
+	}
+
+	ou, nu := uses(a.Plan), uses(b.Plan)
+	for _, k := range sortedKeys(nu) {
+		if o, ok := ou[k]; !ok {
+			d.ImagesAdded = append(d.ImagesAdded, ImageUse{k.component, k.key, nu[k]})
+		} else if o != nu[k] {
+			d.ImagesChanged = append(d.ImagesChanged, ImageChange{k.component, k.key, o, nu[k]})
+		}
+	}
+	for _, k := range sortedKeys(ou) {
+		if _, ok := nu[k]; !ok {
+			d.ImagesRemoved = append(d.ImagesRemoved, ImageUse{k.component, k.key, ou[k]})
+		}
+	}
+
+	op, np := packages(a.Plan), packages(b.Plan)
+	for _, n := range unionKeys(op, np) {
+		o, inOld := op[n]
+		nv, inNew := np[n]
+		switch {
+		case !inOld:
+			d.Packages = append(d.Packages, PackageChange{Name: n, Change: "added", New: nv})
+		case !inNew:
+			d.Packages = append(d.Packages, PackageChange{Name: n, Change: "removed", Old: o})
+		case o != nv:
+			d.Packages = append(d.Packages, PackageChange{Name: n, Change: "version", Old: o, New: nv})
+		}
+	}
+
+	oldSet, newSet := settings(a.Plan), settings(b.Plan)
+	for _, path := range unionKeys(oldSet, newSet) {
+		if !reflect.DeepEqual(oldSet[path], newSet[path]) {
+			d.Config = append(d.Config, SettingChange{Path: path, Old: oldSet[path], New: newSet[path]})
+		}
+	}
+
+	of, nf := files(a.Plan), files(b.Plan)
+	for _, path := range unionKeys(of, nf) {
+		o, inOld := of[path]
+		n, inNew := nf[path]
+		switch {
+		case !inOld:
+			d.Files = append(d.Files, FileChange{path, "added"})
+		case !inNew:
+			d.Files = append(d.Files, FileChange{path, "removed"})
+		case o != n:
+			d.Files = append(d.Files, FileChange{path, "changed"})
+		}
+	}
+
+	d.Footprint, d.Notes = compareFootprints(a, b)
+	if d.Notes == nil {
+		d.Notes = []string{}
+	}
+	return d
+}
+
+// Empty reports whether the locks describe the same device image.
+func (d *Diff) Empty() bool {
+	return d.Old.Release == d.New.Release && d.Old.Base == d.New.Base && d.Old.Arch == d.New.Arch &&
+		len(d.ComponentsAdded)+len(d.ComponentsRemoved)+len(d.ImagesAdded)+len(d.ImagesRemoved)+len(d.ImagesChanged)+
+			len(d.Packages)+len(d.Config)+len(d.Files) == 0 && (d.Footprint == nil || !d.Footprint.changed())
+}
+
+func side(l *Lock) Side {
+	p := l.Plan
+	return Side{Path: l.Path, Release: p.Release.Version, Base: p.Release.Base, Arch: p.Arch, Profile: p.Profile}
+}
+
+type useKey struct{ component, key string }
+
+func uses(p *plan.Plan) map[useKey]string {
+	out := map[useKey]string{}
+	for _, im := range p.Images {
+		for _, u := range im.Uses {
+			out[useKey{u.Component, u.Key}] = im.Ref
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[useKey]string) []useKey {
+	keys := make([]useKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].component != keys[j].component {
+			return keys[i].component < keys[j].component
+		}
+		return keys[i].key < keys[j].key
+	})
+	return keys
+}
+
+func packages(p *plan.Plan) map[string]string {
+	out := map[string]string{}
+	for _, pk := range p.Packages {
+		out[pk.Name] = pk.Version
+	}
+	return out
+}
+
+func settings(p *plan.Plan) map[string]any {
+	out := map[string]any{}
+	for _, s := range p.ConfigSources {
+		out[s.Path] = s.Value
+	}
+	return out
+}
+
+func files(p *plan.Plan) map[string]string {
+	out := map[string]string{}
+	for _, f := range p.Files {
+		out[f.Path] = f.SHA256 + "/" + f.Mode
+	}
+	return out
+}
+
+func unionKeys[V any](a, b map[string]V) []string {
+	var out []string
+	for k := range a {
+		out = append(out, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Markdown renders the diff for a pull request description.
+func (d *Diff) Markdown() []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "### compose.lock.json: %s → %s\n\n", d.Old.Path, d.New.Path)
+	b.WriteString("| | old | new |\n| --- | --- | --- |\n")
+	for _, r := range [][3]string{
+		{"release", d.Old.Release, d.New.Release},
+		{"release.base", d.Old.Base, d.New.Base},
+		{"arch", d.Old.Arch, d.New.Arch},
+		{"profile", d.Old.Profile, d.New.Profile},
+		{"images", fmt.Sprint(d.ImageCount.Old), fmt.Sprint(d.ImageCount.New)},
+	} {
+		mark := ""
+		if r[1] != r[2] {
+			mark = " **changed**"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | `%s`%s |\n", r[0], r[1], r[2], mark)
+	}
+	if d.Empty() {
+		b.WriteString("\nNo changes.\n")
+		return b.Bytes()
+	}
+	if len(d.ComponentsAdded)+len(d.ComponentsRemoved) > 0 {
+		b.WriteString("\n#### Components\n\n")
+		for _, c := range d.ComponentsAdded {
+			fmt.Fprintf(&b, "- added `%s` (%s)\n", c.Name, strings.Join(c.Reasons, "; "))
+		}
+		for _, c := range d.ComponentsRemoved {
+			fmt.Fprintf(&b, "- removed `%s` (was: %s)\n", c.Name, strings.Join(c.Reasons, "; "))
+		}
+	}
+	if len(d.ImagesAdded)+len(d.ImagesRemoved)+len(d.ImagesChanged) > 0 {
+		b.WriteString("\n#### Images\n\n| component | key | change | image |\n| --- | --- | --- | --- |\n")
+		for _, c := range d.ImagesChanged {
+			fmt.Fprintf(&b, "| %s | `%s` | changed | `%s` → `%s` |\n", c.Component, c.Key, shortRef(c.Old), shortRef(c.New))
+		}
+		for _, u := range d.ImagesAdded {
+			fmt.Fprintf(&b, "| %s | `%s` | added | `%s` |\n", u.Component, u.Key, shortRef(u.Ref))
+		}
+		for _, u := range d.ImagesRemoved {
+			fmt.Fprintf(&b, "| %s | `%s` | removed | `%s` |\n", u.Component, u.Key, shortRef(u.Ref))
+		}
+	}
+	if len(d.Packages) > 0 {
+		b.WriteString("\n#### Packages\n\n")
+		for _, p := range d.Packages {
+			switch p.Change {
+			case "added":
+				fmt.Fprintf(&b, "- added `%s` %s\n", p.Name, version(p.New))
+			case "removed":
+				fmt.Fprintf(&b, "- removed `%s` %s\n", p.Name, version(p.Old))
+			default:
+				fmt.Fprintf(&b, "- `%s` %s → %s\n", p.Name, version(p.Old), version(p.New))
+			}
+		}
+	}
+	if len(d.Config) > 0 {
+		b.WriteString("\n#### Config\n\n")
+		for _, s := range d.Config {
+			fmt.Fprintf(&b, "- `%s`: %s → %s\n", s.Path, value(s.Old), value(s.New))
+		}
+	}
+	if len(d.Files) > 0 {
+		b.WriteString("\n#### Device files\n\n")
+		for _, f := range d.Files {
+			fmt.Fprintf(&b, "- %s `%s`\n", f.Change, f.Path)
+		}
+	}
+	if d.Footprint != nil {
+		d.Footprint.markdown(&b)
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(&b, "\nNote: %s\n", n)
+	}
+	return b.Bytes()
+}
+
+// version prints an RPM version glob; "" means any version.
+func version(v string) string {
+	if v == "" {
+		return "(any version)"
+	}
+	return v
+}
+
+func value(v any) string {
+	if v == nil {
+		return "(unset)"
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return "`" + string(data) + "`"
+}
+
+// shortRef shortens the digest of a reference to 12 hex digits.
+func shortRef(ref string) string {
+	repo, d, ok := strings.Cut(ref, "@")
+	if !ok {
+		return ref
+	}
+	if algo, hex, ok := strings.Cut(d, ":"); ok && len(hex) > 12 {
+		d = algo + ":" + hex[:12]
+	}
+	return repo + "@" + d
+}
