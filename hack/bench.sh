@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Prints the performance figures the issues ask for. Run with `make bench`
-# (which builds bin/microshift-compose first). Sections: build, render.
+# (which builds bin/microshift-compose first). Sections: build, render, verify.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=bin/microshift-compose
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(build render)
+[ ${#sections[@]} -eq 0 ] && sections=(build render verify)
 
 ensure() { # ensure <command> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
@@ -65,6 +65,16 @@ print(f"kustomize build CLI: median {r['median']*1000:.1f} ms (mean {r['mean']*1
 print(f"ratio: the CLI takes {r['median']/inproc:.1f}x as long as in-process rendering")
 PY
   rm -rf "$out"
+}
+
+bench_verify() {
+  echo "== release verify of 100 images against a local docker-registry (target: < 2 s)"
+  ensure docker-registry docker-registry
+  # The benchmark pushes 100 synthetic images (70 single-arch, 30 indexes,
+  # over 10 repositories), then times rebase.Verify with a new client per
+  # run: connection setup, registry pings, manifest and config fetches.
+  go test ./releases/rebase -run '^$' -bench Verify100 -benchtime 20x -count 3 | grep -E '^Benchmark' |
+    awk '{ printf "%s: %.0f ms per verify of 100 images\n", $1, $3 / 1e6 }'
 }
 
 for s in "${sections[@]}"; do "bench_$s"; done

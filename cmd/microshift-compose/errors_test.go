@@ -10,9 +10,10 @@ import (
 )
 
 // badInput is one wrong command line. In args and want, {bad} stands for
-// testdata/bad, {ref} for ../shared/reference/microshift-release and {out}
-// for an output directory that holds a previous successful build: a case
-// that names {out} must leave it byte-identical.
+// testdata/bad, {rebase} for testdata/rebase (good payloads and CSVs), {ref}
+// for ../shared/reference/microshift-release and {out} for an output
+// directory that holds a previous successful build: a case that names {out}
+// must leave it byte-identical.
 type badInput struct {
 	name string
 	args []string
@@ -545,6 +546,190 @@ var badInputs = []badInput{
 		code: exitError,
 	},
 
+	// Rebase tooling: release update/verify/diff/import and diff. Inputs
+	// that fail before anything is written, so the read-only reference
+	// directory serves as the release directory.
+	{
+		name: "release update/no source",
+		args: []string{"release", "update", "{ref}/release-4.18"},
+		want: "nothing to update: give --payload, --csv or --resolve-tags",
+		code: exitUsage,
+	},
+	{
+		name: "release update/no directory",
+		args: []string{"release", "update", "--resolve-tags"},
+		want: "accepts 1 arg(s), received 0",
+		code: exitUsage,
+	},
+	{
+		name: "release update/payload without arch",
+		args: []string{"release", "update", "{ref}/release-4.18", "--payload", "{rebase}/payloads/image-references-x86_64.json"},
+		want: `--payload "{rebase}/payloads/image-references-x86_64.json": want ARCH=FILE, e.g. --payload x86_64=release-x86_64.json`,
+		code: exitUsage,
+	},
+	{
+		name: "release update/payload for an unknown arch",
+		args: []string{"release", "update", "{ref}/release-4.18", "--payload", "ppc64le={rebase}/payloads/image-references-x86_64.json"},
+		want: `--payload ppc64le={rebase}/payloads/image-references-x86_64.json: unknown arch "ppc64le" (want one of x86_64, aarch64, amd64, arm64)`,
+		code: exitUsage,
+	},
+	{
+		name: "release update/two payloads for one arch",
+		args: []string{"release", "update", "{ref}/release-4.18", "--payload", "x86_64={rebase}/payloads/image-references-x86_64.json", "--payload", "amd64={rebase}/payloads/image-references-x86_64.yaml"},
+		want: "--payload: two payloads for x86_64",
+		code: exitUsage,
+	},
+	{
+		name: "release update/payload and CSV",
+		args: []string{"release", "update", "{ref}/release-4.18", "--payload", "x86_64={rebase}/payloads/image-references-x86_64.json", "--csv", "{rebase}/csvs/lvms-operator.v4.18.4.clusterserviceversion.yaml"},
+		want: "--payload and --csv cannot be combined; run one update per source",
+		code: exitUsage,
+	},
+	{
+		name: "release update/map without a source",
+		args: []string{"release", "update", "{ref}/release-4.18", "--resolve-tags", "--map", "lvms_operator=lvms-operator"},
+		want: "--map maps keys to a --payload or --csv; give one",
+		code: exitUsage,
+	},
+	{
+		name: "release update/map without a name",
+		args: []string{"release", "update", "{ref}/release-4.18", "--csv", "{rebase}/csvs/lvms-operator.v4.18.4.clusterserviceversion.yaml", "--map", "lvms_operator"},
+		want: `--map "lvms_operator": want KEY=NAME, e.g. --map lvms_operator=lvms-operator`,
+		code: exitUsage,
+	},
+	{
+		name: "release update/index digest without resolving",
+		args: []string{"release", "update", "{ref}/release-4.18", "--csv", "{rebase}/csvs/lvms-operator.v4.18.4.clusterserviceversion.yaml", "--index-digest"},
+		want: "--index-digest chooses what --resolve-tags writes; add --resolve-tags",
+		code: exitUsage,
+	},
+	{
+		name: "release update/truncated payload",
+		args: []string{"release", "update", "{ref}/release-4.18", "--payload", "x86_64={bad}/payloads/truncated.json"},
+		want: "{bad}/payloads/truncated.json: invalid JSON: unexpected end of file",
+		code: exitError,
+	},
+	{
+		name: "release update/payload of another kind",
+		args: []string{"release", "update", "{ref}/release-4.18", "--payload", "x86_64={bad}/payloads/wrong-kind.yaml"},
+		want: `{bad}/payloads/wrong-kind.yaml: kind "cincinnati-metadata-v0" is not a release payload (want the payload's image-references ImageStream or ` + "`oc adm release info -o json`" + ` output)`,
+		code: exitError,
+	},
+	{
+		name: "release update/payload with a duplicate tag",
+		args: []string{"release", "update", "{ref}/release-4.18", "--payload", "aarch64={bad}/payloads/duplicate-tag.json"},
+		want: `{bad}/payloads/duplicate-tag.json: spec.tags[1] "cli": duplicate tag name (also spec.tags[0])`,
+		code: exitError,
+	},
+	{
+		name: "release update/missing payload file",
+		args: []string{"release", "update", "{ref}/release-4.18", "--payload", "x86_64={bad}/payloads/nonexistent.json"},
+		want: "reading {bad}/payloads/nonexistent.json: no such file or directory",
+		code: exitError,
+	},
+	{
+		name: "release update/payload of the other arch",
+		args: []string{"release", "update", "{ref}/release-4.18", "--payload", "x86_64={rebase}/payloads/release-info-aarch64.json"},
+		want: "payload {rebase}/payloads/release-info-aarch64.json: release 4.18.0-0.nightly-arm64-2026-09-02-094512 is for arm64, not x86_64 (amd64); pass it as --payload aarch64={rebase}/payloads/release-info-aarch64.json",
+		code: exitError,
+	},
+	{
+		name: "release update/CSV without relatedImages",
+		args: []string{"release", "update", "{ref}/release-4.18", "--csv", "{bad}/csvs/no-related-images.clusterserviceversion.yaml", "--map", "lvms_operator=lvms-operator"},
+		want: "{bad}/csvs/no-related-images.clusterserviceversion.yaml: CSV lvms-operator.v4.18.4 has no spec.relatedImages: the bundle does not list its images (build it with relatedImages, as disconnected installs need)",
+		code: exitError,
+	},
+	{
+		name: "release update/not a CSV",
+		args: []string{"release", "update", "{ref}/release-4.18", "--csv", "{bad}/csvs/deployment.yaml", "--map", "lvms_operator=lvms-operator"},
+		want: `{bad}/csvs/deployment.yaml: kind is "Deployment", want ClusterServiceVersion (the bundle's manifests/*.clusterserviceversion.yaml)`,
+		code: exitError,
+	},
+	{
+		name: "release update/key mapped to nothing",
+		args: []string{"release", "update", "{ref}/release-4.18", "--csv", "{rebase}/csvs/lvms-operator.v4.18.4.clusterserviceversion.yaml", "--map", "lvms_operator=lvms-operatr"},
+		want: `mapping lvms_operator=lvms-operatr: CSV {rebase}/csvs/lvms-operator.v4.18.4.clusterserviceversion.yaml (lvms-operator.v4.18.4) has no relatedImages entry "lvms-operatr"; did you mean "lvms-operator"?`,
+		code: exitError,
+	},
+	{
+		name: "release update/unknown component",
+		args: []string{"release", "update", "{ref}/release-4.18", "--resolve-tags", "--component", "olmm"},
+		want: `release {ref}/release-4.18 has no component "olmm"; did you mean "olm"?`,
+		code: exitError,
+	},
+	{
+		name: "release verify/unknown arch",
+		args: []string{"release", "verify", "{ref}/release-4.18", "--arch", "ppc64le"},
+		want: `--arch: unknown arch "ppc64le" (want one of x86_64, aarch64, amd64, arm64)`,
+		code: exitUsage,
+	},
+	{
+		name: "release verify/bad release file",
+		args: []string{"release", "verify", "{bad}/releases/invalid-json"},
+		want: `{bad}/releases/invalid-json/release-x86_64.json: line 7, column 5: invalid JSON: invalid character '"' after object key:value pair`,
+		code: exitError,
+	},
+	{
+		name: "release verify/no embedded release",
+		args: []string{"release", "verify", "--release", "6.1"},
+		want: `selecting embedded release: no release matches "6.1" (have 4.18, 5.0)`,
+		code: exitError,
+	},
+	{
+		name: "release diff/one argument",
+		args: []string{"release", "diff", "4.18"},
+		want: "accepts 2 arg(s), received 1",
+		code: exitUsage,
+	},
+	{
+		name: "release diff/no such release",
+		args: []string{"release", "diff", "4.18", "6.1"},
+		want: "6.1: no such directory, and no embedded release matches it (have 4.18, 5.0)",
+		code: exitError,
+	},
+	{
+		name: "release diff/neither directory nor version",
+		args: []string{"release", "diff", "{bad}/releases/nonexistent", "5.0"},
+		want: "{bad}/releases/nonexistent: no such directory, and not an embedded release version (have 4.18, 5.0)",
+		code: exitError,
+	},
+	{
+		name: "release diff/a build output",
+		args: []string{"release", "diff", "{out}", "5.0"},
+		want: "{out} is a build output (it holds compose.lock.json); compare builds with 'microshift-compose diff'",
+		code: exitError,
+	},
+	{
+		name: "release diff/a lock file",
+		args: []string{"release", "diff", "4.18", "{out}/compose.lock.json"},
+		want: "{out}/compose.lock.json is a file; release diff compares release directories or embedded release versions (compare compose.lock.json files with 'microshift-compose diff')",
+		code: exitError,
+	},
+	{
+		name: "diff/newer lock schema",
+		args: []string{"diff", "{out}", "{bad}/locks/schema-2.json"},
+		want: "{bad}/locks/schema-2.json: lock schema 2; this version reads schema 1",
+		code: exitError,
+	},
+	{
+		name: "diff/a release directory",
+		args: []string{"diff", "{ref}/release-4.18", "{out}"},
+		want: "{ref}/release-4.18 has no compose.lock.json: diff compares build outputs or their lock files (compare release directories with 'microshift-compose release diff')",
+		code: exitError,
+	},
+	{
+		name: "release import/no origin",
+		args: []string{"release", "import", "{ref}/release-4.18"},
+		want: `--origin is required: say where the files come from, e.g. --origin "openshift/microshift at <commit>"`,
+		code: exitUsage,
+	},
+	{
+		name: "release import/no data directory",
+		args: []string{"release", "import", "{ref}/release-4.18", "--origin", "openshift/microshift at 8eb6c2962b3a", "--data-dir", "{bad}/nonexistent"},
+		want: "release data directory {bad}/nonexistent does not exist (run in the microshift-compose source tree, or pass --data-dir)",
+		code: exitError,
+	},
+
 	// The output directory itself.
 	{
 		name: "output/is a file",
@@ -582,7 +767,7 @@ func TestBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			parent := t.TempDir()
 			out := filepath.Join(parent, "out")
-			expand := strings.NewReplacer("{bad}", bad, "{ref}", ref, "{out}", out).Replace
+			expand := strings.NewReplacer("{bad}", bad, "{rebase}", filepath.Join(root(t), "testdata", "rebase"), "{ref}", ref, "{out}", out).Replace
 			usesOut := false
 			args := make([]string, len(tc.args))
 			for i, a := range tc.args {
@@ -643,7 +828,9 @@ func TestBadInputFixturesExist(t *testing.T) {
 	used := map[string]bool{}
 	for _, tc := range badInputs {
 		for _, a := range tc.args {
-			if rest, ok := strings.CutPrefix(a, "{bad}/"); ok && !strings.Contains(rest, "nonexistent") && !strings.Contains(rest, "missing.yaml") {
+			// Flag values such as --payload x86_64={bad}/... name fixtures too.
+			_, rest, ok := strings.Cut(a, "{bad}/")
+			if ok && !strings.Contains(rest, "nonexistent") && !strings.Contains(rest, "missing.yaml") {
 				used[rest] = true
 				if _, err := os.Stat(filepath.Join(bad, rest)); err != nil {
 					t.Errorf("case %q: fixture %s: %v", tc.name, rest, err)
@@ -651,7 +838,7 @@ func TestBadInputFixturesExist(t *testing.T) {
 			}
 		}
 	}
-	for _, kind := range []string{"catalogs", "releases", "configs"} {
+	for _, kind := range []string{"catalogs", "releases", "configs", "payloads", "csvs", "locks"} {
 		entries, err := os.ReadDir(filepath.Join(bad, kind))
 		if err != nil {
 			t.Fatal(err)

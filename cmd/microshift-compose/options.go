@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose/plugin"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/rebase"
 )
 
 // catalogOptions select the component catalog.
@@ -240,4 +242,48 @@ func printJSON(w io.Writer, v any) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// fileSelectOptions narrow the release files a release command works on.
+type fileSelectOptions struct {
+	// Arches are x86_64/aarch64 (amd64/arm64 accepted).
+	Arches []string
+	// Components are release-file components; "core" is release-<arch>.json.
+	Components []string
+}
+
+func (o *fileSelectOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringSliceVar(&o.Arches, "arch", nil, "only the files of this arch: x86_64 or aarch64 (repeat or comma-separate)")
+	f.StringSliceVar(&o.Components, "component", nil, `only the files of this component ("core" for release-<arch>.json, "olm" for release-olm-<arch>.json; repeat or comma-separate)`)
+}
+
+func (o *fileSelectOptions) Validate() error {
+	for _, a := range o.Arches {
+		if _, err := releases.ParseArch(a); err != nil {
+			return usageError{fmt.Errorf("--arch: %w", err)}
+		}
+	}
+	for _, c := range o.Components {
+		if strings.TrimSpace(c) == "" {
+			return usageError{errors.New("--component: empty component name")}
+		}
+	}
+	return nil
+}
+
+func (o *fileSelectOptions) selection() rebase.Selection {
+	var s rebase.Selection
+	for _, a := range o.Arches {
+		arch, _ := releases.ParseArch(a) // checked by Validate
+		if !slices.Contains(s.Arches, arch) {
+			s.Arches = append(s.Arches, arch)
+		}
+	}
+	for _, c := range o.Components {
+		if !slices.Contains(s.Components, c) {
+			s.Components = append(s.Components, c)
+		}
+	}
+	return s
 }

@@ -13,11 +13,17 @@ import (
 func newReleaseCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "release",
-		Short: "Inspect MicroShift release files",
+		Short: "Inspect, update, verify, diff and import MicroShift release files",
 		Args:  noArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newReleaseListCmd())
+	cmd.AddCommand(
+		newReleaseListCmd(),
+		newReleaseUpdateCmd(),
+		newReleaseVerifyCmd(),
+		newReleaseDiffCmd(),
+		newReleaseImportCmd(),
+	)
 	return cmd
 }
 

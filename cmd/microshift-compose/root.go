@@ -94,6 +94,7 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 		newComponentsCmd(),
 		newValidateCmd(),
 		newReleaseCmd(),
+		newDiffCmd(),
 		newVersionCmd(),
 		newDocsCmd(),
 	)

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/rebase"
+)
+
+// verifyJSON is release verify --output json.
+type verifyJSON struct {
+	Release string         `json:"release"`
+	Summary verifySummary  `json:"summary"`
+	Images  []rebase.Check `json:"images"`
+}
+
+type verifySummary struct {
+	Files  int `json:"files"`
+	Images int `json:"images"`
+	OK     int `json:"ok"`
+	Failed int `json:"failed"`
+	// Reasons counts failures per reason.
+	Reasons map[rebase.Reason]int `json:"reasons"`
+}
+
+func newReleaseVerifyCmd() *cobra.Command {
+	var (
+		constraint string
+		files      fileSelectOptions
+		reg        registryOptions
+		format     formatOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "verify [DIR]",
+		Short: "Check every image of a release against its registry",
+		Long: `verify checks every image reference of the release files in DIR (or of an
+embedded release, chosen with --release) against its registry: it must be
+pinned by digest, its manifest must exist (it is fetched by digest, so its
+bytes are checked against the digest too), and it must hold an image for the
+file's arch (an index must list linux/<arch>; a single image's config must
+name that arch when it names one).
+
+Registries are queried concurrently (--jobs), each distinct image once, with
+credentials from the Docker/Podman auth files and TLS verified. The result is
+a table with one line per image entry (or --output json); the command exits 1
+when any image fails, naming the reason: unpinned, not-found (404),
+unauthorized (401), forbidden (403), arch-missing, invalid or error.`,
+		Example: `  microshift-compose release verify /usr/share/microshift/release
+  microshift-compose release verify --release 4.18 --arch aarch64 --output json
+  microshift-compose release verify assets/release --component olm --jobs 16`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, v := range []interface{ Validate() error }{&files, &reg, &format} {
+				if err := v.Validate(); err != nil {
+					return err
+				}
+			}
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			rel := releaseOptions{Dir: dir, Constraint: constraint}
+			r, err := rel.load()
+			if err != nil {
+				return err
+			}
+			selected, err := files.selection().Filter(r)
+			if err != nil {
+				return err
+			}
+			checks, err := rebase.Verify(cmd.Context(), selected, reg.client())
+			if err != nil {
+				return err
+			}
+			sum := summarize(selected, checks)
+			if format.json() {
+				if err := printJSON(cmd.OutOrStdout(), verifyJSON{Release: r.String(), Summary: sum, Images: checks}); err != nil {
+					return err
+				}
+			} else if err := printChecks(cmd.OutOrStdout(), r, sum, checks); err != nil {
+				return err
+			}
+			if sum.Failed > 0 {
+				return fmt.Errorf("%d of %d images failed verification (%s)", sum.Failed, sum.Images, reasonList(sum.Reasons))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&constraint, "release", "", `embedded release to verify when no DIR is given, as a semver constraint ("4.18"); default: the newest`)
+	files.addFlags(cmd)
+	reg.addFlags(cmd)
+	format.addFlags(cmd)
+	return cmd
+}
+
+func summarize(files []*releases.File, checks []rebase.Check) verifySummary {
+	s := verifySummary{Files: len(files), Images: len(checks), Reasons: map[rebase.Reason]int{}}
+	for _, c := range checks {
+		if c.OK {
+			s.OK++
+		} else {
+			s.Failed++
+			s.Reasons[c.Reason]++
+		}
+	}
+	return s
+}
+
+func reasonList(m map[rebase.Reason]int) string {
+	var parts []string
+	for r, n := range m {
+		parts = append(parts, fmt.Sprintf("%d %s", n, r))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+func printChecks(w io.Writer, r *releases.Release, sum verifySummary, checks []rebase.Check) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RESULT\tFILE\tKEY\tREFERENCE\tDETAIL")
+	for _, c := range checks {
+		result := "ok"
+		detail := c.Message
+		if !c.OK {
+			result = "FAIL"
+			detail = string(c.Reason) + ": " + c.Message
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", result, c.File, c.Key, shortRef(c.Ref), detail)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "release %s: %d images in %d files: %d ok, %d failed\n", r, sum.Images, sum.Files, sum.OK, sum.Failed)
+	return err
+}
+
+// shortRef shortens a reference's digest to 12 hex digits for tables;
+// --output json has it whole.
+func shortRef(ref string) string {
+	repo, d, ok := strings.Cut(ref, "@")
+	if !ok {
+		return ref
+	}
+	if algo, hex, ok := strings.Cut(d, ":"); ok && len(hex) > 12 {
+		d = algo + ":" + hex[:12]
+	}
+	return repo + "@" + d
+}
