@@ -664,6 +664,12 @@ var badInputs = []badInput{
 		code: exitUsage,
 	},
 	{
+		name: "release verify/component not of that arch",
+		args: []string{"release", "verify", "{ref}/main", "--component", "ai-model-serving", "--arch", "aarch64"},
+		want: "release {ref}/main has no ai-model-serving files for aarch64",
+		code: exitError,
+	},
+	{
 		name: "release verify/bad release file",
 		args: []string{"release", "verify", "{bad}/releases/invalid-json"},
 		want: `{bad}/releases/invalid-json/release-x86_64.json: line 7, column 5: invalid JSON: invalid character '"' after object key:value pair`,

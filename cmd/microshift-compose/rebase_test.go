@@ -199,7 +199,7 @@ func TestReleaseVerifyAndResolveCommands(t *testing.T) {
 	table := mustRun(t, "release", "verify", dir)
 	lines := nonEmptyLines(table)
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "RESULT") || !strings.HasPrefix(lines[1], "ok ") || !strings.HasPrefix(lines[2], "ok ") ||
-		lines[3] != "release 4.19 ("+dir+"): 2 images in 1 files: 2 ok, 0 failed" {
+		lines[3] != "release 4.19 ("+dir+"): 2 images in 1 file: 2 ok, 0 failed" {
 		t.Errorf("release verify printed:\n%s", table)
 	}
 	if !strings.Contains(lines[1], shortRef(agent)) || !strings.Contains(lines[2], "index, linux/amd64 sha256:") {
@@ -238,7 +238,7 @@ func TestReleaseVerifyAndResolveCommands(t *testing.T) {
 	}
 	// --arch narrows the check to the files of one arch.
 	stdout, stderr, code = runCLI(t, "release", "verify", dir, "--arch", "aarch64", "--component", "core")
-	if code != exitError || stderr != "error: 1 of 2 images failed verification (1 unpinned)\n" || !strings.Contains(stdout, ": 2 images in 1 files: 1 ok, 1 failed\n") {
+	if code != exitError || stderr != "error: 1 of 2 images failed verification (1 unpinned)\n" || !strings.Contains(stdout, ": 2 images in 1 file: 1 ok, 1 failed\n") {
 		t.Errorf("verify --arch aarch64: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
 	}
 }

@@ -136,7 +136,8 @@ func printChecks(w io.Writer, r *releases.Release, sum verifySummary, checks []r
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "release %s: %d images in %d files: %d ok, %d failed\n", r, sum.Images, sum.Files, sum.OK, sum.Failed)
+	_, err := fmt.Fprintf(w, "release %s: %d %s in %d %s: %d ok, %d failed\n", r,
+		sum.Images, plural(sum.Images, "image", "images"), sum.Files, plural(sum.Files, "file", "files"), sum.OK, sum.Failed)
 	return err
 }
 

@@ -130,5 +130,12 @@ func (s Selection) Filter(rel *releases.Release) ([]*releases.File, error) {
 		}
 		out = append(out, f)
 	}
+	if len(out) == 0 {
+		var arches []string
+		for _, a := range s.Arches {
+			arches = append(arches, string(a))
+		}
+		return nil, fmt.Errorf("release %s has no %s files for %s", rel.Source, strings.Join(s.Components, ", "), strings.Join(arches, ", "))
+	}
 	return out, nil
 }

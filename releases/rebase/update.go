@@ -206,94 +206,24 @@ func Prepare(ctx context.Context, dir string, o UpdateOptions) (*Update, error) 
 		raw[d.file.Name] = d
 	}
 
-	sources := map[releases.Arch]*source{}
-	for a, p := range o.Payloads {
-		if err := p.CheckArch(a); err != nil {
-			hint := ""
-			for _, other := range releases.Arches {
-				if other.GOARCH() == p.Arch {
-					hint = fmt.Sprintf("; pass it as --payload %s=%s", other, p.Source)
-				}
-			}
-			return nil, fmt.Errorf("payload %s: %w%s", p.Source, err, hint)
-		}
-		sources[a] = &source{
-			label: fmt.Sprintf("payload %s (%s)", p.Source, p.Version), what: "tag",
-			names: p.Names(), find: p.Lookup, version: p.Version, byName: true, baseRule: "any",
-		}
+	srcs, err := newSources(o)
+	if err != nil {
+		return nil, err
 	}
-	var csv *source
-	if o.CSV != nil {
-		csv = &source{
-			label: fmt.Sprintf("CSV %s (%s)", o.CSV.Source, o.CSV.Name), what: "relatedImages entry",
-			names: o.CSV.Names(), find: o.CSV.Lookup, version: o.CSV.Version,
-			byName: len(o.Selection.Components) > 0, baseRule: "all",
-		}
+	if err := checkMap(o.Map, selected, srcs.forArch); err != nil {
+		return nil, err
 	}
-	sourceFor := func(a releases.Arch) *source {
-		if csv != nil {
-			return csv
-		}
-		return sources[a]
-	}
-
-	if err := checkMap(o.Map, selected, sourceFor); err != nil {
+	u, work := apply(dir, raw, selected, o.Map, srcs)
+	if err := srcs.checkSupplied(selected); err != nil {
 		return nil, err
 	}
 
-	u := &Update{Dir: dir, Warnings: []string{}}
-	work := map[string]*releases.File{}
-	for _, f := range selected {
-		nf := *f
-		nf.Images = slices.Clone(f.Images)
-		work[f.Name] = &nf
-		fu := &FileUpdate{Name: f.Name, Component: ComponentName(f), Arch: f.Arch, OldBase: f.Base,
-			path: raw[f.Name].path, old: raw[f.Name].data}
-		u.Files = append(u.Files, fu)
-		src := sourceFor(f.Arch)
-		if src == nil {
-			continue
-		}
-		supplied := 0
-		for i, im := range f.Images {
-			n, mapped := o.Map[im.Key]
-			if !mapped {
-				if !src.byName {
-					continue // not asked for: a CSV feeds only mapped keys
-				}
-				n = im.Key
-			}
-			ref, ok := src.find(n)
-			if !ok {
-				fu.Kept = append(fu.Kept, im.Key)
-				continue
-			}
-			supplied++
-			if ref != im.Ref {
-				fu.Changes = append(fu.Changes, ImageChange{Key: im.Key, Old: im.Ref, New: ref, Source: src.label + ": " + n})
-			}
-			nf.Images[i].Ref = ref
-		}
-		src.supplied += supplied
-		if src.version != "" && supplied > 0 && (src.baseRule == "any" || supplied == len(f.Images)) {
-			nf.Base = src.version
-		}
-	}
-	for _, a := range releases.Arches {
-		if s := sources[a]; s != nil && s.supplied == 0 {
-			return nil, noMatch(s, selected, a)
-		}
-	}
-	if csv != nil && csv.supplied == 0 {
-		return nil, noMatch(csv, selected, "")
-	}
-
 	if o.ResolveTags {
-		if err := resolveTags(ctx, o, u, work); err != nil {
+		if err := resolveTags(ctx, o, u, selected, work); err != nil {
 			return nil, err
 		}
 	}
-	if err := checkPins(o, u, selected, work, &u.Warnings); err != nil {
+	if err := checkPins(o, u, selected, work); err != nil {
 		return nil, err
 	}
 
@@ -322,6 +252,104 @@ func Prepare(ctx context.Context, dir string, o UpdateOptions) (*Update, error) 
 		sort.Strings(fu.Kept)
 	}
 	return u, nil
+}
+
+// sources are the payloads (per arch) or the CSV (every arch) of an update.
+type sources struct {
+	payloads map[releases.Arch]*source
+	csv      *source
+}
+
+func newSources(o UpdateOptions) (*sources, error) {
+	s := &sources{payloads: map[releases.Arch]*source{}}
+	for a, p := range o.Payloads {
+		if err := p.CheckArch(a); err != nil {
+			hint := ""
+			for _, other := range releases.Arches {
+				if other.GOARCH() == p.Arch {
+					hint = fmt.Sprintf("; pass it as --payload %s=%s", other, p.Source)
+				}
+			}
+			return nil, fmt.Errorf("payload %s: %w%s", p.Source, err, hint)
+		}
+		s.payloads[a] = &source{
+			label: fmt.Sprintf("payload %s (%s)", p.Source, p.Version), what: "tag",
+			names: p.Names(), find: p.Lookup, version: p.Version, byName: true, baseRule: "any",
+		}
+	}
+	if o.CSV != nil {
+		s.csv = &source{
+			label: fmt.Sprintf("CSV %s (%s)", o.CSV.Source, o.CSV.Name), what: "relatedImages entry",
+			names: o.CSV.Names(), find: o.CSV.Lookup, version: o.CSV.Version,
+			byName: len(o.Selection.Components) > 0, baseRule: "all",
+		}
+	}
+	return s, nil
+}
+
+// forArch is the source feeding the files of an arch, or nil.
+func (s *sources) forArch(a releases.Arch) *source {
+	if s.csv != nil {
+		return s.csv
+	}
+	return s.payloads[a]
+}
+
+// checkSupplied fails for a source that supplied no key at all.
+func (s *sources) checkSupplied(selected []*releases.File) error {
+	for _, a := range releases.Arches {
+		if p := s.payloads[a]; p != nil && p.supplied == 0 {
+			return noMatch(p, selected, a)
+		}
+	}
+	if s.csv != nil && s.csv.supplied == 0 {
+		return noMatch(s.csv, selected, "")
+	}
+	return nil
+}
+
+// apply gives the selected files the sources' references (and versions),
+// returning the update so far and the files as they become.
+func apply(dir string, raw map[string]*dirFile, selected []*releases.File, m map[string]string, srcs *sources) (*Update, map[string]*releases.File) {
+	u := &Update{Dir: dir, Warnings: []string{}}
+	work := map[string]*releases.File{}
+	for _, f := range selected {
+		nf := *f
+		nf.Images = slices.Clone(f.Images)
+		work[f.Name] = &nf
+		fu := &FileUpdate{Name: f.Name, Component: ComponentName(f), Arch: f.Arch, OldBase: f.Base,
+			path: raw[f.Name].path, old: raw[f.Name].data}
+		u.Files = append(u.Files, fu)
+		src := srcs.forArch(f.Arch)
+		if src == nil {
+			continue
+		}
+		supplied := 0
+		for i, im := range f.Images {
+			n, mapped := m[im.Key]
+			if !mapped {
+				if !src.byName {
+					continue // not asked for: a CSV feeds only mapped keys
+				}
+				n = im.Key
+			}
+			ref, ok := src.find(n)
+			if !ok {
+				fu.Kept = append(fu.Kept, im.Key)
+				continue
+			}
+			supplied++
+			if ref != im.Ref {
+				fu.Changes = append(fu.Changes, ImageChange{Key: im.Key, Old: im.Ref, New: ref, Source: src.label + ": " + n})
+			}
+			nf.Images[i].Ref = ref
+		}
+		src.supplied += supplied
+		if src.version != "" && supplied > 0 && (src.baseRule == "any" || supplied == len(f.Images)) {
+			nf.Base = src.version
+		}
+	}
+	return u, work
 }
 
 // selectFiles picks the files an update works on; see UpdateOptions.Selection.
@@ -436,7 +464,7 @@ func noMatch(s *source, selected []*releases.File, arch releases.Arch) error {
 
 // resolveTags replaces the tag references of the selected files with
 // digests, concurrently, failing with every tag that did not resolve.
-func resolveTags(ctx context.Context, o UpdateOptions, u *Update, work map[string]*releases.File) error {
+func resolveTags(ctx context.Context, o UpdateOptions, u *Update, selected []*releases.File, work map[string]*releases.File) error {
 	reg, err := newRegistry(ctx, o.Registry)
 	if err != nil {
 		return err
@@ -495,7 +523,7 @@ func resolveTags(ctx context.Context, o UpdateOptions, u *Update, work map[strin
 		// source and gains the digest.
 		k := slices.IndexFunc(j.fu.Changes, func(c ImageChange) bool { return c.Key == key })
 		if k < 0 {
-			old, _ := lookupOld(j.fu, key)
+			old := selected[slices.IndexFunc(selected, func(f *releases.File) bool { return f.Name == j.fu.Name })].Images[j.i].Ref
 			j.fu.Changes = append(j.fu.Changes, ImageChange{Key: key, Old: old, New: j.out, Source: "registry", Tag: j.ref})
 		} else {
 			j.fu.Changes[k].New, j.fu.Changes[k].Tag = j.out, j.ref
@@ -514,14 +542,6 @@ func resolveTags(ctx context.Context, o UpdateOptions, u *Update, work map[strin
 	return nil
 }
 
-func lookupOld(fu *FileUpdate, key string) (string, bool) {
-	f, err := releases.ParseFile(fu.path, fu.Name, fu.old)
-	if err != nil {
-		return "", false
-	}
-	return f.Lookup(key)
-}
-
 func jobsOf(o registryclient.Options) int {
 	if o.Jobs > 0 {
 		return o.Jobs
@@ -538,15 +558,10 @@ func more(n int) string {
 
 // checkPins refuses to replace a digest with a tag unless allowed, and drops
 // change records whose value ends up unchanged.
-func checkPins(o UpdateOptions, u *Update, selected []*releases.File, work map[string]*releases.File, warnings *[]string) error {
+func checkPins(o UpdateOptions, u *Update, selected []*releases.File, work map[string]*releases.File) error {
 	var bad []string
-	for _, f := range selected {
-		path := ""
-		for _, fu := range u.Files {
-			if fu.Name == f.Name {
-				path = fu.path
-			}
-		}
+	for k, f := range selected {
+		path := u.Files[k].path // u.Files parallels selected
 		for i, im := range f.Images {
 			nr := work[f.Name].Images[i].Ref
 			if nr == im.Ref || !releases.IsDigestPinned(im.Ref) || releases.IsDigestPinned(nr) {
@@ -554,7 +569,7 @@ func checkPins(o UpdateOptions, u *Update, selected []*releases.File, work map[s
 			}
 			msg := fmt.Sprintf("%s image %q: the digest-pinned %s would become the tag %s", path, im.Key, im.Ref, nr)
 			if o.AllowTags {
-				*warnings = append(*warnings, msg+" (allowed)")
+				u.Warnings = append(u.Warnings, msg+" (allowed)")
 				continue
 			}
 			bad = append(bad, msg)
