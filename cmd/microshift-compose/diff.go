@@ -19,7 +19,8 @@ func newDiffCmd() *cobra.Command {
 		Long: `diff compares two compose.lock.json files, or two build output directories
 holding one: release and base version, components added and removed, images
 added, removed and changed per component and release-file key, packages,
-config drop-in values, device files and, when both locks carry a footprint
+config drop-in values, device files, manifests.d directories (and their
+resources) and, when both locks carry a footprint
 section (build --resolve-sizes), the size change per component and in total.
 
 The text output is Markdown for a pull request description; --output json is

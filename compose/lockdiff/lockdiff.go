@@ -111,11 +111,14 @@ type Diff struct {
 	ImagesRemoved []ImageUse    `json:"images_removed"`
 	ImagesChanged []ImageChange `json:"images_changed"`
 	// ImageCount is the number of distinct images on each side.
-	ImageCount Count            `json:"image_count"`
-	Packages   []PackageChange  `json:"packages"`
-	Config     []SettingChange  `json:"config"`
-	Files      []FileChange     `json:"files"`
-	Footprint  *FootprintChange `json:"footprint,omitempty"`
+	ImageCount Count           `json:"image_count"`
+	Packages   []PackageChange `json:"packages"`
+	Config     []SettingChange `json:"config"`
+	Files      []FileChange    `json:"files"`
+	// Manifests are the manifests.d directories added, removed or with
+	// other resources.
+	Manifests []ManifestChange `json:"manifests"`
+	Footprint *FootprintChange `json:"footprint,omitempty"`
 	// Notes say what could not be compared (e.g. a footprint on one side).
 	Notes []string `json:"notes"`
 }
@@ -183,6 +186,55 @@ type SettingChange struct {
 type FileChange struct {
 	Path   string `json:"path"`
 	Change string `json:"change"` // added, removed, changed
+}
+
+// ManifestChange is a manifests.d directory on one side only, or with
+// resources added or removed.
+type ManifestChange struct {
+	Dir              string   `json:"dir"`
+	Component        string   `json:"component"`
+	Change           string   `json:"change"` // added, removed, changed
+	ResourcesAdded   []string `json:"resources_added"`
+	ResourcesRemoved []string `json:"resources_removed"`
+}
+
+func compareManifests(a, b []plan.Manifest) []ManifestChange {
+	out := []ManifestChange{}
+	find := func(list []plan.Manifest, dir string) *plan.Manifest {
+		for i := range list {
+			if list[i].Dir == dir {
+				return &list[i]
+			}
+		}
+		return nil
+	}
+	minus := func(x, y []string) []string {
+		d := []string{}
+		for _, r := range x {
+			if !slices.Contains(y, r) {
+				d = append(d, r)
+			}
+		}
+		return d
+	}
+	for _, m := range b {
+		o := find(a, m.Dir)
+		switch {
+		case o == nil:
+			out = append(out, ManifestChange{m.Dir, m.Component, "added", slices.Clone(m.Resources), []string{}})
+		default:
+			add, rm := minus(m.Resources, o.Resources), minus(o.Resources, m.Resources)
+			if len(add)+len(rm) > 0 {
+				out = append(out, ManifestChange{m.Dir, m.Component, "changed", add, rm})
+			}
+		}
+	}
+	for _, m := range a {
+		if find(b, m.Dir) == nil {
+			out = append(out, ManifestChange{m.Dir, m.Component, "removed", []string{}, slices.Clone(m.Resources)})
+		}
+	}
+	return out
 }
 
 // Compare diffs two locks.
@@ -255,6 +307,7 @@ func Compare(a, b *Lock) *Diff {
 		}
 	}
 
+	d.Manifests = compareManifests(a.Plan.Manifests, b.Plan.Manifests)
 	d.Footprint, d.Notes = compareFootprints(a, b)
 	if d.Notes == nil {
 		d.Notes = []string{}
@@ -266,7 +319,7 @@ func Compare(a, b *Lock) *Diff {
 func (d *Diff) Empty() bool {
 	return d.Old.Release == d.New.Release && d.Old.Base == d.New.Base && d.Old.Arch == d.New.Arch &&
 		len(d.ComponentsAdded)+len(d.ComponentsRemoved)+len(d.ImagesAdded)+len(d.ImagesRemoved)+len(d.ImagesChanged)+
-			len(d.Packages)+len(d.Config)+len(d.Files) == 0 && (d.Footprint == nil || !d.Footprint.changed())
+			len(d.Packages)+len(d.Config)+len(d.Files)+len(d.Manifests) == 0 && (d.Footprint == nil || !d.Footprint.changed())
 }
 
 func side(l *Lock) Side {
@@ -404,6 +457,26 @@ func (d *Diff) Markdown() []byte {
 		b.WriteString("\n#### Device files\n\n")
 		for _, f := range d.Files {
 			fmt.Fprintf(&b, "- %s `%s`\n", f.Change, f.Path)
+		}
+	}
+	if len(d.Manifests) > 0 {
+		b.WriteString("\n#### Manifests\n\n")
+		for _, m := range d.Manifests {
+			switch m.Change {
+			case "added":
+				fmt.Fprintf(&b, "- added `%s` (%s): %s\n", m.Dir, m.Component, strings.Join(m.ResourcesAdded, ", "))
+			case "removed":
+				fmt.Fprintf(&b, "- removed `%s` (%s)\n", m.Dir, m.Component)
+			default:
+				var parts []string
+				for _, r := range m.ResourcesAdded {
+					parts = append(parts, "+ "+r)
+				}
+				for _, r := range m.ResourcesRemoved {
+					parts = append(parts, "− "+r)
+				}
+				fmt.Fprintf(&b, "- `%s` (%s): %s\n", m.Dir, m.Component, strings.Join(parts, ", "))
+			}
 		}
 	}
 	if d.Footprint != nil {
