@@ -670,6 +670,18 @@ var badInputs = []badInput{
 		code: exitError,
 	},
 	{
+		name: "release verify/directory and embedded release",
+		args: []string{"release", "verify", "{ref}/main", "--release", "5.0"},
+		want: "--release selects an embedded release; give DIR or --release, not both",
+		code: exitUsage,
+	},
+	{
+		name: "release verify/no release files",
+		args: []string{"release", "verify", "{bad}/catalogs/syntax-error"},
+		want: "release dir {bad}/catalogs/syntax-error has no release files (release-<arch>.json or release-<component>-<arch>.json)",
+		code: exitError,
+	},
+	{
 		name: "release verify/bad release file",
 		args: []string{"release", "verify", "{bad}/releases/invalid-json"},
 		want: `{bad}/releases/invalid-json/release-x86_64.json: line 7, column 5: invalid JSON: invalid character '"' after object key:value pair`,

@@ -217,7 +217,7 @@ func TestReleaseVerifyAndResolveCommands(t *testing.T) {
 	}
 	var j verifyJSON
 	decodeStrict(t, "release verify --output json", stdout, &j)
-	if j.Summary.Images != 4 || j.Summary.Failed != 2 || j.Summary.Files != 2 || len(j.Images) != 4 {
+	if j.Source != "release 4.19 ("+dir+")" || j.Summary.Images != 4 || j.Summary.Failed != 2 || j.Summary.Files != 2 || len(j.Images) != 4 {
 		t.Fatalf("release verify --output json = %+v", j)
 	}
 	for _, c := range j.Images {

@@ -128,7 +128,8 @@ func newReleaseUpdateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "update DIR",
 		Short: "Rewrite release files from a release payload, an operator bundle CSV, or the registry",
-		Long: `update rewrites the MicroShift release files in DIR in place: only values change
+		Long: `update rewrites the MicroShift release files in DIR (a release directory, or a
+catalog component's release/ directory) in place: only values change
 (image references and release.base), never keys, their order or the file's
 formatting, so the git diff shows exactly what moved. Files are written
 atomically, all or none, keeping their mode; --dry-run prints the diff instead.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -15,7 +16,9 @@ import (
 
 // verifyJSON is release verify --output json.
 type verifyJSON struct {
-	Release string         `json:"release"`
+	// Source names the files: "release 4.18 (embedded)", "release 4.19
+	// (DIR)" or "component release files in DIR".
+	Source  string         `json:"source"`
 	Summary verifySummary  `json:"summary"`
 	Images  []rebase.Check `json:"images"`
 }
@@ -39,8 +42,9 @@ func newReleaseVerifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify [DIR]",
 		Short: "Check every image of a release against its registry",
-		Long: `verify checks every image reference of the release files in DIR (or of an
-embedded release, chosen with --release) against its registry: it must be
+		Long: `verify checks every image reference of the release files in DIR (a release
+directory, or a catalog component's release/ directory; or, without DIR, an
+embedded release chosen with --release) against its registry: it must be
 pinned by digest, its manifest must exist (it is fetched by digest, so its
 bytes are checked against the digest too), and it must hold an image for the
 file's arch (an index must list linux/<arch>; a single image's config must
@@ -61,16 +65,29 @@ unauthorized (401), forbidden (403), arch-missing, invalid or error.`,
 					return err
 				}
 			}
-			dir := ""
+			var (
+				all    []*releases.File
+				label  string
+				source string
+			)
 			if len(args) == 1 {
-				dir = args[0]
+				if constraint != "" {
+					return usageError{errors.New("--release selects an embedded release; give DIR or --release, not both")}
+				}
+				var err error
+				if all, label, err = rebase.LoadFiles(args[0]); err != nil {
+					return err
+				}
+				source = args[0]
+			} else {
+				rel := releaseOptions{Constraint: constraint}
+				r, err := rel.load()
+				if err != nil {
+					return err
+				}
+				all, label, source = r.Files(), "release "+r.String(), r.String()
 			}
-			rel := releaseOptions{Dir: dir, Constraint: constraint}
-			r, err := rel.load()
-			if err != nil {
-				return err
-			}
-			selected, err := files.selection().Filter(r)
+			selected, err := files.selection().Filter(all, source)
 			if err != nil {
 				return err
 			}
@@ -80,10 +97,10 @@ unauthorized (401), forbidden (403), arch-missing, invalid or error.`,
 			}
 			sum := summarize(selected, checks)
 			if format.json() {
-				if err := printJSON(cmd.OutOrStdout(), verifyJSON{Release: r.String(), Summary: sum, Images: checks}); err != nil {
+				if err := printJSON(cmd.OutOrStdout(), verifyJSON{Source: label, Summary: sum, Images: checks}); err != nil {
 					return err
 				}
-			} else if err := printChecks(cmd.OutOrStdout(), r, sum, checks); err != nil {
+			} else if err := printChecks(cmd.OutOrStdout(), label, sum, checks); err != nil {
 				return err
 			}
 			if sum.Failed > 0 {
@@ -121,7 +138,7 @@ func reasonList(m map[rebase.Reason]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func printChecks(w io.Writer, r *releases.Release, sum verifySummary, checks []rebase.Check) error {
+func printChecks(w io.Writer, label string, sum verifySummary, checks []rebase.Check) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESULT\tFILE\tKEY\tREFERENCE\tDETAIL")
 	for _, c := range checks {
@@ -136,7 +153,7 @@ func printChecks(w io.Writer, r *releases.Release, sum verifySummary, checks []r
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "release %s: %d %s in %d %s: %d ok, %d failed\n", r,
+	_, err := fmt.Fprintf(w, "%s: %d %s in %d %s: %d ok, %d failed\n", label,
 		sum.Images, plural(sum.Images, "image", "images"), sum.Files, plural(sum.Files, "file", "files"), sum.OK, sum.Failed)
 	return err
 }

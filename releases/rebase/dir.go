@@ -33,9 +33,28 @@ type dirFile struct {
 	file *releases.File
 }
 
-// readDir reads and parses every release file of dir, and checks that
-// they form a release.
-func readDir(dir string) ([]*dirFile, *releases.Release, error) {
+// LoadFiles reads the release files of dir: a whole release (with a core
+// file; then they must form one) or only component files, such as a catalog
+// component's release/ directory. label names them for people: "release
+// 4.18 (dir)", or "component release files in dir".
+func LoadFiles(dir string) (files []*releases.File, label string, err error) {
+	dfs, rel, err := readDir(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	if rel != nil {
+		return rel.Files(), "release " + rel.String(), nil
+	}
+	for _, d := range dfs {
+		files = append(files, d.file)
+	}
+	return files, "component release files in " + dir, nil
+}
+
+// readDir reads and parses every release file of dir, sorted by name, and
+// when there is a core file checks that they form a release (rel is nil for
+// a directory of component files only).
+func readDir(dir string) (dfs []*dirFile, rel *releases.Release, err error) {
 	st, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("release dir %s does not exist", dir)
@@ -73,11 +92,19 @@ func readDir(dir string) ([]*dirFile, *releases.Release, error) {
 		out = append(out, &dirFile{path: path, data: data, file: f})
 		files = append(files, f)
 	}
-	rel, err := releases.New(dir, files)
-	if err != nil {
-		return nil, nil, err
+	if len(out) == 0 {
+		return nil, nil, fmt.Errorf("release dir %s has no release files (release-<arch>.json or release-<component>-<arch>.json)", dir)
 	}
-	return out, rel, nil
+	for _, f := range files {
+		if f.Component == "" {
+			rel, err := releases.New(dir, files)
+			if err != nil {
+				return nil, nil, err
+			}
+			return out, rel, nil
+		}
+	}
+	return out, nil, nil
 }
 
 // Selection narrows the release files a command works on.
@@ -92,11 +119,13 @@ type Selection struct {
 // IsZero reports whether the selection keeps every file.
 func (s Selection) IsZero() bool { return len(s.Arches) == 0 && len(s.Components) == 0 }
 
-// Filter returns the files of rel the selection keeps, sorted by name. A
-// component or arch the release does not have is an error, so that a typo
-// does not silently select nothing.
-func (s Selection) Filter(rel *releases.Release) ([]*releases.File, error) {
-	all := rel.Files()
+// Filter returns the files the selection keeps, sorted by name; source
+// names them in errors. A component or arch the files do not have is an
+// error, and so is a selection that keeps nothing, so that a typo does not
+// silently select nothing.
+func (s Selection) Filter(all []*releases.File, source string) ([]*releases.File, error) {
+	all = slices.Clone(all)
+	slices.SortFunc(all, func(a, b *releases.File) int { return strings.Compare(a.Name, b.Name) })
 	var comps []string
 	arches := map[releases.Arch]bool{}
 	for _, f := range all {
@@ -111,13 +140,13 @@ func (s Selection) Filter(rel *releases.Release) ([]*releases.File, error) {
 			continue
 		}
 		if m := suggest.Closest(c, comps); m != "" {
-			return nil, fmt.Errorf("release %s has no component %q; did you mean %q?", rel.Source, c, m)
+			return nil, fmt.Errorf("release %s has no component %q; did you mean %q?", source, c, m)
 		}
-		return nil, fmt.Errorf("release %s has no component %q (it has %s)", rel.Source, c, strings.Join(comps, ", "))
+		return nil, fmt.Errorf("release %s has no component %q (it has %s)", source, c, strings.Join(comps, ", "))
 	}
 	for _, a := range s.Arches {
 		if !arches[a] {
-			return nil, fmt.Errorf("release %s has no %s files", rel.Source, a)
+			return nil, fmt.Errorf("release %s has no %s files", source, a)
 		}
 	}
 	var out []*releases.File
@@ -135,7 +164,7 @@ func (s Selection) Filter(rel *releases.Release) ([]*releases.File, error) {
 		for _, a := range s.Arches {
 			arches = append(arches, string(a))
 		}
-		return nil, fmt.Errorf("release %s has no %s files for %s", rel.Source, strings.Join(s.Components, ", "), strings.Join(arches, ", "))
+		return nil, fmt.Errorf("release %s has no %s files for %s", source, strings.Join(s.Components, ", "), strings.Join(arches, ", "))
 	}
 	return out, nil
 }

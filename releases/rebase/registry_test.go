@@ -215,6 +215,28 @@ func TestResolveTagsRealRegistry(t *testing.T) {
 		}
 	})
 
+	// A catalog component's own release/ directory has no core file: it is
+	// updated and verified all the same.
+	t.Run("component release files", func(t *testing.T) {
+		d := t.TempDir()
+		writeRelease(t, d, map[string][]string{
+			"release-edge-agent-x86_64.json":  {"agent=" + h + "/edge/agent:v1", "multi=" + h + "/edge/multi:v1"},
+			"release-edge-agent-aarch64.json": {"agent=" + h + "/edge/agent-arm:v1", "multi=" + h + "/edge/multi:v1"},
+		})
+		u := resolve(t, d, false)
+		if n := len(u.Changed()); n != 2 {
+			t.Errorf("%d files changed, want 2", n)
+		}
+		files, label, err := rebase.LoadFiles(d)
+		if err != nil || label != "component release files in "+d || len(files) != 2 {
+			t.Fatalf("LoadFiles() = %d files, %q, %v", len(files), label, err)
+		}
+		checks, err := rebase.Verify(context.Background(), files, registryclient.Options{})
+		if err != nil || rebase.Failed(checks) != 0 || len(checks) != 4 {
+			t.Errorf("Verify(component files) = %d failed of %d, %v", rebase.Failed(checks), len(checks), err)
+		}
+	})
+
 	for _, tc := range []struct {
 		name  string
 		files map[string][]string

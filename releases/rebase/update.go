@@ -197,13 +197,15 @@ func Prepare(ctx context.Context, dir string, o UpdateOptions) (*Update, error) 
 	if err != nil {
 		return nil, err
 	}
-	selected, err := selectFiles(rel, o)
-	if err != nil {
-		return nil, err
-	}
 	raw := map[string]*dirFile{}
+	var files []*releases.File
 	for _, d := range dfs {
 		raw[d.file.Name] = d
+		files = append(files, d.file)
+	}
+	selected, err := selectFiles(dir, files, rel, o)
+	if err != nil {
+		return nil, err
 	}
 
 	srcs, err := newSources(o)
@@ -235,8 +237,10 @@ func Prepare(ctx context.Context, dir string, o UpdateOptions) (*Update, error) 
 			all = append(all, d.file)
 		}
 	}
-	if _, err := releases.New(dir, all); err != nil {
-		return nil, fmt.Errorf("the updated files would not form a release: %w", err)
+	if rel != nil {
+		if _, err := releases.New(dir, all); err != nil {
+			return nil, fmt.Errorf("the updated files would not form a release: %w", err)
+		}
 	}
 	for _, fu := range u.Files {
 		nf := work[fu.Name]
@@ -353,9 +357,10 @@ func apply(dir string, raw map[string]*dirFile, selected []*releases.File, m map
 }
 
 // selectFiles picks the files an update works on; see UpdateOptions.Selection.
-func selectFiles(rel *releases.Release, o UpdateOptions) ([]*releases.File, error) {
+// rel is nil for a directory of component files only.
+func selectFiles(dir string, all []*releases.File, rel *releases.Release, o UpdateOptions) ([]*releases.File, error) {
 	if !o.Selection.IsZero() || len(o.Payloads) == 0 {
-		files, err := o.Selection.Filter(rel)
+		files, err := o.Selection.Filter(all, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -372,13 +377,16 @@ func selectFiles(rel *releases.Release, o UpdateOptions) ([]*releases.File, erro
 		if p == nil {
 			continue
 		}
-		core := rel.File("", a)
+		var core *releases.File
+		if rel != nil {
+			core = rel.File("", a)
+		}
 		if core == nil {
 			return nil, fmt.Errorf("payload %s is for %s, but %s has no %s to say which files follow the OpenShift release; name them with --component",
-				p.Source, a, rel.Source, releases.FileName("", a))
+				p.Source, a, dir, releases.FileName("", a))
 		}
 		stream := majorMinor(core.Base)
-		for _, f := range rel.Files() {
+		for _, f := range all {
 			if f.Arch == a && majorMinor(f.Base) == stream {
 				out = append(out, f)
 			}
