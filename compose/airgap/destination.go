@@ -49,8 +49,8 @@ func ParseDestination(s string) (Target, error) {
 		if host == "" {
 			return bad("no registry after docker:// (want docker://REGISTRY/PREFIX)")
 		}
-		if !strings.ContainsAny(host, ".:") && host != "localhost" {
-			return bad("%q is not a registry host (want a host name with a dot or a port, or localhost, as in docker://mirror.example.com:5000/microshift)", host)
+		if !strings.ContainsAny(host, ".:") {
+			return bad("%q is not a registry host (want a host name with a dot or a port, as in docker://mirror.example.com:5000/microshift or docker://localhost:5000)", host)
 		}
 		if _, err := name.NewRegistry(host, name.StrictValidation); err != nil {
 			return bad("registry %q: %v", host, err)
