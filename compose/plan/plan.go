@@ -194,7 +194,7 @@ type Footprint struct {
 	// SharedBetweenComponents is the bytes of blobs that images of more
 	// than one component use, counted once: they are in no component's
 	// Unique, so the Unique values plus this add up to Total.Unique.
-	SharedBetweenComponents int64         `json:"shared_between_components"`
+	SharedBetweenComponents int64          `json:"shared_between_components"`
 	Total                   FootprintTotal `json:"total"`
 }
 
