@@ -283,11 +283,7 @@ func (m *mirrorer) fetchBlob(ctx context.Context, t *blobTask) (bool, error) {
 }
 
 func (m *mirrorer) fetchOnce(ctx context.Context, t *blobTask, counted func(int64)) error {
-	layer, err := m.reader.puller.Layer(ctx, t.repo.Digest(t.desc.Digest.String()))
-	if err != nil {
-		return err
-	}
-	rc, err := layer.Compressed()
+	rc, err := m.reader.openBlob(ctx, t.repo, t.desc)
 	if err != nil {
 		return err
 	}

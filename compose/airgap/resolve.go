@@ -5,12 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
@@ -66,12 +71,64 @@ func (im *image) Bytes() int64 {
 	return n
 }
 
-// reader reads manifests with one shared puller, so that auth is negotiated
-// once per repository.
+// reader reads manifests with one shared puller, and blobs with one HTTP
+// client per repository, so that auth is negotiated once per repository.
 type reader struct {
 	reg    registryclient.Options
 	puller *remote.Puller
 	arch   releases.Arch
+
+	mu      sync.Mutex
+	clients map[string]*blobClient
+}
+
+type blobClient struct {
+	once   sync.Once
+	client *http.Client
+	err    error
+}
+
+// openBlob starts streaming a blob. The body is not verified here: the
+// layout writer hashes what it stores, which spares a second pass over
+// every byte.
+func (r *reader) openBlob(ctx context.Context, repo name.Repository, d v1.Descriptor) (io.ReadCloser, error) {
+	r.mu.Lock()
+	if r.clients == nil {
+		r.clients = map[string]*blobClient{}
+	}
+	c := r.clients[repo.String()]
+	if c == nil {
+		c = &blobClient{}
+		r.clients[repo.String()] = c
+	}
+	r.mu.Unlock()
+	c.once.Do(func() {
+		var rt http.RoundTripper
+		if rt, c.err = r.reg.PullTransport(ctx, repo); c.err == nil {
+			c.client = &http.Client{Transport: rt}
+		}
+	})
+	if c.err != nil {
+		return nil, c.err
+	}
+	u := url.URL{Scheme: repo.Scheme(), Host: repo.RegistryStr(), Path: "/v2/" + repo.RepositoryStr() + "/blobs/" + d.Digest.String()}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := transport.CheckError(resp, http.StatusOK); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	if resp.ContentLength >= 0 && resp.ContentLength != d.Size {
+		resp.Body.Close()
+		return nil, fmt.Errorf("blob %s: %w: the registry sends %d bytes, the manifest says %d", d.Digest, ErrDigestMismatch, resp.ContentLength, d.Size)
+	}
+	return resp.Body, nil
 }
 
 func newReader(ctx context.Context, reg registryclient.Options, arch releases.Arch) (*reader, error) {

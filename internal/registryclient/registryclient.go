@@ -74,27 +74,34 @@ func (o Options) ParseRepository(s string) (name.Repository, error) {
 	return repo, nil
 }
 
+// retryBackoff and retryStatus are the retry policy Remote and Transport
+// share.
+func (o Options) retryBackoff() remote.Backoff {
+	return remote.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: o.Attempts()}
+}
+
+var retryStatus = []int{http.StatusRequestTimeout, http.StatusTooManyRequests,
+	http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
+
+func (o Options) keychain() authn.Keychain {
+	if o.Keychain == nil {
+		return authn.DefaultKeychain
+	}
+	return o.Keychain
+}
+
 // Remote returns the go-containerregistry options for these settings.
 func (o Options) Remote(ctx context.Context) []remote.Option {
 	jobs := o.Jobs
 	if jobs <= 0 {
 		jobs = DefaultJobs
 	}
-	retries := o.Retries
-	if retries <= 0 {
-		retries = DefaultRetries
-	}
-	kc := o.Keychain
-	if kc == nil {
-		kc = authn.DefaultKeychain
-	}
 	opts := []remote.Option{
 		remote.WithContext(ctx),
-		remote.WithAuthFromKeychain(kc),
+		remote.WithAuthFromKeychain(o.keychain()),
 		remote.WithJobs(jobs),
-		remote.WithRetryBackoff(remote.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: retries}),
-		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests,
-			http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+		remote.WithRetryBackoff(o.retryBackoff()),
+		remote.WithRetryStatusCodes(retryStatus...),
 	}
 	if o.Transport != nil {
 		opts = append(opts, remote.WithTransport(o.Transport))
@@ -103,6 +110,25 @@ func (o Options) Remote(ctx context.Context) []remote.Option {
 		opts = append(opts, remote.WithUserAgent(o.UserAgent))
 	}
 	return opts
+}
+
+// PullTransport returns an HTTP transport authenticated for pulling from repo,
+// with the retry policy of Remote: for requests go-containerregistry has
+// no call for, such as streaming a blob the caller verifies itself.
+func (o Options) PullTransport(ctx context.Context, repo name.Repository) (http.RoundTripper, error) {
+	auth, err := authn.Resolve(ctx, o.keychain(), repo)
+	if err != nil {
+		return nil, fmt.Errorf("resolving credentials for %s: %w", repo, err)
+	}
+	base := o.Transport
+	if base == nil {
+		base = remote.DefaultTransport
+	}
+	rt := transport.NewRetry(base, transport.WithRetryBackoff(o.retryBackoff()), transport.WithRetryStatusCodes(retryStatus...))
+	if o.UserAgent != "" {
+		rt = transport.NewUserAgent(rt, o.UserAgent)
+	}
+	return transport.NewWithContext(ctx, repo.Registry, auth, rt, []string{repo.Scope(transport.PullScope)})
 }
 
 // Attempts is how many times an operation is tried in all (Retries, or
