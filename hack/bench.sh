@@ -37,21 +37,30 @@ PY
 # `skopeo copy` one image at a time into one layout (what users do today).
 # Both start from a warm page cache; the set and both layouts are removed
 # at the end.
+mirror_work= mirror_registry=
+# mirror_cleanup stops the registry and removes the set and both layouts
+# (~3 GiB), at the end of the section or when the script stops early.
+mirror_cleanup() {
+  if [ -n "$mirror_registry" ]; then kill "$mirror_registry" 2>/dev/null || true; wait "$mirror_registry" 2>/dev/null || true; fi
+  if [ -n "$mirror_work" ]; then rm -rf "$mirror_work"; fi
+  mirror_registry= mirror_work=
+}
+
 bench_mirror() {
   echo "== mirror to an OCI layout (targets: >= 2x faster than skopeo one by one, on-disk = unique bytes, peak RSS < 100 MB)"
   ensure docker-registry docker-registry
   ensure skopeo skopeo
   ensure curl curl
   [ -x /usr/bin/time ] || ensure time time
-  local work port reg_pid
+  local work port
   work=$(mktemp -d "${TMPDIR:-/tmp}/mc-bench-mirror.XXXXXX")
+  mirror_work=$work
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   printf 'version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
     "$work/storage" "$port" >"$work/registry.yml"
   docker-registry serve "$work/registry.yml" >"$work/registry.log" 2>&1 &
-  reg_pid=$!
-  # shellcheck disable=SC2064 # expand now: the locals are gone when it runs
-  trap "kill $reg_pid 2>/dev/null; wait $reg_pid 2>/dev/null; rm -rf '$work'" RETURN
+  mirror_registry=$!
+  trap mirror_cleanup EXIT
   for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$port/v2/" >/dev/null 2>&1 && break; sleep 0.1; done
 
   local set unique ref
@@ -97,6 +106,7 @@ print(f"on disk, blobs/ (configs, layers, manifests): ours {mib(ob)} ({ob} bytes
 print(f"ours minus its {n} manifests ({manifests} bytes) = {int(ob) - manifests} bytes: {'equal to' if int(ob) - manifests == int(unique) else 'DIFFERENT from'} the unique bytes")
 print(f"on disk, whole layout: ours {mib(od)}, skopeo {mib(sd)}")
 PY
+  mirror_cleanup
 }
 
 for s in "${sections[@]}"; do "bench_$s"; done
