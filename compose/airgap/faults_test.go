@@ -121,8 +121,8 @@ func TestMirrorFaults(t *testing.T) {
 				}
 				return false
 			},
-			wantErr: reg.host + "/app/target@" + im.layer.Desc.Digest.String() +
-				": not found in the registry (404 Not Found): check the reference in the release file",
+			wantErr: "blob " + im.layer.Desc.Digest.String() + ": not found in " + reg.host +
+				"/app/target (404 Not Found): the registry lacks a blob the image's manifest references",
 			wantGets: 1,
 		},
 		{

@@ -22,7 +22,7 @@ func Footprint(ctx context.Context, p *plan.Plan, opts Options) (*plan.Footprint
 	}
 	images := make([]*image, len(p.Images))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(opts.Registry.Jobs, 1))
+	g.SetLimit(jobs(opts))
 	for i, pim := range p.Images {
 		g.Go(func() error {
 			var err error

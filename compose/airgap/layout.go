@@ -321,7 +321,7 @@ func (l *layout) setIndex(images []*image) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	idx := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: keep}
+	idx := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: append([]v1.Descriptor{}, keep...)}
 	for _, n := range names {
 		idx.Manifests = append(idx.Manifests, byName[n])
 	}

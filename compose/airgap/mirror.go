@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
@@ -93,10 +95,7 @@ func (m *mirrorer) resolveAll(ctx context.Context, refs []string) ([]*image, []e
 	images := make([]*image, len(refs))
 	errs := make([]error, len(refs))
 	var g errgroup.Group
-	g.SetLimit(m.opts.Registry.Jobs)
-	if m.opts.Registry.Jobs <= 0 {
-		g.SetLimit(registryclient.DefaultJobs)
-	}
+	g.SetLimit(jobs(m.opts))
 	for i, ref := range refs {
 		g.Go(func() error {
 			// A registry holds all of an index or none of it: a partial
@@ -207,7 +206,7 @@ func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []err
 	}
 
 	var g errgroup.Group
-	g.SetLimit(max(m.opts.Registry.Jobs, 1))
+	g.SetLimit(jobs(m.opts))
 	for _, t := range tasks {
 		g.Go(func() error {
 			fetched, err := m.fetchBlob(ctx, t)
@@ -236,10 +235,10 @@ func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []err
 			ok = append(ok, im)
 		}
 	}
-	if len(ok) > 0 {
-		if err := m.layout.setIndex(ok); err != nil {
-			return nil, err
-		}
+	// Always written, so that even an empty plan leaves a valid layout;
+	// entries of earlier runs are kept.
+	if err := m.layout.setIndex(ok); err != nil {
+		return nil, err
 	}
 	sum.Images = len(ok)
 	blobs, manifests := map[v1.Hash]bool{}, map[v1.Hash]bool{}
@@ -298,6 +297,10 @@ func describeBlob(t *blobTask, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
+	var terr *transport.Error
+	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("blob %s: %w in %s (404 Not Found): the registry lacks a blob the image's manifest references", t.desc.Digest, registryclient.ErrNotFound, t.repo)
+	}
 	return registryclient.Describe(t.repo.Digest(t.desc.Digest.String()).String(), err)
 }
 
@@ -327,7 +330,7 @@ func (m *mirrorer) copyToRegistry(ctx context.Context, images []*image, errs []e
 	var mu sync.Mutex
 	counted := map[v1.Hash]bool{}
 	var g errgroup.Group
-	g.SetLimit(max(m.opts.Registry.Jobs, 1))
+	g.SetLimit(jobs(m.opts))
 	for i, im := range images {
 		if im == nil {
 			p.Done(i, errs[i])
@@ -418,6 +421,14 @@ func (m *mirrorer) push(ctx context.Context, im *image, i int, account func(v1.D
 		m.opts.Progress.Add(b.Size, []int{i})
 	}
 	return nil
+}
+
+// jobs is the concurrency bound: --jobs, or the default.
+func jobs(o Options) int {
+	if o.Registry.Jobs <= 0 {
+		return registryclient.DefaultJobs
+	}
+	return o.Registry.Jobs
 }
 
 // failures is nil when no image failed, else the first failure and a count.

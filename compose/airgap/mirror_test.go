@@ -241,3 +241,18 @@ func skopeo(t *testing.T, args ...string) []byte {
 	}
 	return out
 }
+
+// TestMirrorEmptyPlan leaves a valid, empty layout.
+func TestMirrorEmptyPlan(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "images")
+	sum, err := airgap.Mirror(ctx, nil, airgap.Target{Dir: dir}, opts(releases.X86_64, nil))
+	if err != nil || sum.Images != 0 {
+		t.Fatalf("Mirror(no images) = %+v, %v", sum, err)
+	}
+	if got := string(mustRead(t, filepath.Join(dir, "index.json"))); got != "{\n  \"schemaVersion\": 2,\n  \"mediaType\": \"application/vnd.oci.image.index.v1+json\",\n  \"manifests\": []\n}\n" {
+		t.Errorf("index.json of an empty plan = %q", got)
+	}
+	if got := string(mustRead(t, filepath.Join(dir, "oci-layout"))); got != `{"imageLayoutVersion":"1.0.0"}` {
+		t.Errorf("oci-layout = %q", got)
+	}
+}
