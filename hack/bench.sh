@@ -87,8 +87,9 @@ bench_mirror() {
   end=$(date +%s.%N)
 
   local ours_blobs skopeo_blobs ours_du skopeo_du
-  ours_blobs=$(du -sb "$work/ours/blobs" | cut -f1)
-  skopeo_blobs=$(du -sb "$work/skopeo/blobs" | cut -f1)
+  # File bytes (du -b would add the directories' own sizes).
+  ours_blobs=$(find "$work/ours/blobs" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
+  skopeo_blobs=$(find "$work/skopeo/blobs" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
   ours_du=$(du -sb "$work/ours" | cut -f1)
   skopeo_du=$(du -sb "$work/skopeo" | cut -f1)
   python3 - "$ours_s" "$start" "$end" "$ours_kb" "$unique" "$ours_blobs" "$skopeo_blobs" "$ours_du" "$skopeo_du" "${#refs[@]}" "$(cat "$work/ours.out")" "$work/ours/index.json" <<'PY'
@@ -102,9 +103,9 @@ print(f"microshift-compose mirror: {ours:.2f} s wall, peak RSS {int(kb) / 1024:.
 print(f"skopeo copy, {n} images one by one into one layout: {sk:.2f} s wall")
 print(f"ratio: {sk / ours:.2f}x (skopeo time / ours)")
 print(f"unique config+layer bytes of the set: {mib(unique)} ({unique} bytes)")
-print(f"on disk, blobs/ (configs, layers, manifests): ours {mib(ob)} ({ob} bytes), skopeo {mib(sb)} ({sb} bytes)")
+print(f"blob files (configs, layers, manifests): ours {mib(ob)} ({ob} bytes), skopeo {mib(sb)} ({sb} bytes)")
 print(f"ours minus its {n} manifests ({manifests} bytes) = {int(ob) - manifests} bytes: {'equal to' if int(ob) - manifests == int(unique) else 'DIFFERENT from'} the unique bytes")
-print(f"on disk, whole layout: ours {mib(od)}, skopeo {mib(sd)}")
+print(f"on disk (du), whole layout: ours {mib(od)}, skopeo {mib(sd)}")
 PY
   mirror_cleanup
 }
