@@ -119,14 +119,13 @@ compose.lock.json.`,
 func printFootprint(w io.Writer, f footprintJSON) error {
 	fp := f.Footprint
 	fmt.Fprintf(w, "profile %s, release %s, %s: %d images, compressed bytes\n\n", f.Profile, f.Release, f.Arch, fp.Total.Images)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "COMPONENT\tIMAGES\tCOMPRESSED\tUNIQUE\t")
+	t := newTable("COMPONENT", "IMAGES", "COMPRESSED", "UNIQUE")
 	for _, c := range fp.Components {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t\n", c.Name, c.Images, humanBytes(c.Compressed), humanBytes(c.Unique))
+		t.row(c.Name, fmt.Sprint(c.Images), humanBytes(c.Compressed), humanBytes(c.Unique))
 	}
-	fmt.Fprintf(tw, "shared between components\t\t\t%s\t\n", humanBytes(fp.SharedBetweenComponents))
-	fmt.Fprintf(tw, "total\t%d\t%s\t%s\t\n", fp.Total.Images, humanBytes(fp.Total.Compressed), humanBytes(fp.Total.Unique))
-	if err := tw.Flush(); err != nil {
+	t.row("shared between components", "", "", humanBytes(fp.SharedBetweenComponents))
+	t.row("total", fmt.Sprint(fp.Total.Images), humanBytes(fp.Total.Compressed), humanBytes(fp.Total.Unique))
+	if err := t.write(w); err != nil {
 		return err
 	}
 	fmt.Fprint(w, "\nUNIQUE: bytes no other component uses (what leaving it out saves); total UNIQUE counts each layer once (what the device stores).\n")
@@ -146,15 +145,18 @@ func compareFootprints(w io.Writer, fs []footprintJSON) error {
 			}
 		}
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := []string{"COMPONENT"}
+	for _, f := range fs {
+		header = append(header, strings.ToUpper(f.Profile))
+	}
+	t := newTable(header...)
 	row := func(label string, cell func(f footprintJSON) string) {
 		cells := []string{label}
 		for _, f := range fs {
 			cells = append(cells, cell(f))
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+		t.row(cells...)
 	}
-	row("COMPRESSED", func(f footprintJSON) string { return strings.ToUpper(f.Profile) })
 	for _, n := range names {
 		row(n, func(f footprintJSON) string {
 			for _, c := range f.Footprint.Components {
@@ -169,9 +171,35 @@ func compareFootprints(w io.Writer, fs []footprintJSON) error {
 	row("images", func(f footprintJSON) string { return fmt.Sprint(f.Footprint.Total.Images) })
 	row("total compressed", func(f footprintJSON) string { return humanBytes(f.Footprint.Total.Compressed) })
 	row("total unique", func(f footprintJSON) string { return humanBytes(f.Footprint.Total.Unique) })
-	if err := tw.Flush(); err != nil {
+	if err := t.write(w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nrelease %s, %s. Total unique counts each layer once: what the device stores.\n", fs[0].Release, fs[0].Arch)
+	fmt.Fprintf(w, "\nrelease %s, %s; per component: the compressed bytes of its images. Total unique counts each layer once: what the device stores.\n", fs[0].Release, fs[0].Arch)
 	return nil
+}
+
+// table lays out rows with the first column left-aligned and the numbers
+// right-aligned.
+type table struct{ rows [][]string }
+
+func newTable(header ...string) *table { return &table{rows: [][]string{header}} }
+
+func (t *table) row(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) write(w io.Writer) error {
+	width := 0
+	for _, r := range t.rows {
+		width = max(width, len(r[0]))
+	}
+	// No tabwriter padding: it would go left of the first column too; the
+	// other cells carry their own two-space gap.
+	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
+	for _, r := range t.rows {
+		fmt.Fprintf(tw, "%-*s", width, r[0])
+		for _, c := range r[1:] {
+			fmt.Fprintf(tw, "\t  %s", c)
+		}
+		fmt.Fprint(tw, "\t\n")
+	}
+	return tw.Flush()
 }
