@@ -3,6 +3,7 @@ package blueprints
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
@@ -77,8 +78,8 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 
 	if len(p.Files) > 0 {
 		w("\n# Device files: the MicroShift config drop-in and the components' files.\n")
-		for _, f := range p.Files {
-			w("COPY --chmod=%s %s %s\n", f.Mode, outputPath(f.Path), f.Path)
+		for _, c := range copies(p.Files, outputPath) {
+			w("COPY --chmod=%s %s %s\n", c.mode, c.src, c.dst)
 		}
 	}
 
@@ -134,6 +135,50 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 		w("    done < %s\n", bootcImageList)
 	}
 	return b.Bytes()
+}
+
+type copyStep struct{ src, dst, mode string }
+
+// copies groups the device files into COPY steps: a whole directory when
+// the output directory holds exactly the files of one device directory,
+// under the same names and with one mode (a manifests.d/NNN-name/
+// kustomization), else one file per step. Fewer steps, fewer layers.
+func copies(files []plan.File, outputPath func(string) string) []copyStep {
+	// under counts the files anywhere below an output directory: a COPY of
+	// the directory would copy them all.
+	under := func(dir string) int {
+		n := 0
+		for _, f := range files {
+			if strings.HasPrefix(outputPath(f.Path), dir+"/") {
+				n++
+			}
+		}
+		return n
+	}
+	var steps []copyStep
+	for i := 0; i < len(files); {
+		f := files[i]
+		src := outputPath(f.Path)
+		srcDir, dstDir := path.Dir(src), path.Dir(f.Path)
+		j := i + 1
+		for j < len(files) {
+			g := files[j]
+			gsrc := outputPath(g.Path)
+			if path.Dir(g.Path) != dstDir || path.Dir(gsrc) != srcDir || g.Mode != f.Mode || path.Base(gsrc) != path.Base(g.Path) {
+				break
+			}
+			j++
+		}
+		n := j - i
+		if n > 1 && srcDir != "." && path.Base(src) == path.Base(f.Path) && under(srcDir) == n {
+			steps = append(steps, copyStep{src: srcDir + "/", dst: dstDir + "/", mode: f.Mode})
+			i = j
+			continue
+		}
+		steps = append(steps, copyStep{src: src, dst: f.Path, mode: f.Mode})
+		i++
+	}
+	return steps
 }
 
 // loaderScript copies each image of the layout into the default container

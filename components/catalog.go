@@ -34,6 +34,18 @@ type Component struct {
 	Services   Services
 	Firewall   Firewall
 	Files      []File
+	// Manifests maps the image names a component's manifests (or plugin
+	// output) use to its release-file keys: [manifests.images].
+	Manifests Manifests
+	// HasManifests is true when the component directory holds a
+	// manifests/ kustomization; HasPlugin when it holds an executable
+	// plugin. A plugin's output replaces manifests/ (it may reference it).
+	HasManifests bool
+	HasPlugin    bool
+	// ReleaseFiles are release files the component brings itself
+	// (release/release-<images.file>-<arch>.json), used when the selected
+	// release lacks them.
+	ReleaseFiles []*releases.File
 
 	// Source is the component.toml path as shown in messages.
 	Source string
@@ -42,6 +54,19 @@ type Component struct {
 	// Dir is the directory on disk, "" for the embedded catalog.
 	Dir string
 }
+
+// Manifests says how a component's Kubernetes manifests name its images.
+type Manifests struct {
+	// Images maps an image name as written in the manifests (repository
+	// without tag or digest, as in a kustomization's images[].name) to a
+	// key of the component's images.keys. Rendering overrides every such
+	// image with the plan's digest-pinned reference for the target arch.
+	Images map[string]string
+}
+
+// Renders reports whether the component produces manifests for
+// /etc/microshift/manifests.d (static ones or a plugin's).
+func (c *Component) Renders() bool { return c.HasManifests || c.HasPlugin }
 
 // Images names the component's images: keys of one release file.
 type Images struct {
@@ -167,4 +192,27 @@ func (c *Catalog) Providers(capability string) []string {
 		}
 	}
 	return out
+}
+
+// WithReleaseFiles returns rel with the release files components bring
+// themselves added where rel lacks them, and which component each added
+// file comes from (file name -> component). Files rel ships win.
+func (c *Catalog) WithReleaseFiles(rel *releases.Release) (*releases.Release, map[string]string) {
+	var extra []*releases.File
+	from := map[string]string{}
+	for _, n := range c.ComponentNames() {
+		for _, f := range c.Components[n].ReleaseFiles {
+			extra = append(extra, f)
+			from[f.Name] = n
+		}
+	}
+	if len(extra) == 0 {
+		return rel, map[string]string{}
+	}
+	out, added := rel.WithFiles(extra)
+	used := make(map[string]string, len(added))
+	for _, name := range added {
+		used[name] = from[name]
+	}
+	return out, used
 }

@@ -17,7 +17,7 @@ func TestDefault(t *testing.T) {
 	// Apply order: order prefix, then name.
 	wantOrder := []string{
 		"core", "olm", "gateway-api", "multus", "networking-ovnk", "networking-bridge",
-		"storage-lvms", "snapshot-controller", "ai-model-serving", "cert-manager", "sriov",
+		"kube-proxy", "storage-hostpath", "storage-lvms", "snapshot-controller", "ai-model-serving", "cert-manager", "sriov",
 		"metrics-server", "kube-state-metrics", "node-exporter",
 	}
 	if got := cat.ComponentNames(); !reflect.DeepEqual(got, wantOrder) {
@@ -50,7 +50,7 @@ func TestDefault(t *testing.T) {
 		providers       []string
 	}{
 		{"cni", "networking-ovnk", []string{"networking-bridge", "networking-ovnk"}},
-		{"csi", "storage-lvms", []string{"storage-lvms"}},
+		{"csi", "storage-lvms", []string{"storage-hostpath", "storage-lvms"}},
 	} {
 		c := cat.Capabilities[tc.capability]
 		if c == nil || c.Default != tc.def {
@@ -86,7 +86,9 @@ func TestDefaultComponents(t *testing.T) {
 		{"gateway-api", 2, both, ">=4.18", []string{"core"}, "gateway-api", 7, "microshift-gateway-api"},
 		{"multus", 4, both, ">=4.16", []string{"core", "cni"}, "multus", 2, "microshift-multus"},
 		{"networking-ovnk", 5, both, ">=4.14", []string{"core"}, "", 1, "microshift-networking"},
-		{"networking-bridge", 6, both, "", []string{"core"}, "", 0, "containernetworking-plugins"},
+		{"networking-bridge", 6, both, "", []string{"core", "kube-proxy"}, "", 0, "containernetworking-plugins"},
+		{"kube-proxy", 8, both, ">=4.18", []string{"core"}, "kube-proxy", 1, ""},
+		{"storage-hostpath", 9, both, ">=4.14", []string{"core"}, "storage-hostpath", 4, ""},
 		{"storage-lvms", 10, both, ">=4.14", []string{"core"}, "", 1, "lvm2"},
 		{"snapshot-controller", 11, both, ">=4.14", []string{"csi"}, "", 1, ""},
 		{"ai-model-serving", 50, []releases.Arch{releases.X86_64}, ">=4.19", []string{"core"}, "ai-model-serving", 20, "microshift-ai-model-serving"},

@@ -34,6 +34,17 @@ const (
 	componentFile = "component.toml"
 )
 
+// What a component directory may hold beside component.toml.
+const (
+	// ManifestsDir is a kustomization rendered into manifests.d.
+	ManifestsDir = "manifests"
+	// PluginFile is an executable following the plugin calling convention
+	// (docs/plugins.md); its output is rendered like ManifestsDir.
+	PluginFile = "plugin"
+	// ReleaseDir holds the component's own release files.
+	ReleaseDir = "release"
+)
+
 //go:embed all:data
 var embedded embed.FS
 
@@ -196,9 +207,60 @@ func loadParts(fsys fs.FS, display, onDisk string) (*parts, error) {
 		if onDisk != "" {
 			c.Dir = filepath.Join(onDisk, filepath.FromSlash(rel))
 		}
+		if err := readComponentDir(c, func(name string) string { return show(path.Join(rel, name)) }); err != nil {
+			return nil, err
+		}
 		p.components[c.Name] = c
 	}
 	return p, nil
+}
+
+// readComponentDir notes whether the component has manifests or a plugin
+// and parses its own release files, strictly, as release files are parsed
+// anywhere else.
+func readComponentDir(c *Component, show func(string) string) error {
+	if st, err := fs.Stat(c.FS, ManifestsDir); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%s: not a directory (a component's manifests are a kustomization directory)", show(ManifestsDir))
+		}
+		c.HasManifests = true
+	}
+	if st, err := fs.Stat(c.FS, PluginFile); err == nil {
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a regular file (a plugin is an executable)", show(PluginFile))
+		}
+		c.HasPlugin = true
+	}
+	entries, err := fs.ReadDir(c.FS, ReleaseDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("%s: %v", show(ReleaseDir), unwrapPath(err))
+	}
+	for _, e := range entries {
+		rel := path.Join(ReleaseDir, e.Name())
+		if !e.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", show(rel))
+		}
+		st, err := fs.Stat(c.FS, rel)
+		if err != nil {
+			return fmt.Errorf("%s: %v", show(rel), unwrapPath(err))
+		}
+		if st.Size() > releases.MaxFileSize {
+			return fmt.Errorf("%s: file is larger than %d bytes", show(rel), releases.MaxFileSize)
+		}
+		data, err := fs.ReadFile(c.FS, rel)
+		if err != nil {
+			return fmt.Errorf("%s: %v", show(rel), unwrapPath(err))
+		}
+		f, err := releases.ParseFile(show(rel), e.Name(), data)
+		if err != nil {
+			return err
+		}
+		c.ReleaseFiles = append(c.ReleaseFiles, f)
+	}
+	return nil
 }
 
 func readTOML(fsys fs.FS, name string) ([]byte, error) {
@@ -260,6 +322,15 @@ next:
 		return nil
 	}
 	sort.Strings(unknown)
+	// Keys inside an unknown table are not mistakes of their own.
+	outer := unknown[:0]
+	for _, k := range unknown {
+		if len(outer) > 0 && strings.HasPrefix(k, outer[len(outer)-1]+".") {
+			continue
+		}
+		outer = append(outer, k)
+	}
+	unknown = outer
 	quoted := make([]string, len(unknown))
 	for i, k := range unknown {
 		quoted[i] = strconv.Quote(k)
@@ -419,6 +490,9 @@ type componentTOML struct {
 		Services       []string `toml:"services"`
 		TrustedSources []string `toml:"trusted_sources"`
 	} `toml:"firewall"`
+	Manifests struct {
+		Images map[string]string `toml:"images"`
+	} `toml:"manifests"`
 	Files []struct {
 		Path     string `toml:"path"`
 		Mode     string `toml:"mode"`
@@ -449,7 +523,8 @@ func decodeComponent(display string, data []byte) (*Component, error) {
 			Services:       doc.Firewall.Services,
 			TrustedSources: doc.Firewall.TrustedSources,
 		},
-		Source: display,
+		Manifests: Manifests{Images: doc.Manifests.Images},
+		Source:    display,
 	}
 	if doc.Name == "" {
 		return nil, fmt.Errorf("%s: missing required key \"name\"", display)

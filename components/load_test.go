@@ -41,8 +41,24 @@ func TestBadCatalogs(t *testing.T) {
 		{dir: "catalog-unknown-key", want: `{cat}: unknown key "profiles.edge.componets"; did you mean "profiles.edge.components"?`},
 		{dir: "component-not-a-directory", want: `{d}/components/extra: not a directory: each component lives in components/<name>/component.toml`},
 		{dir: "component-toml-missing", want: `{c}: no such file or directory`},
+		{dir: "manifests-unknown-key", want: `{c}: unknown key "manifests.imgaes"; did you mean "manifests.images"?`},
+		{dir: "release-file-invalid", want: `{d}/components/extra/release/release-extra-x86_64.json: line 1, column 84: duplicate key "agent" in "images"`},
 
 		{dir: "missing-description", problems: []string{`{c}: missing description`}},
+		{dir: "manifests-bad-mapping", problems: []string{
+			`{c}: manifests.images: "quay.io/example/agent:1.0" must be an image name without tag or digest (as in a kustomization's images[].name)`,
+			`{c}: manifests.images: "quay.io/example/helper" maps to "helper", which is not in images.keys`,
+		}},
+		{dir: "manifests-without-source", problems: []string{
+			`{c}: [manifests] is set but the component has neither a manifests/ directory nor a plugin`,
+			`{c}: manifests.images: "quay.io/example/agent" maps to "agent", which is not in images.keys`,
+		}},
+		{dir: "manifests-no-kustomization", problems: []string{`{c}: manifests/ has no kustomization.yaml`}},
+		{dir: "plugin-not-executable", problems: []string{`{c}: plugin is not executable (chmod +x {d}/components/extra/plugin)`}},
+		{dir: "release-file-foreign", problems: []string{
+			`{c}: release/release-extra-aarch64.json: image key "extra-key" is not in images.keys`,
+			`{c}: release/release-olm-x86_64.json: a component may bring only its own release-extra-<arch>.json files (images.file is "extra")`,
+		}},
 		{dir: "bad-name", problems: []string{`{d}/components/Extra_1/component.toml: name "Extra_1" must be lowercase letters, digits and dashes (at most 63)`}},
 		{dir: "order-out-of-range", problems: []string{`{c}: order 1000 is out of range 0-999`}},
 		{dir: "negative-order", problems: []string{`{c}: order -1 is out of range 0-999`}},
@@ -55,7 +71,7 @@ func TestBadCatalogs(t *testing.T) {
 		{dir: "unknown-provides", problems: []string{`{c}: provides: unknown capability "gpu" (declare it in catalog.toml [capabilities.gpu])`}},
 		{dir: "capability-default-unknown", problems: []string{`{cat}: capability "cni": default provider unknown component or capability "networking-ovk"; did you mean "networking-ovnk"?`}},
 		{dir: "capability-default-not-provider", problems: []string{`{cat}: capability "csi": default provider "multus" does not provide it`}},
-		{dir: "capability-no-default", problems: []string{`{cat}: capability "csi" has no default provider (one of storage-lvms)`}},
+		{dir: "capability-no-default", problems: []string{`{cat}: capability "csi" has no default provider (one of storage-hostpath, storage-lvms)`}},
 		{dir: "profile-unknown-component", problems: []string{`{cat}: profile "edge": unknown component "mutlus"; did you mean "multus"?`}},
 		{dir: "profile-duplicate-component", problems: []string{`{cat}: profile "edge" lists "core" twice`}},
 		{dir: "profile-empty", problems: []string{`{cat}: profile "edge" selects no components`}},

@@ -6,12 +6,16 @@ import (
 	"io/fs"
 	"maps"
 	"net/netip"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -250,6 +254,7 @@ func (comp *Component) problems() []string {
 		}
 		add("firewall.trusted_sources: %q is not an IP address, a CIDR or %q", s, ClusterNetworkSource)
 	}
+	probs = append(probs, comp.manifestProblems()...)
 	seenPath := map[string]bool{}
 	for i, f := range comp.Files {
 		where := fmt.Sprintf("files[%d]", i)
@@ -283,6 +288,82 @@ func (comp *Component) problems() []string {
 		}
 	}
 	return probs
+}
+
+// kustomizationFiles are the names kustomize accepts for a kustomization.
+var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// manifestProblems checks [manifests], the manifests/ directory, the plugin
+// and the component's own release files.
+func (comp *Component) manifestProblems() []string {
+	var probs []string
+	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
+	if len(comp.Manifests.Images) > 0 && !comp.Renders() {
+		add("[manifests] is set but the component has neither a %s/ directory nor a %s", ManifestsDir, PluginFile)
+	}
+	for _, n := range slices.Sorted(maps.Keys(comp.Manifests.Images)) {
+		key := comp.Manifests.Images[n]
+		if problem := imageNameProblem(n); problem != "" {
+			add("manifests.images: %q %s", n, problem)
+		}
+		if !slices.Contains(comp.Images.Keys, key) {
+			add("manifests.images: %q maps to %q, which is not in images.keys", n, key)
+		}
+	}
+	if comp.HasManifests && comp.FS != nil {
+		found := false
+		for _, k := range kustomizationFiles {
+			if st, err := fs.Stat(comp.FS, path.Join(ManifestsDir, k)); err == nil && st.Mode().IsRegular() {
+				found = true
+			}
+		}
+		if !found {
+			add("%s/ has no kustomization.yaml", ManifestsDir)
+		}
+	}
+	if comp.HasPlugin && comp.Dir != "" {
+		if st, err := os.Stat(filepath.Join(comp.Dir, PluginFile)); err == nil && st.Mode().Perm()&0o111 == 0 {
+			add("%s is not executable (chmod +x %s)", PluginFile, filepath.Join(comp.Dir, PluginFile))
+		}
+	}
+	if len(comp.ReleaseFiles) > 0 && comp.Images.File == "" {
+		add("%s/: a component may bring only its own release-<images.file>-<arch>.json files; set images.file", ReleaseDir)
+		return probs
+	}
+	for _, f := range comp.ReleaseFiles {
+		where := ReleaseDir + "/" + f.Name
+		if f.Component != comp.Images.File {
+			add("%s: a component may bring only its own %s files (images.file is %q)", where, describeFile(comp.Images.File), comp.Images.File)
+			continue
+		}
+		if !comp.SupportsArch(f.Arch) {
+			add("%s: the component does not support %s (arches)", where, f.Arch)
+		}
+		for _, k := range comp.Images.Keys {
+			if _, ok := f.Lookup(k); !ok {
+				add("%s: has no image key %q that images.keys lists", where, k)
+			}
+		}
+		for _, im := range f.Images {
+			if !slices.Contains(comp.Images.Keys, im.Key) {
+				add("%s: image key %q is not in images.keys", where, im.Key)
+			}
+		}
+	}
+	return probs
+}
+
+// imageNameProblem says what is wrong with an image name as kustomize's
+// images[].name matches it: a repository, without tag or digest.
+func imageNameProblem(n string) string {
+	last := n[strings.LastIndex(n, "/")+1:]
+	if strings.Contains(n, "@") || strings.Contains(last, ":") {
+		return "must be an image name without tag or digest (as in a kustomization's images[].name)"
+	}
+	if _, err := name.NewRepository(n, name.StrictValidation); err != nil {
+		return "is not an image name"
+	}
+	return ""
 }
 
 func checkPortRange(p string) error {
@@ -395,8 +476,10 @@ func (c *Catalog) findCycle() []string {
 // that claims to support the release has its release file and image keys for
 // every arch it ships on, and every key of a release file that components
 // draw from is claimed by exactly one component (an unclaimed key is an
-// image no plan would embed).
+// image no plan would embed). Release files components bring themselves
+// count where rel lacks them.
 func (c *Catalog) ReleaseProblems(rel *releases.Release) []error {
+	rel, _ = c.WithReleaseFiles(rel)
 	var probs []string
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 	drawn := map[string]bool{}

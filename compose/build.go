@@ -18,6 +18,8 @@ const (
 	ImagesFile    = "images.txt"
 	LockFile      = "compose.lock.json"
 	ConfigDir     = "config.d"
+	// ManifestsDir holds the rendered manifests.d/NNN-<name>/ directories.
+	ManifestsDir = "manifests.d"
 	// Containerfile is the bootc image build, written with BuildOptions.Bootc.
 	Containerfile = "Containerfile"
 	// FilesDir holds every other device file at its device path, so a
@@ -104,11 +106,16 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 // the contract names config.d/ at the top of the output.
 var deviceDirs = []struct{ device, output string }{
 	{"/etc/microshift/config.d/", ConfigDir + "/"},
+	{ManifestsDevicePath, ManifestsDir + "/"},
 }
 
+// ManifestsDevicePath is where MicroShift reads prerendered kustomizations
+// on the device (one of its default manifests.kustomizePaths).
+const ManifestsDevicePath = "/etc/microshift/manifests.d/"
+
 // OutputPath is where a device file is written in the output directory:
-// config drop-ins under config.d/, everything else under files/ at its
-// device path. A Containerfile copies them back with the same mapping.
+// config drop-ins under config.d/, rendered manifests under manifests.d/,
+// everything else under files/ at its device path. A Containerfile copies them back with the same mapping.
 func OutputPath(devicePath string) string {
 	for _, d := range deviceDirs {
 		if rest, ok := strings.CutPrefix(devicePath, d.device); ok {
@@ -161,6 +168,9 @@ func withEmptyLists(p *plan.Plan) *plan.Plan {
 	}
 	if c.Files == nil {
 		c.Files = []plan.File{}
+	}
+	if c.Manifests == nil {
+		c.Manifests = []plan.Manifest{}
 	}
 	if c.ConfigSources == nil {
 		c.ConfigSources = []plan.ConfigSetting{}

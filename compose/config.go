@@ -45,8 +45,14 @@ func (r *resolver) addConfig(p *plan.Plan) error {
 		// The label is the base name so that the plan does not depend on
 		// where the file sits; errors name the full path.
 		m.userPath, m.userLabel = cfg.Source, "user "+filepath.Base(cfg.Source)
-		if err := m.merge("", cfg.Tree, m.userLabel); err != nil {
+		// Values equal to MicroShift's defaults change nothing: they stay
+		// out of the drop-in (and cannot conflict with the plan).
+		if err := m.merge("", cfg.Changes, m.userLabel); err != nil {
 			return err
+		}
+		if n := len(cfg.Defaulted); n > 0 {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: %d %s MicroShift's defaults and %s left out of the drop-in (%s)",
+				m.userLabel, n, plural(n, "value equals", "values equal"), plural(n, "is", "are"), summarize(cfg.Defaulted, 4)))
 		}
 	}
 	p.Config = m.tree
@@ -134,6 +140,21 @@ func (m *configMerger) leaf(path string) any {
 		cur = cur.(map[string]any)[part]
 	}
 	return cur
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// summarize lists up to max items and says how many more there are.
+func summarize(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:max], ", "), len(items)-max)
 }
 
 // show formats a config value for messages: "none", ["snapshot-controller"].

@@ -40,6 +40,9 @@ func Describe(w io.Writer, p *plan.Plan, explain bool) error {
 	}
 	if !explain {
 		fmt.Fprintf(w, "\n%d images, %d packages, %d device files (--explain for details)\n", len(p.Images), len(p.Packages), len(p.Files))
+		for _, n := range p.Notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
 		return writeWarnings(w, p)
 	}
 	fmt.Fprintf(w, "\nimages (%d):\n", len(p.Images))
@@ -72,10 +75,21 @@ func Describe(w io.Writer, p *plan.Plan, explain bool) error {
 	fmt.Fprintf(w, "\ndevice files (%d):\n", len(p.Files))
 	for _, f := range p.Files {
 		from := f.Component
-		if from == "" {
+		if f.Source != "" {
+			from = f.Source
+		} else if from == "" {
 			from = "plan"
 		}
 		fmt.Fprintf(w, "  %s %s (%s, %d bytes)\n", f.Mode, f.Path, from, f.Size)
+	}
+	if len(p.Manifests) > 0 {
+		fmt.Fprintf(w, "\nmanifests (%d):\n", len(p.Manifests))
+		for _, m := range p.Manifests {
+			fmt.Fprintf(w, "  %s (%s, from %s): %d resources, %d images\n", m.Dir, m.Component, m.From, len(m.Resources), len(m.Images))
+			for _, res := range m.Resources {
+				fmt.Fprintf(w, "      %s\n", res)
+			}
+		}
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "\nnote: %s\n", n)

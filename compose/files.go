@@ -6,23 +6,32 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"text/template"
 
+	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 )
 
-// addFiles collects the files the device gets: the config drop-in and every
-// selected component's extra files, templates rendered with the config
-// parameters.
-func (r *resolver) addFiles(p *plan.Plan) error {
+// deviceFiles collects the files the device gets besides rendered
+// manifests: the config drop-in, lvmd.yaml, and every selected component's
+// extra files, templates rendered with the config parameters.
+func (r *resolver) deviceFiles(p *plan.Plan) ([]plan.File, error) {
 	var files []plan.File
 	if len(p.Config) > 0 {
 		data, err := renderDropIn(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		files = append(files, plan.File{Path: DropInPath, Mode: "0644", Data: data})
+	}
+	if _, lvms := r.reasons[LVMSComponent]; lvms {
+		if l := r.req.Lvmd; l != nil {
+			files = append(files, plan.File{Path: lvmdconfig.DevicePath, Mode: "0644", Component: LVMSComponent, Source: "--lvmd " + filepath.Base(l.Source), Data: l.Data})
+		} else {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: no --lvmd given, so %s is not written and MicroShift's runtime defaulting applies on the device (LVMS picks the host's volume group itself)", LVMSComponent, lvmdconfig.DevicePath))
+		}
 	}
 	params := r.req.Config.Params()
 	for _, n := range r.order {
@@ -32,17 +41,17 @@ func (r *resolver) addFiles(p *plan.Plan) error {
 			if f.Source != "" {
 				var err error
 				if data, err = fs.ReadFile(c.FS, f.Source); err != nil {
-					return fmt.Errorf("%s: reading file source %s: %w", c.Source, f.Source, err)
+					return nil, fmt.Errorf("%s: reading file source %s: %w", c.Source, f.Source, err)
 				}
 			}
 			if f.Template {
 				tmpl, err := template.New(f.Path).Option("missingkey=error").Parse(string(data))
 				if err != nil {
-					return fmt.Errorf("%s: parsing template for %s: %v", c.Source, f.Path, err)
+					return nil, fmt.Errorf("%s: parsing template for %s: %v", c.Source, f.Path, err)
 				}
 				var b bytes.Buffer
 				if err := tmpl.Execute(&b, params); err != nil {
-					return fmt.Errorf("%s: rendering template for %s: %v", c.Source, f.Path, err)
+					return nil, fmt.Errorf("%s: rendering template for %s: %v", c.Source, f.Path, err)
 				}
 				data = b.Bytes()
 			}
@@ -55,6 +64,12 @@ func (r *resolver) addFiles(p *plan.Plan) error {
 			files = append(files, plan.File{Path: f.Path, Mode: mode, Component: n, Data: data})
 		}
 	}
+	return files, nil
+}
+
+// setFiles sorts the device files by path, refuses two at one path, and
+// records their digests and sizes.
+func setFiles(p *plan.Plan, files []plan.File) error {
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	for i := range files {
 		if i > 0 && files[i].Path == files[i-1].Path {

@@ -140,6 +140,22 @@ func upstreamImages(t testing.TB, dir string, arch releases.Arch, selected []str
 			}
 		case "networking-bridge":
 			// CRI-O's bridge plugin comes from an RPM: no images.
+		case "kube-proxy", "storage-hostpath":
+			// Upstream ships no release file for these: the components
+			// bring their own (components/data/components/<name>/release/).
+			data, err := os.ReadFile(filepath.Join(moduleRoot(t), "components", "data", "components", c, "release", "release-"+c+"-"+string(arch)+".json"))
+			if err != nil {
+				t.Fatalf("reading component release file: %v", err)
+			}
+			var doc struct {
+				Images map[string]string `json:"images"`
+			}
+			if err := json.Unmarshal(data, &doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, ref := range doc.Images {
+				set[ref] = true
+			}
 		default:
 			for _, ref := range read("release-" + c + "-" + string(arch) + ".json") {
 				set[ref] = true

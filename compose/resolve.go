@@ -8,8 +8,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
@@ -26,7 +28,14 @@ type Request struct {
 	Config *microshiftconfig.Config
 	// AllowUnpinned turns tag-only image references from errors into warnings.
 	AllowUnpinned bool
+	// Lvmd is the user's lvmd.yaml for LVMS, nil for none.
+	Lvmd *lvmdconfig.Config
+	// PluginTimeout bounds each plugin invocation; 0 is plugin.DefaultTimeout.
+	PluginTimeout time.Duration
 }
+
+// LVMSComponent is the component --lvmd configures.
+const LVMSComponent = "storage-lvms"
 
 // ErrUnpinned is wrapped by the error for a tag-only image reference.
 var ErrUnpinned = errors.New("image is not pinned by digest")
@@ -34,34 +43,54 @@ var ErrUnpinned = errors.New("image is not pinned by digest")
 // Resolve selects components for req and builds the Plan: selection and the
 // reasons for it, capability providers, conflicts, arch and release checks,
 // images with digests, merged config, device files, packages, services and
-// firewall.
+// firewall, and the rendered manifests of components that have them (their
+// plugins run here).
 func Resolve(ctx context.Context, cat *components.Catalog, rel *releases.Release, req Request) (*plan.Plan, error) {
-	if err := ctx.Err(); err != nil {
+	r, p, err := newResolver(ctx, cat, rel, req)
+	if err != nil {
 		return nil, err
 	}
-	r := &resolver{cat: cat, rel: rel, req: req, reasons: map[string][]plan.Reason{}}
-	if err := r.checkRequest(); err != nil {
+	files, err := r.deviceFiles(p)
+	if err != nil {
 		return nil, err
 	}
-	if err := r.selectComponents(); err != nil {
+	rendered, err := r.addManifests(ctx, p)
+	if err != nil {
 		return nil, err
 	}
-	if err := r.checkSelection(); err != nil {
+	if err := setFiles(p, append(files, rendered...)); err != nil {
 		return nil, err
 	}
-	p := r.newPlan()
-	if err := r.addImages(p); err != nil {
-		return nil, err
-	}
-	if err := r.addConfig(p); err != nil {
-		return nil, err
-	}
-	if err := r.addFiles(p); err != nil {
-		return nil, err
-	}
+	r.warnUnused(p)
 	r.addPackages(p)
 	r.addServicesAndFirewall(p)
 	return p, nil
+}
+
+// newResolver selects components and starts the plan: images and config.
+func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Release, req Request) (*resolver, *plan.Plan, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	rel, own := cat.WithReleaseFiles(rel)
+	r := &resolver{cat: cat, rel: rel, req: req, reasons: map[string][]plan.Reason{}, ownFiles: own}
+	if err := r.checkRequest(); err != nil {
+		return nil, nil, err
+	}
+	if err := r.selectComponents(); err != nil {
+		return nil, nil, err
+	}
+	if err := r.checkSelection(); err != nil {
+		return nil, nil, err
+	}
+	p := r.newPlan()
+	if err := r.addImages(p); err != nil {
+		return nil, nil, err
+	}
+	if err := r.addConfig(p); err != nil {
+		return nil, nil, err
+	}
+	return r, p, nil
 }
 
 type resolver struct {
@@ -70,6 +99,9 @@ type resolver struct {
 	req     Request
 	reasons map[string][]plan.Reason // selected component -> why
 	order   []string                 // selected, apply order
+	// ownFiles are the release files components brought themselves that
+	// rel lacked (file name -> component).
+	ownFiles map[string]string
 }
 
 func (r *resolver) checkRequest() error {
@@ -248,6 +280,12 @@ func (r *resolver) checkSelection() error {
 			}
 		}
 	}
+	if r.req.Lvmd != nil {
+		if _, ok := r.reasons[LVMSComponent]; !ok {
+			return fmt.Errorf("--lvmd %s: %s is not in the plan, so nothing would read it; select it (--with %s, or profile storage-only or full) or drop --lvmd",
+				r.req.Lvmd.Source, LVMSComponent, LVMSComponent)
+		}
+	}
 	for _, capName := range r.cat.CapabilityNames() {
 		if ps := r.selectedProviders(capName); len(ps) > 1 {
 			return fmt.Errorf("%s and %s both provide %s and a plan may have only one (%s: %s; %s: %s); leave one out with --without",
@@ -339,6 +377,15 @@ func (r *resolver) addImages(p *plan.Plan) error {
 	}
 	for _, ref := range slices.Sorted(maps.Keys(byRef)) {
 		p.Images = append(p.Images, *byRef[ref])
+	}
+	noted := map[string]bool{}
+	for _, n := range r.order {
+		c := r.cat.Components[n]
+		name := releases.FileName(c.Images.File, r.req.Arch)
+		if from, ok := r.ownFiles[name]; ok && len(c.Images.Keys) > 0 && !noted[name] {
+			noted[name] = true
+			p.Notes = append(p.Notes, fmt.Sprintf("%s comes from component %s: release %s does not ship it", name, from, r.rel))
+		}
 	}
 	return nil
 }

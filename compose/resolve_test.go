@@ -157,15 +157,24 @@ func TestResolve(t *testing.T) {
 		{
 			name:        "--with multus keeps a cni provider chosen with --with",
 			req:         compose.Request{Profile: "minimal", With: []string{"multus", "networking-bridge"}},
-			want:        []string{"core", "multus", "networking-bridge"},
-			wantReasons: map[string][]plan.Reason{"networking-bridge": {withReason}},
+			want:        []string{"core", "multus", "networking-bridge", "kube-proxy"},
+			wantReasons: map[string][]plan.Reason{"networking-bridge": {withReason}, "kube-proxy": {{Kind: plan.ReasonRequired, By: "networking-bridge"}}},
 			wantCaps:    map[string]string{"cni": "networking-bridge"},
 			check: func(t *testing.T, p *plan.Plan) {
 				if got := p.Config["network"].(map[string]any)["cniPlugin"]; got != "none" {
 					t.Errorf("network.cniPlugin = %v, want none (CRI-O's bridge CNI, not one MicroShift deploys)", got)
 				}
-				if len(p.Files) != 2 || p.Files[0].Path != "/etc/cni/net.d/10-microshift-bridge.conflist" {
-					t.Errorf("files = %v, want the bridge conflist and the drop-in", p.Files)
+				var paths []string
+				for _, f := range p.Files {
+					if !strings.HasPrefix(f.Path, "/etc/microshift/manifests.d/008-kube-proxy/") {
+						paths = append(paths, f.Path)
+					}
+				}
+				if want := []string{"/etc/cni/net.d/10-microshift-bridge.conflist", compose.DropInPath}; !reflect.DeepEqual(paths, want) {
+					t.Errorf("files besides kube-proxy's manifests = %v, want %v", paths, want)
+				}
+				if len(p.Manifests) != 1 || p.Manifests[0].Component != "kube-proxy" || p.Manifests[0].From != plan.FromPlugin {
+					t.Errorf("manifests = %+v, want kube-proxy's, from its plugin", p.Manifests)
 				}
 			},
 		},
@@ -303,7 +312,7 @@ func TestResolve(t *testing.T) {
 		{
 			name:    "--without the default csi provider the snapshot controller needs",
 			req:     compose.Request{Profile: "full", Without: []string{"storage-lvms"}},
-			wantErr: "--without storage-lvms: snapshot-controller requires a csi provider and storage-lvms is its default (snapshot-controller: profile full)",
+			wantErr: "--without storage-lvms: snapshot-controller requires a csi provider and storage-lvms is its default (snapshot-controller: profile full); select another provider with --with storage-hostpath",
 		},
 		{
 			name:    "--without a fixture default provider suggests the other",
@@ -432,8 +441,13 @@ func TestResolve(t *testing.T) {
 			name:   "the user's cluster network feeds the bridge CNI's template",
 			req:    compose.Request{Profile: "minimal", With: []string{"networking-bridge"}},
 			config: "network:\n  clusterNetwork: [10.100.0.0/16]\n",
-			want:   []string{"core", "networking-bridge"},
+			want:   []string{"core", "networking-bridge", "kube-proxy"},
 			check: func(t *testing.T, p *plan.Plan) {
+				// ... and reaches kube-proxy's plugin as MICROSHIFT_CLUSTER_CLUSTERCIDR.
+				cm := "/etc/microshift/manifests.d/008-kube-proxy/v1_configmap_kube-proxy.yaml"
+				if f := planFile(p, cm); f == nil || !strings.Contains(string(f.Data), "clusterCIDR: 10.100.0.0/16\n") {
+					t.Errorf("kube-proxy config map %s does not say clusterCIDR: 10.100.0.0/16", cm)
+				}
 				for _, f := range p.Files {
 					if f.Path == "/etc/cni/net.d/10-microshift-bridge.conflist" {
 						if !strings.Contains(string(f.Data), `"subnet": "10.100.0.0/16"`) || f.Component != "networking-bridge" {
@@ -450,18 +464,6 @@ func TestResolve(t *testing.T) {
 			catalog: overlayCatalog,
 			req:     compose.Request{Profile: "storage-only", With: []string{"csi-alt"}, Without: []string{"storage-lvms"}},
 			wantErr: `config conflict at storage.driver: storage-lvms left out sets "none", csi-alt sets "csi-alt"`,
-		},
-		{
-			name:    "the user's scalar where the plan needs a mapping names the plan's sources",
-			req:     compose.Request{Profile: "minimal"},
-			config:  "storage: none\n",
-			wantErr: `/etc/microshift/config.yaml: storage is "none" but the plan needs a mapping (set by storage-lvms left out, snapshot-controller left out); remove it from the file or change the selection`,
-		},
-		{
-			name:    "the user's mapping where the plan needs a value",
-			req:     compose.Request{Profile: "minimal"},
-			config:  "network:\n  cniPlugin:\n    name: ovnk\n",
-			wantErr: `/etc/microshift/config.yaml: network.cniPlugin is a mapping but the plan needs "none" (set by networking-ovnk left out); remove it from the file or change the selection`,
 		},
 		{
 			name:   "the user's cniPlugin agreeing with the plan is kept once",
@@ -613,4 +615,14 @@ func TestResolveCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Resolve(cancelled) = %v, want context.Canceled", err)
 	}
+}
+
+// planFile returns the plan's device file at path, or nil.
+func planFile(p *plan.Plan, path string) *plan.File {
+	for i := range p.Files {
+		if p.Files[i].Path == path {
+			return &p.Files[i]
+		}
+	}
+	return nil
 }

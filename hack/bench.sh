@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Prints the performance figures the issues ask for. Run with `make bench`
-# (which builds bin/microshift-compose first). Sections: build, mirror
-# (`./hack/bench.sh mirror` runs one).
+# (which builds bin/microshift-compose first). Sections: build, render,
+# mirror (`./hack/bench.sh mirror` runs one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=bin/microshift-compose
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(build mirror)
+[ ${#sections[@]} -eq 0 ] && sections=(build render mirror)
 
 ensure() { # ensure <command> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
@@ -28,6 +28,42 @@ bench_build() {
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
 print(f"binary: median {r['median']*1000:.1f} ms, mean {r['mean']*1000:.1f} ms, min {r['min']*1000:.1f} ms, max {r['max']*1000:.1f} ms over {len(r['times'])} runs")
+PY
+  rm -rf "$out"
+}
+
+# The kustomize CLI, only for the comparison (microshift-compose links
+# kustomize's API). v5.7.1 is the newest whose dependencies build here.
+KUSTOMIZE_VERSION=${KUSTOMIZE_VERSION:-v5.7.1}
+KUSTOMIZE=bin/kustomize
+
+bench_render() {
+  echo "== render: every manifest/plugin component of the default catalog (kube-proxy, storage-hostpath), in process vs the kustomize CLI"
+  if ! "$KUSTOMIZE" version 2>/dev/null | grep -q "${KUSTOMIZE_VERSION#v}"; then
+    GOFLAGS= GOBIN="$PWD/bin" go install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
+  fi
+  ensure hyperfine hyperfine
+  line=$(go test ./compose -run '^$' -bench 'RenderManifests$' -benchtime 50x -benchmem | grep -E '^BenchmarkRenderManifests')
+  echo "$line"
+  ns=$(awk '{for (i = 1; i < NF; i++) if ($(i+1) == "ns/op") print $i}' <<<"$line")
+  out=$(mktemp -d)
+  mapfile -t dirs < <(go run ./hack/render-dirs "$out/dirs" 2>/dev/null)
+  for d in "${dirs[@]}"; do
+    if ! "$KUSTOMIZE" build "$d" | cmp -s - "$(dirname "$d")/rendered.yaml"; then
+      echo "render: kustomize build $d differs from microshift-compose's rendering" >&2; exit 1
+    fi
+  done
+  echo "same bytes as kustomize $KUSTOMIZE_VERSION for ${#dirs[@]} directories"
+  cmd="set -e;"
+  for d in "${dirs[@]}"; do cmd+=" $KUSTOMIZE build $d >/dev/null;"; done
+  hyperfine --warmup 3 --runs 30 -N --export-json "$out/h.json" "sh -c '$cmd'" >/dev/null
+  python3 - "$out/h.json" "$ns" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+inproc = float(sys.argv[2]) / 1e9
+print(f"in process (krusty): {inproc*1000:.1f} ms per rendering of all directories")
+print(f"kustomize build CLI: median {r['median']*1000:.1f} ms (mean {r['mean']*1000:.1f}, min {r['min']*1000:.1f}) over {len(r['times'])} runs")
+print(f"ratio: the CLI takes {r['median']/inproc:.1f}x as long as in-process rendering")
 PY
   rm -rf "$out"
 }

@@ -234,3 +234,24 @@ func Load(dir, constraint string) (*Release, error) {
 	}
 	return r, nil
 }
+
+// WithFiles returns a release holding r's files plus every file of extra
+// whose name r lacks, and the names it added, sorted. A file r already has
+// wins: a release directory that ships a component's file overrides the
+// component's own copy. r itself is not changed.
+func (r *Release) WithFiles(extra []*File) (*Release, []string) {
+	out := &Release{Version: r.Version, Source: r.Source, Origin: r.Origin, files: make(map[string]*File, len(r.files)+len(extra))}
+	for n, f := range r.files {
+		out.files[n] = f
+	}
+	var added []string
+	for _, f := range extra {
+		if _, ok := out.files[f.Name]; ok {
+			continue
+		}
+		out.files[f.Name] = f
+		added = append(added, f.Name)
+	}
+	sort.Strings(added)
+	return out, added
+}

@@ -16,6 +16,7 @@ func newBuildCmd() *cobra.Command {
 		cat    catalogOptions
 		rel    releaseOptions
 		sel    selectionOptions
+		rnd    renderOptions
 		bp     blueprintOptions
 		reg    registryOptions
 		outDir string
@@ -31,9 +32,15 @@ func newBuildCmd() *cobra.Command {
   images.txt          one digest-pinned image reference per line, sorted, unique
   compose.lock.json   the resolved plan
   config.d/           the MicroShift config drop-in the plan needs
-  files/              other files the device gets, at their device paths
+  manifests.d/        NNN-<component>/: prerendered kustomize manifests (kustomization.yaml
+                      and one file per resource), images pinned to the plan's digests
+  files/              other files the device gets, at their device paths (e.g. lvmd.yaml)
   Containerfile       with --bootc: the same composition as a bootc image, embedding the
                       images that 'mirror --to oci:<output>/images' writes
+
+Components with a manifests/ kustomization are rendered in process (no kustomize
+binary); components with a plugin run it first (docs/plugins.md). Every container
+image a rendered manifest names must be one of the plan's images.
 
 With --resolve-sizes, build reads the images' manifests from their registries and
 adds a footprint section to compose.lock.json (see 'microshift-compose footprint').
@@ -42,6 +49,8 @@ A failed build leaves a previous output directory untouched. Without
 		Example: `  microshift-compose build --profile full --arch x86_64 --output out/
   microshift-compose build --profile minimal --arch aarch64 --with multus --output out-min/
   microshift-compose build --profile full --release-dir /usr/share/microshift/release --output out/
+  microshift-compose build --profile storage-only --lvmd lvmd.yaml --config config.yaml --output out/
+  microshift-compose build --profile minimal --with networking-bridge,storage-hostpath --output out-light/
   microshift-compose build --profile full --arch x86_64 --bootc --output out/`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,7 +60,7 @@ A failed build leaves a previous output directory untouched. Without
 			if outDir == "" {
 				return usageError{fmt.Errorf("--output DIR is required")}
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel)
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd)
 			if err != nil {
 				return err
 			}
@@ -75,14 +84,15 @@ A failed build leaves a previous output directory untouched. Without
 			if err := compose.Write(cmd.Context(), outDir, out); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: profile %s, release %s, %s: %d components, %d images, %d packages, %d device files\n",
-				outDir, p.Profile, p.Release.Stream, p.Arch, len(p.Components), len(p.Images), len(p.Packages), len(p.Files))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: profile %s, release %s, %s: %d components, %d images, %d packages, %d device files, %d manifests.d directories\n",
+				outDir, p.Profile, p.Release.Stream, p.Arch, len(p.Components), len(p.Images), len(p.Packages), len(p.Files), len(p.Manifests))
 			return nil
 		},
 	}
 	cat.addFlags(cmd)
 	rel.addFlags(cmd)
 	sel.addFlags(cmd)
+	rnd.addFlags(cmd)
 	bp.addFlags(cmd)
 	reg.addFlags(cmd)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build)")

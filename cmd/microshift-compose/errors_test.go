@@ -273,6 +273,45 @@ var badInputs = []badInput{
 		want: `config {bad}/configs/missing.yaml does not exist`,
 		code: exitError,
 	},
+	// lvmd.yaml (--lvmd testdata/bad/lvmd/<name>.yaml).
+	{
+		// The proposal's own example spells the key in camelCase; lvmd would
+		// ignore it and topolvm-node would crash-loop on the device.
+		name: "lvmd/camelCase key from the proposal",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--lvmd", "{bad}/lvmd/camel-case-key.yaml", "--output", "{out}"},
+		want: `{bad}/lvmd/camel-case-key.yaml: unknown key "deviceClasses"; did you mean "device-classes"?`,
+		code: exitError,
+	},
+	{
+		name: "lvmd/thin without a thin-pool",
+		args: []string{"build", "--profile", "storage-only", "--arch", "aarch64", "--lvmd", "{bad}/lvmd/thin-without-pool.yaml", "--output", "{out}"},
+		want: `{bad}/lvmd/thin-without-pool.yaml: device-classes[1].thin-pool: required when type is thin`,
+		code: exitError,
+	},
+	{
+		name: "lvmd/no default device class",
+		args: []string{"resolve", "--profile", "full", "--arch", "x86_64", "--lvmd", "{bad}/lvmd/no-default.yaml"},
+		want: `{bad}/lvmd/no-default.yaml: device-classes: exactly one device class must have default: true, found none`,
+		code: exitError,
+	},
+	{
+		name: "lvmd/without storage-lvms in the plan",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--lvmd", "{bad}/lvmd/valid.yaml", "--output", "{out}"},
+		want: `--lvmd {bad}/lvmd/valid.yaml: storage-lvms is not in the plan, so nothing would read it; select it (--with storage-lvms, or profile storage-only or full) or drop --lvmd`,
+		code: exitError,
+	},
+	{
+		name: "lvmd/file missing",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--lvmd", "{bad}/lvmd/missing.yaml", "--output", "{out}"},
+		want: `lvmd config {bad}/lvmd/missing.yaml does not exist`,
+		code: exitError,
+	},
+	{
+		name: "plugin timeout not positive",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--plugin-timeout", "0s", "--output", "{out}"},
+		want: `--plugin-timeout must be positive, got 0s`,
+		code: exitUsage,
+	},
 
 	// Flags and arguments.
 	{

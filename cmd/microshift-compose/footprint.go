@@ -27,6 +27,7 @@ func newFootprintCmd() *cobra.Command {
 		cat      catalogOptions
 		rel      releaseOptions
 		sel      selectionOptions
+		rnd      renderOptions
 		lock     lockOptions
 		reg      registryOptions
 		format   formatOptions
@@ -82,7 +83,7 @@ compose.lock.json.`,
 					if err := s.Validate(); err != nil {
 						return err
 					}
-					p, err := resolvePlan(cmd, &cat, &rel, &s)
+					p, err := resolvePlan(cmd, &cat, &rel, &s, &rnd)
 					if err != nil {
 						return err
 					}
@@ -109,6 +110,7 @@ compose.lock.json.`,
 	cat.addFlags(cmd)
 	rel.addFlags(cmd)
 	sel.addAdjustFlags(cmd)
+	rnd.addFlags(cmd)
 	lock.addFlags(cmd)
 	reg.addFlags(cmd)
 	format.addFlags(cmd)

@@ -11,6 +11,7 @@ func newImagesCmd() *cobra.Command {
 		cat    catalogOptions
 		rel    releaseOptions
 		sel    selectionOptions
+		rnd    renderOptions
 		format formatOptions
 	)
 	cmd := &cobra.Command{
@@ -26,7 +27,7 @@ func newImagesCmd() *cobra.Command {
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel)
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd)
 			if err != nil {
 				return err
 			}
@@ -40,6 +41,7 @@ func newImagesCmd() *cobra.Command {
 	cat.addFlags(cmd)
 	rel.addFlags(cmd)
 	sel.addFlags(cmd)
+	rnd.addFlags(cmd)
 	format.addFlags(cmd)
 	return cmd
 }

@@ -66,11 +66,15 @@ func TestMirrorKilledAndResumed(t *testing.T) {
 	p := &testutil.Pusher{Host: host}
 	big := testutil.NewLayer(1, 4<<20)
 	var refs []string
+	others := map[string]bool{} // every blob but the cut one, by hex digest
 	for i := range 3 {
 		layers := []testutil.Layer{testutil.NewLayer(uint64(10+i), 64<<10)}
+		others[layers[0].Desc.Digest.Hex] = true
 		if i == 0 {
 			layers = append(layers, big)
 		}
+		cfg, _ := testutil.Image("amd64", layers)
+		others[cfg.Digest().Hex] = true
 		ref, err := p.PushImage("app/img"+strconv.Itoa(i), "amd64", layers)
 		if err != nil {
 			t.Fatal(err)
@@ -98,8 +102,8 @@ func TestMirrorKilledAndResumed(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until the cut blob's partial file has bytes and the other
-	// images' blobs (layer and config each) are in place.
+	// Wait until the cut blob's partial file has bytes and every other
+	// blob is in place.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		partial, complete := 0, 0
@@ -110,16 +114,16 @@ func TestMirrorKilledAndResumed(t *testing.T) {
 			case err != nil:
 			case strings.HasPrefix(e.Name(), "."+big.Desc.Digest.Hex+".partial-") && info.Size() > 0:
 				partial++
-			case !strings.HasPrefix(e.Name(), "."):
+			case others[e.Name()]:
 				complete++
 			}
 		}
-		if partial == 1 && complete >= 5 {
+		if partial == 1 && complete == len(others) {
 			break
 		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("the mirror never reached the cut blob (partial %d, complete %d): %s", partial, complete, stderr.String())
+			t.Fatalf("the mirror never reached the cut blob (partial %d, complete %d of %d): %s", partial, complete, len(others), stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

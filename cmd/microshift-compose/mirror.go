@@ -16,6 +16,7 @@ func newMirrorCmd() *cobra.Command {
 		cat          catalogOptions
 		rel          releaseOptions
 		sel          selectionOptions
+		rnd          renderOptions
 		lock         lockOptions
 		reg          registryOptions
 		format       formatOptions
@@ -65,7 +66,7 @@ Podman auth files. Progress goes to stderr (bars on a terminal), the summary to 
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			p, err := planFrom(cmd, &lock, &cat, &rel, &sel)
+			p, err := planFrom(cmd, &lock, &cat, &rel, &sel, &rnd)
 			if err != nil {
 				return err
 			}
@@ -89,6 +90,7 @@ Podman auth files. Progress goes to stderr (bars on a terminal), the summary to 
 	cat.addFlags(cmd)
 	rel.addFlags(cmd)
 	sel.addFlags(cmd)
+	rnd.addFlags(cmd)
 	lock.addFlags(cmd)
 	reg.addFlags(cmd)
 	format.addFlags(cmd)
@@ -101,7 +103,7 @@ Podman auth files. Progress goes to stderr (bars on a terminal), the summary to 
 
 // planFrom is the plan a registry command works on: the lock file's, or
 // the selection's.
-func planFrom(cmd *cobra.Command, lock *lockOptions, cat *catalogOptions, rel *releaseOptions, sel *selectionOptions) (*plan.Plan, error) {
+func planFrom(cmd *cobra.Command, lock *lockOptions, cat *catalogOptions, rel *releaseOptions, sel *selectionOptions, rnd *renderOptions) (*plan.Plan, error) {
 	if err := lock.Validate(cmd); err != nil {
 		return nil, err
 	}
@@ -114,5 +116,5 @@ func planFrom(cmd *cobra.Command, lock *lockOptions, cat *catalogOptions, rel *r
 	if err := sel.Validate(); err != nil {
 		return nil, err
 	}
-	return resolvePlan(cmd, cat, rel, sel)
+	return resolvePlan(cmd, cat, rel, sel, rnd)
 }

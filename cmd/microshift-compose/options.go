@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
@@ -15,8 +16,10 @@ import (
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/compose/plugin"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -71,6 +74,7 @@ type selectionOptions struct {
 	With, Without []string
 	Arch          string
 	Config        string
+	Lvmd          string
 	AllowUnpinned bool
 }
 
@@ -86,7 +90,8 @@ func (o *selectionOptions) addAdjustFlags(cmd *cobra.Command) {
 	f.StringSliceVar(&o.With, "with", nil, "add components (repeat or comma-separate)")
 	f.StringSliceVar(&o.Without, "without", nil, "leave components out (repeat or comma-separate)")
 	f.StringVarP(&o.Arch, "arch", "a", "", "target architecture: x86_64 or aarch64, amd64 and arm64 accepted (default: this machine's)")
-	f.StringVar(&o.Config, "config", "", "MicroShift config.yaml to merge into the plan (its networks feed the firewall and templates)")
+	f.StringVar(&o.Config, "config", "", "MicroShift config.yaml to merge into the plan (its networks feed the firewall, templates and plugins; values equal to MicroShift's defaults are left out)")
+	f.StringVar(&o.Lvmd, "lvmd", "", "LVMS lvmd.yaml (device classes) to check and place at /etc/microshift/lvmd.yaml; needs storage-lvms in the plan")
 	f.BoolVar(&o.AllowUnpinned, "allow-unpinned", false, "embed tag-only image references with a warning instead of failing")
 }
 
@@ -118,7 +123,28 @@ func (o *selectionOptions) request() (compose.Request, error) {
 			return compose.Request{}, err
 		}
 	}
+	if o.Lvmd != "" {
+		if req.Lvmd, err = lvmdconfig.Load(o.Lvmd); err != nil {
+			return compose.Request{}, err
+		}
+	}
 	return req, nil
+}
+
+// renderOptions tune how manifests are rendered: the plugin timeout.
+type renderOptions struct {
+	PluginTimeout time.Duration
+}
+
+func (o *renderOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().DurationVar(&o.PluginTimeout, "plugin-timeout", plugin.DefaultTimeout, "how long each component plugin invocation may run before it is killed")
+}
+
+func (o *renderOptions) Validate() error {
+	if o.PluginTimeout <= 0 {
+		return usageError{fmt.Errorf("--plugin-timeout must be positive, got %s", o.PluginTimeout)}
+	}
+	return nil
 }
 
 func hostArch() string {
@@ -186,11 +212,15 @@ func (o *formatOptions) json() bool { return o.Format == "json" }
 
 // resolvePlan loads the catalog, release and user config and resolves the
 // selection: what build, resolve and images share.
-func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, sel *selectionOptions) (*plan.Plan, error) {
+func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, sel *selectionOptions, rnd *renderOptions) (*plan.Plan, error) {
+	if err := rnd.Validate(); err != nil {
+		return nil, err
+	}
 	req, err := sel.request()
 	if err != nil {
 		return nil, err
 	}
+	req.PluginTimeout = rnd.PluginTimeout
 	catalog, err := cat.load()
 	if err != nil {
 		return nil, err

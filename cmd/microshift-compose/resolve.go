@@ -11,6 +11,7 @@ func newResolveCmd() *cobra.Command {
 		cat     catalogOptions
 		rel     releaseOptions
 		sel     selectionOptions
+		rnd     renderOptions
 		format  formatOptions
 		explain bool
 	)
@@ -27,7 +28,7 @@ func newResolveCmd() *cobra.Command {
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel)
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd)
 			if err != nil {
 				return err
 			}
@@ -45,6 +46,7 @@ func newResolveCmd() *cobra.Command {
 	cat.addFlags(cmd)
 	rel.addFlags(cmd)
 	sel.addFlags(cmd)
+	rnd.addFlags(cmd)
 	format.addFlags(cmd)
 	cmd.Flags().BoolVar(&explain, "explain", false, "also list every image, package, config value and device file with where it comes from")
 	return cmd

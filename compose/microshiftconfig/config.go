@@ -7,6 +7,7 @@ package microshiftconfig
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +16,10 @@ import (
 	"math"
 	"net/netip"
 	"os"
+	"reflect"
+	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -35,6 +39,57 @@ var LogLevels = []string{"Normal", "Debug", "Trace", "TraceAll"}
 var topLevel = []string{
 	"apiServer", "debugging", "dns", "etcd", "genericDevicePlugin", "ingress",
 	"kubelet", "manifests", "network", "node", "storage", "telemetry",
+}
+
+// sectionKeys are the keys of the sections the tool reads whose schema is
+// small and stable; their unknown keys are errors. Other sections are
+// passed through to the drop-in unchecked.
+var sectionKeys = map[string][]string{
+	"debugging": {"logLevel"},
+	"dns":       {"baseDomain"},
+	"network":   {"clusterNetwork", "cniPlugin", "multus", "serviceNetwork", "serviceNodePortRange"},
+	"node":      {"hostnameOverride", "nodeIP", "nodeIPv6"},
+	"storage":   {"driver", "optionalCsiComponents"},
+}
+
+// Values MicroShift accepts for the enumerations the plan also sets.
+var (
+	CNIPlugins     = []string{"", "ovnk", "none"}
+	StorageDrivers = []string{"", "lvms", "none"}
+	CSIComponents  = []string{"snapshot-controller", "none"}
+	MultusStatuses = []string{"Managed", "Removed"}
+)
+
+// dnsSubdomain is RFC 1123: what baseDomain and node names must be.
+var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+//go:embed defaults.yaml
+var defaultsYAML []byte
+
+// defaultTree is defaults.yaml parsed like a user's file.
+var defaultTree = func() map[string]any {
+	js, err := yaml.YAMLToJSONStrict(defaultsYAML)
+	if err != nil {
+		panic(err)
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		panic(err)
+	}
+	t, err := normalize(doc)
+	if err != nil {
+		panic(err)
+	}
+	return t.(map[string]any)
+}()
+
+// DefaultTree returns MicroShift's defaults that --config values are
+// compared with (a copy).
+func DefaultTree() map[string]any {
+	t, _ := normalize(defaultTree)
+	return t.(map[string]any)
 }
 
 // Params are the config values the tool uses, defaults applied. They feed
@@ -69,8 +124,13 @@ type Config struct {
 	// Source is the file path, for messages.
 	Source string
 	// Tree is the document as nested maps; numbers that are whole are int64.
-	Tree   map[string]any
-	params Params
+	Tree map[string]any
+	// Changes is Tree without the values that equal MicroShift's defaults
+	// (and without nulls and mappings left empty): what the drop-in needs.
+	Changes map[string]any
+	// Defaulted lists, sorted, the dotted paths left out of Changes.
+	Defaulted []string
+	params    Params
 }
 
 // Params returns the values the tool uses, with MicroShift defaults for
@@ -137,13 +197,108 @@ func Parse(display string, data []byte) (*Config, error) {
 			}
 			return nil, fmt.Errorf("%s: unknown section %q (MicroShift has %s)", display, k, strings.Join(topLevel, ", "))
 		}
+		if known, ok := sectionKeys[k]; ok {
+			sec, isMap := c.Tree[k].(map[string]any)
+			if !isMap {
+				continue // readParams names the type error
+			}
+			for _, key := range slices.Sorted(maps.Keys(sec)) {
+				if slices.Contains(known, key) {
+					continue
+				}
+				if m := suggest.Closest(key, known); m != "" {
+					return nil, fmt.Errorf("%s: %s: unknown key %q; did you mean %q?", display, k, key, m)
+				}
+				return nil, fmt.Errorf("%s: %s: unknown key %q (want %s)", display, k, key, strings.Join(known, ", "))
+			}
+		}
 	}
 	p, err := readParams(c.Tree)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", display, err)
 	}
+	if err := checkEnums(c.Tree); err != nil {
+		return nil, fmt.Errorf("%s: %v", display, err)
+	}
 	c.params = p
+	c.Changes = map[string]any{}
+	prune("", c.Tree, defaultTree, c.Changes, &c.Defaulted)
+	sort.Strings(c.Defaulted)
 	return c, nil
+}
+
+// prune copies into out the leaves of tree that differ from def, recording
+// the paths of those it leaves out. A null is unset; a mapping that ends up
+// empty is left out too.
+func prune(prefix string, tree, def map[string]any, out map[string]any, dropped *[]string) {
+	for _, k := range slices.Sorted(maps.Keys(tree)) {
+		p := strings.TrimPrefix(prefix+"."+k, ".")
+		v := tree[k]
+		d, hasDefault := def[k]
+		switch x := v.(type) {
+		case nil:
+			*dropped = append(*dropped, p)
+		case map[string]any:
+			sub := map[string]any{}
+			dm, _ := d.(map[string]any)
+			prune(p, x, dm, sub, dropped)
+			if len(sub) > 0 {
+				out[k] = sub
+			} else if len(x) == 0 {
+				*dropped = append(*dropped, p)
+			}
+		default:
+			if hasDefault && reflect.DeepEqual(v, d) {
+				*dropped = append(*dropped, p)
+				continue
+			}
+			out[k] = v
+		}
+	}
+}
+
+// checkEnums checks the values MicroShift accepts only from a fixed set.
+func checkEnums(tree map[string]any) error {
+	r := reader{tree: tree}
+	for _, e := range []struct {
+		path  string
+		allow []string
+	}{
+		{"network.cniPlugin", CNIPlugins},
+		{"storage.driver", StorageDrivers},
+		{"network.multus.status", MultusStatuses},
+	} {
+		v, ok, err := r.str(e.path)
+		if err != nil {
+			return err
+		}
+		if ok && !slices.Contains(e.allow, v) {
+			return fmt.Errorf("%s: %q is not one of %s", e.path, v, quoteAll(e.allow))
+		}
+	}
+	list, ok, err := r.strs("storage.optionalCsiComponents")
+	if err != nil {
+		return err
+	}
+	if ok {
+		for i, v := range list {
+			if !slices.Contains(CSIComponents, v) {
+				return fmt.Errorf("storage.optionalCsiComponents[%d]: %q is not one of %s", i, v, quoteAll(CSIComponents))
+			}
+			if v == "none" && len(list) > 1 {
+				return fmt.Errorf("storage.optionalCsiComponents[%d]: \"none\" cannot be combined with other components", i)
+			}
+		}
+	}
+	return nil
+}
+
+func quoteAll(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
 }
 
 func readParams(tree map[string]any) (Params, error) {
@@ -175,20 +330,41 @@ func readParams(tree map[string]any) (Params, error) {
 		}
 		p.NodeIP = v
 	}
+	if v, ok, err := r.str("node.nodeIPv6"); err != nil {
+		return p, err
+	} else if ok && v != "" {
+		if a, err := netip.ParseAddr(v); err != nil || !a.Is6() || a.Is4In6() {
+			return p, fmt.Errorf("node.nodeIPv6: %q is not an IPv6 address", v)
+		}
+	}
 	if v, ok, err := r.str("node.hostnameOverride"); err != nil {
 		return p, err
 	} else if ok {
+		if v != "" && (len(v) > 253 || !dnsSubdomain.MatchString(v)) {
+			return p, fmt.Errorf("node.hostnameOverride: %q is not a valid node name (lowercase DNS subdomain, RFC 1123)", v)
+		}
 		p.NodeName = v
 	}
 	if v, ok, err := r.str("dns.baseDomain"); err != nil {
 		return p, err
 	} else if ok && v != "" {
+		if len(v) > 253 || !dnsSubdomain.MatchString(v) {
+			return p, fmt.Errorf("dns.baseDomain: %q is not a DNS domain (lowercase letters, digits, '-' and '.', RFC 1123)", v)
+		}
 		p.BaseDomain = v
 	}
 	if v, ok, err := r.strs("apiServer.subjectAltNames"); err != nil {
 		return p, err
 	} else if ok {
+		for i, s := range v {
+			if strings.TrimSpace(s) == "" {
+				return p, fmt.Errorf("apiServer.subjectAltNames[%d]: empty name", i)
+			}
+		}
 		p.SubjectAltNames = v
+	}
+	if err := checkNetworks(p.ClusterNetwork, p.ServiceNetwork); err != nil {
+		return p, err
 	}
 	if v, ok, err := r.str("debugging.logLevel"); err != nil {
 		return p, err
@@ -199,6 +375,30 @@ func readParams(tree map[string]any) (Params, error) {
 		p.LogLevel = v
 	}
 	return p, nil
+}
+
+// checkNetworks checks dual-stack pairs and that the pod and service
+// networks do not overlap (MicroShift would route one into the other).
+func checkNetworks(cluster, service []string) error {
+	for _, n := range []struct {
+		path  string
+		cidrs []string
+	}{{"network.clusterNetwork", cluster}, {"network.serviceNetwork", service}} {
+		if len(n.cidrs) == 2 {
+			a, b := netip.MustParsePrefix(n.cidrs[0]), netip.MustParsePrefix(n.cidrs[1])
+			if a.Addr().Is4() == b.Addr().Is4() {
+				return fmt.Errorf("%s: two CIDRs must be one IPv4 and one IPv6 (dual stack), got %s and %s", n.path, n.cidrs[0], n.cidrs[1])
+			}
+		}
+	}
+	for i, c := range cluster {
+		for j, s := range service {
+			if netip.MustParsePrefix(c).Overlaps(netip.MustParsePrefix(s)) {
+				return fmt.Errorf("network.serviceNetwork[%d]: %s overlaps network.clusterNetwork[%d] %s", j, s, i, c)
+			}
+		}
+	}
+	return nil
 }
 
 func checkPortRange(s string) error {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,6 +155,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown section, case", "apiserver:\n  subjectAltNames: []\n", `unknown section "apiserver"; did you mean "apiServer"?`},
 		{"unknown section", "cluster:\n  name: x\n", `unknown section "cluster" (MicroShift has ` + sections + `)`},
 		{"network not a mapping", "network: ovnk\n", `network: must be a mapping, got a string`},
+		{"storage not a mapping", "storage: none\n", `storage: must be a mapping, got a string`},
+		{"cniPlugin a mapping", "network:\n  cniPlugin:\n    name: ovnk\n", `network.cniPlugin: must be a string, got a mapping`},
 		{"network a list", "network:\n  - clusterNetwork\n", `network: must be a mapping, got a list`},
 		{"clusterNetwork not a list", "network:\n  clusterNetwork: 10.42.0.0/16\n", `network.clusterNetwork: must be a list, got a string`},
 		{"clusterNetwork entry not a string", "network:\n  clusterNetwork: [16]\n", `network.clusterNetwork[0]: must be a string, got a number`},
@@ -180,6 +183,21 @@ func TestParseErrors(t *testing.T) {
 		{"logLevel number", "debugging:\n  logLevel: 4\n", `debugging.logLevel: must be a string, got a number`},
 		{"subjectAltNames a string", "apiServer:\n  subjectAltNames: api.example.com\n", `apiServer.subjectAltNames: must be a list, got a string`},
 		{"subjectAltNames entry a mapping", "apiServer:\n  subjectAltNames:\n    - name: api.example.com\n", `apiServer.subjectAltNames[0]: must be a string, got a mapping`},
+		{"subjectAltNames entry empty", "apiServer:\n  subjectAltNames: [api.example.com, \"\"]\n", `apiServer.subjectAltNames[1]: empty name`},
+		{"unknown network key with suggestion", "network:\n  clusterNetworks: [10.42.0.0/16]\n", `network: unknown key "clusterNetworks"; did you mean "clusterNetwork"?`},
+		{"unknown node key", "node:\n  labels: {a: b}\n", `node: unknown key "labels" (want hostnameOverride, nodeIP, nodeIPv6)`},
+		{"unknown storage key with suggestion", "storage:\n  drivers: lvms\n", `storage: unknown key "drivers"; did you mean "driver"?`},
+		{"cniPlugin unknown", "network:\n  cniPlugin: calico\n", `network.cniPlugin: "calico" is not one of "", "ovnk", "none"`},
+		{"storage driver unknown", "storage:\n  driver: topolvm\n", `storage.driver: "topolvm" is not one of "", "lvms", "none"`},
+		{"multus status lowercase", "network:\n  multus:\n    status: managed\n", `network.multus.status: "managed" is not one of "Managed", "Removed"`},
+		{"optionalCsiComponents unknown", "storage:\n  optionalCsiComponents: [snapshot-webhook]\n", `storage.optionalCsiComponents[0]: "snapshot-webhook" is not one of "snapshot-controller", "none"`},
+		{"optionalCsiComponents none combined", "storage:\n  optionalCsiComponents: [snapshot-controller, none]\n", `storage.optionalCsiComponents[1]: "none" cannot be combined with other components`},
+		{"clusterNetwork two IPv4", "network:\n  clusterNetwork: [10.42.0.0/16, 10.44.0.0/16]\n", `network.clusterNetwork: two CIDRs must be one IPv4 and one IPv6 (dual stack), got 10.42.0.0/16 and 10.44.0.0/16`},
+		{"service network inside the cluster network", "network:\n  serviceNetwork: [10.42.128.0/24]\n", `network.serviceNetwork[0]: 10.42.128.0/24 overlaps network.clusterNetwork[0] 10.42.0.0/16`},
+		{"baseDomain uppercase", "dns:\n  baseDomain: Example.COM\n", `dns.baseDomain: "Example.COM" is not a DNS domain (lowercase letters, digits, '-' and '.', RFC 1123)`},
+		{"baseDomain with underscore", "dns:\n  baseDomain: my_edge.example.com\n", `dns.baseDomain: "my_edge.example.com" is not a DNS domain (lowercase letters, digits, '-' and '.', RFC 1123)`},
+		{"hostnameOverride invalid", "node:\n  hostnameOverride: Edge_1\n", `node.hostnameOverride: "Edge_1" is not a valid node name (lowercase DNS subdomain, RFC 1123)`},
+		{"nodeIPv6 an IPv4 address", "node:\n  nodeIPv6: 10.0.0.1\n", `node.nodeIPv6: "10.0.0.1" is not an IPv6 address`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := microshiftconfig.Parse("cfg/config.yaml", []byte(tc.doc))
@@ -216,5 +234,57 @@ func TestLoadErrors(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("Load(%s) = %v, want %q", tc.path, err, tc.want)
 		}
+	}
+}
+
+// defaults.yaml must agree with MicroShift's own default config: every
+// value the reference file sets is a default, so copying the file as is
+// changes nothing.
+func TestDefaultsMatchReference(t *testing.T) {
+	c, err := microshiftconfig.Load(referenceConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Changes) != 0 {
+		t.Errorf("reference config Changes = %#v, want none: it is MicroShift's defaults", c.Changes)
+	}
+	if len(c.Defaulted) < 40 || c.Defaulted[0] != "apiServer.advertiseAddress" || !slices.Contains(c.Defaulted, "kubelet") {
+		t.Errorf("Defaulted = %d paths starting %v, want every leaf of the reference but one, and the null kubelet", len(c.Defaulted), c.Defaulted[:min(3, len(c.Defaulted))])
+	}
+	// And no default is invented: each leaf of DefaultTree is in the reference.
+	var walk func(prefix string, d, ref map[string]any)
+	walk = func(prefix string, d, ref map[string]any) {
+		for k, v := range d {
+			r, ok := ref[k]
+			if !ok {
+				t.Errorf("default %s%s is not in MicroShift's reference config", prefix, k)
+				continue
+			}
+			if m, isMap := v.(map[string]any); isMap {
+				walk(prefix+k+".", m, r.(map[string]any))
+			} else if !reflect.DeepEqual(v, r) {
+				t.Errorf("default %s%s = %#v, reference says %#v", prefix, k, v, r)
+			}
+		}
+	}
+	walk("", microshiftconfig.DefaultTree(), c.Tree)
+}
+
+func TestChanges(t *testing.T) {
+	doc := "network:\n  clusterNetwork: [10.42.0.0/16]\n  serviceNodePortRange: 20000-20999\n  cniPlugin: \"\"\ndebugging:\n  logLevel: Normal\nkubelet:\netcd: {}\nnode:\n  hostnameOverride: edge-1\n"
+	c, err := microshiftconfig.Parse("c.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"network": map[string]any{"serviceNodePortRange": "20000-20999"},
+		"node":    map[string]any{"hostnameOverride": "edge-1"},
+	}
+	if !reflect.DeepEqual(c.Changes, want) {
+		t.Errorf("Changes = %#v\nwant %#v", c.Changes, want)
+	}
+	wantDropped := []string{"debugging.logLevel", "etcd", "kubelet", "network.clusterNetwork", "network.cniPlugin"}
+	if !reflect.DeepEqual(c.Defaulted, wantDropped) {
+		t.Errorf("Defaulted = %v, want %v", c.Defaulted, wantDropped)
 	}
 }

@@ -32,9 +32,12 @@ type Plan struct {
 	Services      Services        `json:"services"`
 	Firewall      Firewall        `json:"firewall"`
 	// Files are the files placed on the device, sorted by path.
-	Files    []File   `json:"files"`
-	Notes    []string `json:"notes"`
-	Warnings []string `json:"warnings"`
+	Files []File `json:"files"`
+	// Manifests are the manifests.d directories rendered for components
+	// with manifests or a plugin, in apply order.
+	Manifests []Manifest `json:"manifests"`
+	Notes     []string   `json:"notes"`
+	Warnings  []string   `json:"warnings"`
 	// Footprint is what the images cost, read from their registries; only
 	// with build --resolve-sizes (absent otherwise, and from older locks).
 	Footprint *Footprint `json:"footprint,omitempty"`
@@ -145,9 +148,31 @@ type File struct {
 	// Component is the component that ships the file; "" for files the
 	// plan itself derives (the config drop-in).
 	Component string `json:"component,omitempty"`
-	SHA256    string `json:"sha256"`
-	Size      int    `json:"size"`
-	Data      []byte `json:"-"`
+	// Source names a user-supplied input the file is ("--lvmd lvmd.yaml").
+	Source string `json:"source,omitempty"`
+	SHA256 string `json:"sha256"`
+	Size   int    `json:"size"`
+	Data   []byte `json:"-"`
+}
+
+// Manifest sources.
+const (
+	FromManifests = "manifests"
+	FromPlugin    = "plugin"
+)
+
+// Manifest is one rendered manifests.d directory.
+type Manifest struct {
+	Component string `json:"component"`
+	// Dir is the device directory, /etc/microshift/manifests.d/NNN-<name>/.
+	Dir string `json:"dir"`
+	// From is FromManifests (the component's manifests/ kustomization) or
+	// FromPlugin (its plugin's output).
+	From string `json:"from"`
+	// Resources name the rendered objects in apply order: "Kind ns/name".
+	Resources []string `json:"resources"`
+	// Images are the container images they run, sorted and unique.
+	Images []string `json:"images"`
 }
 
 // Component returns the selected component named n, or nil.

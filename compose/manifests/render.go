@@ -1,0 +1,400 @@
+package manifests
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// KustomizationFile is the file a rendered directory's resources are
+// listed in.
+const KustomizationFile = "kustomization.yaml"
+
+// Where things sit in the in-memory filesystem.
+const (
+	componentRoot = "/component"
+	overlayRoot   = "/overlay"
+	streamFile    = "resources.yaml"
+)
+
+// kustomizationNames are the names kustomize accepts for a kustomization.
+var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// Input is what to render for one component. Exactly one of Dir,
+// Kustomization and Resources is set.
+type Input struct {
+	// Component names the component in messages.
+	Component string
+	// FS is the component directory.
+	FS fs.FS
+	// Dir is a kustomization directory inside FS ("manifests").
+	Dir string
+	// Kustomization is a kustomization a plugin printed; it is rendered
+	// as the kustomization at the root of FS, so it may reference the
+	// component's co-located files.
+	Kustomization []byte
+	// Resources is a stream of resources a plugin printed.
+	Resources []byte
+	// Images pin image names to references (kustomize images: entries).
+	Images []types.Image
+}
+
+// Job is a prepared rendering: the in-memory filesystem holding a copy
+// of the component directory and an overlay kustomization that adds the
+// images override.
+type Job struct {
+	component string
+	fs        filesys.FileSystem
+}
+
+// Prepare copies the component into memory, checks that every
+// kustomization in it refers only to local files (a build never reaches
+// the network), and writes the overlay.
+func Prepare(in Input) (*Job, error) {
+	j := &Job{component: in.Component, fs: filesys.MakeFsInMemory()}
+	if err := copyFS(in.FS, j.fs, componentRoot); err != nil {
+		return nil, fmt.Errorf("copying component %s into memory: %w", in.Component, err)
+	}
+	overlay := types.Kustomization{
+		TypeMeta: types.TypeMeta{APIVersion: types.KustomizationVersion, Kind: types.KustomizationKind},
+		Images:   in.Images,
+	}
+	switch {
+	case in.Dir != "":
+		overlay.Resources = []string{path.Join("..", path.Base(componentRoot), in.Dir)}
+	case in.Kustomization != nil:
+		for _, n := range kustomizationNames {
+			_ = j.fs.RemoveAll(path.Join(componentRoot, n))
+		}
+		if err := j.fs.WriteFile(path.Join(componentRoot, KustomizationFile), in.Kustomization); err != nil {
+			return nil, err
+		}
+		overlay.Resources = []string{path.Join("..", path.Base(componentRoot))}
+	case in.Resources != nil:
+		if err := j.fs.WriteFile(path.Join(overlayRoot, streamFile), in.Resources); err != nil {
+			return nil, err
+		}
+		overlay.Resources = []string{streamFile}
+	default:
+		return nil, fmt.Errorf("component %s: nothing to render", in.Component)
+	}
+	if err := checkLocal(j.fs); err != nil {
+		return nil, err
+	}
+	data, err := yaml.Marshal(overlay)
+	if err != nil {
+		return nil, fmt.Errorf("encoding overlay kustomization: %w", err)
+	}
+	if err := j.fs.WriteFile(path.Join(overlayRoot, KustomizationFile), data); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+func copyFS(src fs.FS, dst filesys.FileSystem, root string) error {
+	if src == nil {
+		return dst.MkdirAll(root)
+	}
+	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := path.Join(root, p)
+		if d.IsDir() {
+			return dst.MkdirAll(target)
+		}
+		if !d.Type().IsRegular() {
+			return nil // symlinks and devices are not part of a component
+		}
+		data, err := fs.ReadFile(src, p)
+		if err != nil {
+			return err
+		}
+		return dst.WriteFile(target, data)
+	})
+}
+
+// display turns an in-memory path into one relative to the component
+// directory, for messages.
+func display(p string) string {
+	if rest, ok := strings.CutPrefix(p, componentRoot+"/"); ok {
+		return rest
+	}
+	if p == componentRoot {
+		return "."
+	}
+	return strings.TrimPrefix(p, "/")
+}
+
+// checkLocal refuses kustomizations that would make kustomize fetch
+// something: a remote base (git), or an http(s) URL anywhere a file may
+// be named.
+func checkLocal(fsys filesys.FileSystem) error {
+	var found []string
+	err := fsys.Walk(componentRoot, func(p string, info fs.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if !info.IsDir() && slices.Contains(kustomizationNames, path.Base(p)) {
+			found = append(found, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(found)
+	for _, p := range found {
+		data, err := fsys.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var k types.Kustomization
+		if err := yaml.Unmarshal(data, &k); err != nil {
+			return fmt.Errorf("%s: invalid kustomization: %s", display(p), oneLine(err.Error()))
+		}
+		dir := path.Dir(p)
+		for _, ref := range slices.Concat(k.Resources, k.Components, k.Bases) {
+			if isURL(ref) || !fsys.Exists(path.Join(dir, ref)) {
+				return fmt.Errorf("%s: resource %q is not a file or directory of the component (remote resources are not fetched: builds are offline; vendor it into the component)", display(p), ref)
+			}
+		}
+		var files []string
+		files = append(files, k.Crds...)
+		files = append(files, k.Configurations...)
+		files = append(files, k.Generators...)
+		files = append(files, k.Transformers...)
+		files = append(files, k.Validators...)
+		for _, pt := range k.PatchesStrategicMerge {
+			files = append(files, string(pt))
+		}
+		files = append(files, k.OpenAPI["path"])
+		for _, pt := range k.Patches {
+			files = append(files, pt.Path)
+		}
+		for _, pt := range k.PatchesJson6902 {
+			files = append(files, pt.Path)
+		}
+		for _, r := range k.Replacements {
+			files = append(files, r.Path)
+		}
+		for _, g := range k.ConfigMapGenerator {
+			files = append(append(append(files, g.FileSources...), g.EnvSources...), g.EnvSource)
+		}
+		for _, g := range k.SecretGenerator {
+			files = append(append(append(files, g.FileSources...), g.EnvSources...), g.EnvSource)
+		}
+		for _, f := range files {
+			if _, after, ok := strings.Cut(f, "="); ok {
+				f = after // configMapGenerator files: key=path
+			}
+			if isURL(f) {
+				return fmt.Errorf("%s: %q is a URL (remote files are not fetched: builds are offline; vendor it into the component)", display(p), f)
+			}
+		}
+	}
+	return nil
+}
+
+func isURL(s string) bool {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.Contains(s, "://") || strings.HasPrefix(s, "git@") || strings.HasPrefix(s, "github.com/") || strings.Contains(s, "?ref=")
+}
+
+// Resource is one rendered Kubernetes object.
+type Resource struct {
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+	// File is its file name in the rendered directory.
+	File string
+	Data []byte
+	// Images are the container images it names.
+	Images []Image
+}
+
+// ID names the resource for messages: "DaemonSet ns/name", "Namespace name".
+func (r Resource) ID() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+// Image is a container image a resource names.
+type Image struct {
+	// Field is the containers field: containers, initContainers or
+	// ephemeralContainers.
+	Field string
+	// Container is the container's name.
+	Container string
+	Ref       string
+}
+
+// Result is a rendered directory: resources in kustomize's output order
+// and the kustomization.yaml that lists them.
+type Result struct {
+	Resources     []Resource
+	Kustomization []byte
+}
+
+// Render runs kustomize on the job.
+func (j *Job) Render() (*Result, error) {
+	opts := krusty.MakeDefaultOptions()
+	// As the kustomize CLI does by default: Namespaces first, then RBAC,
+	// config, workloads (its "legacy" order).
+	opts.Reorder = krusty.ReorderOptionUnspecified
+	k := krusty.MakeKustomizer(opts)
+	m, err := k.Run(j.fs, overlayRoot)
+	if err != nil {
+		msg := oneLine(err.Error())
+		msg = strings.ReplaceAll(msg, componentRoot+"/", "")
+		msg = strings.ReplaceAll(msg, overlayRoot+"/"+streamFile, "plugin output")
+		return nil, fmt.Errorf("kustomize: %s", msg)
+	}
+	names := fileNames(m.GroupedByCurrentNamespace(), m.ClusterScoped())
+	res := &Result{}
+	seen := map[string]string{}
+	for _, r := range m.Resources() {
+		data, err := r.AsYAML()
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s %s: %w", r.GetKind(), r.GetName(), err)
+		}
+		out := Resource{
+			APIVersion: r.GetApiVersion(),
+			Kind:       r.GetKind(),
+			Namespace:  r.GetNamespace(),
+			Name:       r.GetName(),
+			File:       names[r],
+			Data:       data,
+		}
+		if prev, dup := seen[out.File]; dup {
+			return nil, fmt.Errorf("%s and %s would both be written to %s", prev, out.ID(), out.File)
+		}
+		seen[out.File] = out.ID()
+		obj, err := r.Map()
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", out.ID(), err)
+		}
+		if out.Kind != "CustomResourceDefinition" {
+			out.Images = findImages(obj)
+		}
+		res.Resources = append(res.Resources, out)
+	}
+	res.Kustomization = kustomization(res.Resources)
+	return res, nil
+}
+
+// fileNames names files as `kustomize build -o DIR` does:
+// <group>_<version>_<kind>_<name>.yaml, lowercase, prefixed with
+// <namespace>_ when the namespaced resources span several namespaces.
+func fileNames(byNamespace map[string][]*resource.Resource, cluster []*resource.Resource) map[*resource.Resource]string {
+	base := func(r *resource.Resource) string {
+		return strings.ToLower(r.GetGvk().StringWoEmptyField()) + "_" + strings.ToLower(r.GetName()) + ".yaml"
+	}
+	out := map[*resource.Resource]string{}
+	for _, ns := range slices.Sorted(maps.Keys(byNamespace)) {
+		for _, r := range byNamespace[ns] {
+			n := base(r)
+			if len(byNamespace) > 1 {
+				n = strings.ToLower(ns) + "_" + n
+			}
+			out[r] = n
+		}
+	}
+	for _, r := range cluster {
+		out[r] = base(r)
+	}
+	return out
+}
+
+// kustomization lists the rendered files in apply order.
+func kustomization(rs []Resource) []byte {
+	var b bytes.Buffer
+	b.WriteString("# Rendered by microshift-compose; do not edit.\n")
+	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
+	for _, r := range rs {
+		b.WriteString("- " + r.File + "\n")
+	}
+	return b.Bytes()
+}
+
+var containerFields = []string{"containers", "initContainers", "ephemeralContainers"}
+
+// findImages walks an object for lists of containers wherever they are
+// (pods, every workload kind's template, CronJob's job template, custom
+// resources that embed pod specs), as kustomize's own image transformer
+// does for containers and initContainers.
+func findImages(v any) []Image {
+	var out []Image
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				if slices.Contains(containerFields, k) {
+					if list, ok := x[k].([]any); ok {
+						for _, c := range list {
+							cm, ok := c.(map[string]any)
+							if !ok {
+								continue
+							}
+							img, _ := cm["image"].(string)
+							name, _ := cm["name"].(string)
+							out = append(out, Image{Field: k, Container: name, Ref: img})
+						}
+						continue
+					}
+				}
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// WriteTo writes the job's files to dir on disk (the overlay in
+// dir/overlay, the component in dir/component), so that the kustomize CLI
+// can render exactly what Render renders: `kustomize build dir/overlay`.
+func (j *Job) WriteTo(dir string) error {
+	return j.fs.Walk("/", func(p string, info fs.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, filepath.FromSlash(p))
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := j.fs.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+}
+
+// OverlayDir is the directory WriteTo's caller passes to kustomize build.
+func OverlayDir(dir string) string {
+	return filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(overlayRoot, "/")))
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

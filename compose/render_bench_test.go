@@ -1,0 +1,44 @@
+package compose_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+// BenchmarkRenderManifests renders, in process with krusty, every
+// manifest- and plugin-based component of the default catalog (plugins
+// have run once, before the loop): the work `make bench` compares with
+// running the kustomize CLI on the same directories.
+func BenchmarkRenderManifests(b *testing.B) {
+	jobs, err := compose.ManifestJobs(context.Background(), defaultCatalog(b), embeddedRelease(b, "5.0"), compose.EdgeLight(releases.X86_64))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(jobs) != 2 {
+		b.Fatalf("%d manifest jobs, want kube-proxy and storage-hostpath", len(jobs))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, j := range jobs {
+			if _, err := j.Job.Render(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkResolveEdgeLight is the whole plan with rendering: selection,
+// images, config, the kube-proxy plugin run and both renderings.
+func BenchmarkResolveEdgeLight(b *testing.B) {
+	cat, rel := defaultCatalog(b), embeddedRelease(b, "5.0")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := compose.Resolve(ctx, cat, rel, compose.EdgeLight(releases.X86_64)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
