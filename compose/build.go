@@ -20,6 +20,8 @@ const (
 	ConfigDir     = "config.d"
 	// ManifestsDir holds the rendered manifests.d/NNN-<name>/ directories.
 	ManifestsDir = "manifests.d"
+	// Containerfile is the bootc image build, written with BuildOptions.Bootc.
+	Containerfile = "Containerfile"
 	// FilesDir holds every other device file at its device path, so a
 	// Containerfile or a review can pick them up.
 	FilesDir = "files"
@@ -31,6 +33,8 @@ type BuildOptions struct {
 	// validated against.
 	Distro    string
 	ImageType string
+	// Bootc also renders the Containerfile of a bootc image.
+	Bootc bool
 }
 
 // OutputFile is one file of the output directory.
@@ -91,6 +95,9 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	)
 	for _, f := range p.Files {
 		out.Files = append(out.Files, OutputFile{Path: OutputPath(f.Path), Data: f.Data})
+	}
+	if opts.Bootc {
+		out.Files = append(out.Files, OutputFile{Path: Containerfile, Data: blueprints.Containerfile(p, ImagesFile, OutputPath)})
 	}
 	return out, nil
 }

@@ -3,5 +3,7 @@
 // outputs from it, and writes them atomically.
 //
 // Data flows one way: Resolve builds the Plan; Build renders outputs from the
-// Plan alone; Write puts them on disk. Nothing here reaches the network.
+// Plan alone; Write puts them on disk. Nothing here reaches the network:
+// compose/airgap, which mirrors the plan's images and reads their sizes, is
+// the one sub-package that talks to registries.
 package compose

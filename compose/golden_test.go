@@ -2,6 +2,7 @@ package compose_test
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -18,10 +19,11 @@ var (
 	goldenStreams  = []string{"4.18", "5.0"}
 	goldenArches   = []releases.Arch{releases.X86_64, releases.AArch64}
 	goldenProfiles = []string{"minimal", "networking-only", "storage-only", "full"}
-	goldenFiles    = []string{compose.BlueprintFile, compose.ImagesFile, compose.LockFile}
+	goldenFiles    = []string{compose.BlueprintFile, compose.ImagesFile, compose.LockFile, compose.Containerfile}
 )
 
-// TestGolden compares blueprint.toml, images.txt and compose.lock.json for
+// TestGolden compares blueprint.toml, images.txt, compose.lock.json and the
+// bootc Containerfile for
 // the four profiles on both arches of both embedded releases with
 // testdata/golden/<stream>/<profile>-<arch>/. Regenerate with
 // go test ./compose -run Golden -update, and review the diff.
@@ -33,7 +35,11 @@ func TestGolden(t *testing.T) {
 			for _, profile := range goldenProfiles {
 				name := profile + "-" + string(arch)
 				t.Run(stream+"/"+name, func(t *testing.T) {
-					out := mustBuild(t, mustResolve(t, cat, rel, compose.Request{Profile: profile, Arch: arch}))
+					p := mustResolve(t, cat, rel, compose.Request{Profile: profile, Arch: arch})
+					out, err := compose.Build(context.Background(), p, compose.BuildOptions{Bootc: true})
+					if err != nil {
+						t.Fatalf("Build(%s %s, bootc) = %v", stream, name, err)
+					}
 					dir := testdataDir(t, "golden", stream, name)
 					for _, file := range goldenFiles {
 						got := outputFile(t, out, file)

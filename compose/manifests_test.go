@@ -28,7 +28,8 @@ import (
 var edgeLight = compose.EdgeLight("")
 
 // TestGoldenManifests compares the whole output of the edge-light
-// selection, rendered manifests included, on both arches with
+// selection, rendered manifests and the bootc Containerfile included, on
+// both arches with
 // testdata/golden/manifests/<stream>-<arch>/. Regenerate with
 // go test ./compose -run Golden -update, and review the diff.
 func TestGoldenManifests(t *testing.T) {
@@ -39,7 +40,12 @@ func TestGoldenManifests(t *testing.T) {
 			t.Run(stream+"/"+string(arch), func(t *testing.T) {
 				req := edgeLight
 				req.Arch = arch
-				out := mustBuild(t, mustResolve(t, cat, rel, req))
+				// With the bootc Containerfile: it copies the manifests.d
+				// directories through the same output paths.
+				out, err := compose.Build(context.Background(), mustResolve(t, cat, rel, req), compose.BuildOptions{Bootc: true})
+				if err != nil {
+					t.Fatalf("Build(edge-light %s %s, bootc) = %v", stream, arch, err)
+				}
 				dir := testdataDir(t, "golden", "manifests", stream+"-"+string(arch))
 				if *update {
 					if err := os.RemoveAll(dir); err != nil {

@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/airgap"
+	"github.com/microshift-compose/microshift-compose/releases"
 )
 
 func newBuildCmd() *cobra.Command {
@@ -16,7 +18,10 @@ func newBuildCmd() *cobra.Command {
 		sel    selectionOptions
 		rnd    renderOptions
 		bp     blueprintOptions
+		reg    registryOptions
 		outDir string
+		bootc  bool
+		sizes  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "build --profile NAME --output DIR",
@@ -30,17 +35,23 @@ func newBuildCmd() *cobra.Command {
   manifests.d/        NNN-<component>/: prerendered kustomize manifests (kustomization.yaml
                       and one file per resource), images pinned to the plan's digests
   files/              other files the device gets, at their device paths (e.g. lvmd.yaml)
+  Containerfile       with --bootc: the same composition as a bootc image, embedding the
+                      images that 'mirror --to oci:<output>/images' writes
 
 Components with a manifests/ kustomization are rendered in process (no kustomize
 binary); components with a plugin run it first (docs/plugins.md). Every container
 image a rendered manifest names must be one of the plan's images.
 
-A failed build leaves a previous output directory untouched. build needs no network.`,
+With --resolve-sizes, build reads the images' manifests from their registries and
+adds a footprint section to compose.lock.json (see 'microshift-compose footprint').
+A failed build leaves a previous output directory untouched. Without
+--resolve-sizes, build needs no network.`,
 		Example: `  microshift-compose build --profile full --arch x86_64 --output out/
   microshift-compose build --profile minimal --arch aarch64 --with multus --output out-min/
   microshift-compose build --profile full --release-dir /usr/share/microshift/release --output out/
   microshift-compose build --profile storage-only --lvmd lvmd.yaml --config config.yaml --output out/
-  microshift-compose build --profile minimal --with networking-bridge,storage-hostpath --output out-light/`,
+  microshift-compose build --profile minimal --with networking-bridge,storage-hostpath --output out-light/
+  microshift-compose build --profile full --arch x86_64 --bootc --output out/`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := sel.Validate(); err != nil {
@@ -53,7 +64,17 @@ A failed build leaves a previous output directory untouched. build needs no netw
 			if err != nil {
 				return err
 			}
-			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{Distro: bp.Distro, ImageType: bp.ImageType})
+			if sizes {
+				if err := reg.Validate(); err != nil {
+					return err
+				}
+				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: reg.client(), Arch: releases.Arch(p.Arch)})
+				if err != nil {
+					return fmt.Errorf("resolving image sizes: %w", err)
+				}
+				p.Footprint = fp
+			}
+			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{Distro: bp.Distro, ImageType: bp.ImageType, Bootc: bootc})
 			if err != nil {
 				return err
 			}
@@ -73,6 +94,9 @@ A failed build leaves a previous output directory untouched. build needs no netw
 	sel.addFlags(cmd)
 	rnd.addFlags(cmd)
 	bp.addFlags(cmd)
+	reg.addFlags(cmd)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build)")
+	cmd.Flags().BoolVar(&bootc, "bootc", false, "also write a Containerfile that builds the composition as a bootc image")
+	cmd.Flags().BoolVar(&sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")
 	return cmd
 }

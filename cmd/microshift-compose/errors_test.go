@@ -761,6 +761,80 @@ var badInputs = []badInput{
 		want: `output {out}/config.d: not a microshift-compose output directory (it has files but no compose.lock.json); choose an empty or new directory`,
 		code: exitError,
 	},
+
+	// mirror and footprint: flags are checked before any registry is reached.
+	{
+		name: "mirror/no --to",
+		args: []string{"mirror", "--profile", "full"},
+		want: `--to is required: oci:DIR or docker://REGISTRY/PREFIX`,
+		code: exitUsage,
+	},
+	{
+		name: "mirror/bad --to",
+		args: []string{"mirror", "--profile", "full", "--to", "dir:{out}/images"},
+		want: `--to: invalid destination "dir:{out}/images": want oci:DIR (an OCI image layout) or docker://REGISTRY/PREFIX (a registry)`,
+		code: exitUsage,
+	},
+	{
+		name: "mirror/registry without host",
+		args: []string{"mirror", "--profile", "full", "--to", "docker://mirror/microshift"},
+		want: `--to: invalid destination "docker://mirror/microshift": "mirror" is not a registry host (want a host name with a dot or a port, as in docker://mirror.example.com:5000/microshift or docker://localhost:5000)`,
+		code: exitUsage,
+	},
+	{
+		name: "mirror/no selection",
+		args: []string{"mirror", "--to", "oci:{out}/images"},
+		want: `--profile or --lock is required`,
+		code: exitUsage,
+	},
+	{
+		name: "mirror/--lock with selection flags",
+		args: []string{"mirror", "--lock", "{out}/compose.lock.json", "--profile", "full", "--arch", "x86_64", "--to", "oci:{out}/images"},
+		want: `--lock takes the selection from {out}/compose.lock.json; drop --profile, --arch`,
+		code: exitUsage,
+	},
+	{
+		name: "mirror/--jobs 0",
+		args: []string{"mirror", "--profile", "full", "--jobs", "0", "--to", "oci:{out}/images"},
+		want: `--jobs must be at least 1, got 0`,
+		code: exitUsage,
+	},
+	{
+		name: "mirror/missing lock",
+		args: []string{"mirror", "--lock", "{out}/nope.json", "--to", "oci:{out}/images"},
+		want: `reading lock file: open {out}/nope.json: no such file or directory`,
+		code: exitError,
+	},
+	{
+		name: "mirror/lock is not a lock",
+		args: []string{"mirror", "--lock", "{out}/images.txt", "--to", "oci:{out}/images"},
+		want: `{out}/images.txt:1: invalid JSON: invalid character 'q' looking for beginning of value`,
+		code: exitError,
+	},
+	{
+		name: "mirror/into a directory that is not a layout",
+		args: []string{"mirror", "--lock", "{out}/compose.lock.json", "--quiet", "--to", "oci:{out}/config.d"},
+		want: `mirroring to oci:{out}/config.d: oci:{out}/config.d: not an OCI image layout (it has files but no oci-layout); choose an empty or new directory`,
+		code: exitError,
+	},
+	{
+		name: "footprint/no profile",
+		args: []string{"footprint", "--arch", "x86_64"},
+		want: `--profile or --lock is required (repeat --profile to compare profiles)`,
+		code: exitUsage,
+	},
+	{
+		name: "footprint/unknown profile",
+		args: []string{"footprint", "--profile", "minimal", "--profile", "ful"},
+		want: `unknown profile "ful"; did you mean "full"?`,
+		code: exitError,
+	},
+	{
+		name: "footprint/bad output",
+		args: []string{"footprint", "--profile", "full", "--output", "yaml"},
+		want: `--output: unknown format "yaml" (want text or json)`,
+		code: exitUsage,
+	},
 }
 
 // rhel96AArch64ImageTypes is what osbuild/images offers for rhel-9.6 on

@@ -81,8 +81,14 @@ type selectionOptions struct {
 }
 
 func (o *selectionOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.Profile, "profile", "p", "", "profile to start from: minimal, networking-only, storage-only, full, or one from --catalog")
+	o.addAdjustFlags(cmd)
+}
+
+// addAdjustFlags binds every selection flag but --profile, for commands
+// that take several profiles.
+func (o *selectionOptions) addAdjustFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVarP(&o.Profile, "profile", "p", "", "profile to start from: minimal, networking-only, storage-only, full, or one from --catalog")
 	f.StringSliceVar(&o.With, "with", nil, "add components (repeat or comma-separate)")
 	f.StringSliceVar(&o.Without, "without", nil, "leave components out (repeat or comma-separate)")
 	f.StringVarP(&o.Arch, "arch", "a", "", "target architecture: x86_64 or aarch64, amd64 and arm64 accepted (default: this machine's)")

@@ -38,6 +38,9 @@ type Plan struct {
 	Manifests []Manifest `json:"manifests"`
 	Notes     []string   `json:"notes"`
 	Warnings  []string   `json:"warnings"`
+	// Footprint is what the images cost, read from their registries; only
+	// with build --resolve-sizes (absent otherwise, and from older locks).
+	Footprint *Footprint `json:"footprint,omitempty"`
 }
 
 // Release identifies the release the plan was resolved against.
@@ -203,4 +206,53 @@ func (p *Plan) ImageRefs() []string {
 // String names the release for messages: "4.18 (embedded)".
 func (r Release) String() string {
 	return strings.TrimSpace(r.Stream + " (" + r.Source + ")")
+}
+
+// Footprint is what a plan's images cost for its arch, in compressed bytes
+// as registries store and serve them (config and layer blobs of the arch's
+// image manifest; manifests themselves are not counted).
+type Footprint struct {
+	// Images are the plan's images, in plan order.
+	Images []ImageFootprint `json:"images"`
+	// Components are the selected components with images, in apply order.
+	Components []ComponentFootprint `json:"components"`
+	// SharedBetweenComponents is the bytes of blobs that images of more
+	// than one component use, counted once: they are in no component's
+	// Unique, so the Unique values plus this add up to Total.Unique.
+	SharedBetweenComponents int64          `json:"shared_between_components"`
+	Total                   FootprintTotal `json:"total"`
+}
+
+// ImageFootprint is one image's size.
+type ImageFootprint struct {
+	Ref string `json:"ref"`
+	// Manifest is the digest of the arch's image manifest: Ref's own digest,
+	// or the one picked out of the index Ref names.
+	Manifest   string `json:"manifest"`
+	Blobs      int    `json:"blobs"`
+	Compressed int64  `json:"compressed"`
+}
+
+// ComponentFootprint is what one component's images cost.
+type ComponentFootprint struct {
+	Name   string `json:"name"`
+	Images int    `json:"images"`
+	// Compressed is the bytes of the distinct blobs of its images.
+	Compressed int64 `json:"compressed"`
+	// Unique is the bytes of the blobs that no other selected component's
+	// images use: what leaving the component out saves.
+	Unique int64 `json:"unique"`
+}
+
+// FootprintTotal sums the plan.
+type FootprintTotal struct {
+	Images int `json:"images"`
+	// Blobs is the number of distinct blobs.
+	Blobs int `json:"blobs"`
+	// Compressed is the sum of the images' sizes, a blob shared by two
+	// images counted twice: what pulling them one by one transfers.
+	Compressed int64 `json:"compressed"`
+	// Unique is the bytes of the distinct blobs, each counted once: what
+	// the device stores and what a mirror writes.
+	Unique int64 `json:"unique"`
 }

@@ -8,13 +8,20 @@ package registryclient
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"slices"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // Options configure registry access.
@@ -67,27 +74,34 @@ func (o Options) ParseRepository(s string) (name.Repository, error) {
 	return repo, nil
 }
 
+// retryBackoff and retryStatus are the retry policy Remote and Transport
+// share.
+func (o Options) retryBackoff() remote.Backoff {
+	return remote.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: o.Attempts()}
+}
+
+var retryStatus = []int{http.StatusRequestTimeout, http.StatusTooManyRequests,
+	http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
+
+func (o Options) keychain() authn.Keychain {
+	if o.Keychain == nil {
+		return authn.DefaultKeychain
+	}
+	return o.Keychain
+}
+
 // Remote returns the go-containerregistry options for these settings.
 func (o Options) Remote(ctx context.Context) []remote.Option {
 	jobs := o.Jobs
 	if jobs <= 0 {
 		jobs = DefaultJobs
 	}
-	retries := o.Retries
-	if retries <= 0 {
-		retries = DefaultRetries
-	}
-	kc := o.Keychain
-	if kc == nil {
-		kc = authn.DefaultKeychain
-	}
 	opts := []remote.Option{
 		remote.WithContext(ctx),
-		remote.WithAuthFromKeychain(kc),
+		remote.WithAuthFromKeychain(o.keychain()),
 		remote.WithJobs(jobs),
-		remote.WithRetryBackoff(remote.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: retries}),
-		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests,
-			http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+		remote.WithRetryBackoff(o.retryBackoff()),
+		remote.WithRetryStatusCodes(retryStatus...),
 	}
 	if o.Transport != nil {
 		opts = append(opts, remote.WithTransport(o.Transport))
@@ -96,4 +110,136 @@ func (o Options) Remote(ctx context.Context) []remote.Option {
 		opts = append(opts, remote.WithUserAgent(o.UserAgent))
 	}
 	return opts
+}
+
+// PullTransport returns an HTTP transport authenticated for pulling from repo,
+// with the retry policy of Remote: for requests go-containerregistry has
+// no call for, such as streaming a blob the caller verifies itself.
+func (o Options) PullTransport(ctx context.Context, repo name.Repository) (http.RoundTripper, error) {
+	auth, err := authn.Resolve(ctx, o.keychain(), repo)
+	if err != nil {
+		return nil, fmt.Errorf("resolving credentials for %s: %w", repo, err)
+	}
+	base := o.Transport
+	if base == nil {
+		base = remote.DefaultTransport
+	}
+	rt := transport.NewRetry(base, transport.WithRetryBackoff(o.retryBackoff()), transport.WithRetryStatusCodes(retryStatus...))
+	if o.UserAgent != "" {
+		rt = transport.NewUserAgent(rt, o.UserAgent)
+	}
+	return transport.NewWithContext(ctx, repo.Registry, auth, rt, []string{repo.Scope(transport.PullScope)})
+}
+
+// Attempts is how many times an operation is tried in all (Retries, or
+// DefaultRetries when unset).
+func (o Options) Attempts() int {
+	if o.Retries <= 0 {
+		return DefaultRetries
+	}
+	return o.Retries
+}
+
+// Backoff is the wait before attempt n+1 (n >= 1): 200ms doubling, capped at
+// 5s, the same schedule Remote gives go-containerregistry.
+func Backoff(n int) time.Duration {
+	d := 200 * time.Millisecond
+	for i := 1; i < n && d < 5*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 5*time.Second)
+}
+
+// Retry runs fn until it succeeds, fails in a way another attempt would not
+// mend, or Attempts() attempts are used, waiting Backoff between attempts.
+// The transport Remote configures already retries 5xx, 429 and 408 answers
+// and failed requests; Retry is for what it cannot see, a connection
+// dropped or reset while a response body is read, so it retries Temporary
+// errors that are not HTTP answers.
+func (o Options) Retry(ctx context.Context, fn func() error) error {
+	var err error
+	for n := 1; ; n++ {
+		var terr *transport.Error
+		if err = fn(); err == nil || !Temporary(err) || errors.As(err, &terr) || n >= o.Attempts() {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(Backoff(n)):
+		}
+	}
+}
+
+// Temporary reports whether err is a failure that another attempt may not
+// meet: a 5xx, 408 or 429 response, a timeout, or a connection reset or
+// dropped mid-response. A cancelled context, 4xx answers and content that
+// does not match its digest are final.
+func Temporary(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var terr *transport.Error
+	if errors.As(err, &terr) {
+		switch terr.StatusCode {
+		case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+		return false
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) && nerr.Timeout() {
+		return true
+	}
+	// net/http reports a connection closed before or during a response
+	// with unexported error types; their text is all there is.
+	msg := err.Error()
+	for _, s := range []string{"connection reset", "broken pipe", "server closed idle connection", "unexpected EOF", "EOF"} {
+		if strings.HasSuffix(msg, s) || strings.Contains(msg, s+" ") || strings.Contains(msg, s+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// Sentinels Describe wraps, for callers that branch on them.
+var (
+	ErrUnauthorized = errors.New("authentication required")
+	ErrDenied       = errors.New("access denied")
+	ErrNotFound     = errors.New("not found")
+)
+
+// Describe turns a registry error about ref into one line that names the
+// image and says what to do: 401, 403 and 404 answers wrap ErrUnauthorized,
+// ErrDenied and ErrNotFound; other errors are wrapped as they are.
+func Describe(ref string, err error) error {
+	if err == nil {
+		return nil
+	}
+	registry := ref
+	if r, perr := name.ParseReference(ref); perr == nil {
+		registry = r.Context().RegistryStr()
+	} else if r, perr := name.NewRepository(ref); perr == nil {
+		registry = r.RegistryStr()
+	}
+	var terr *transport.Error
+	if errors.As(err, &terr) {
+		if terr.Request != nil && terr.Request.URL != nil && terr.Request.URL.Host != "" {
+			registry = terr.Request.URL.Host
+		}
+		switch terr.StatusCode {
+		case http.StatusUnauthorized:
+			return fmt.Errorf("%s: %w (401 Unauthorized): log in with 'podman login %s' (credentials are read from the Docker and Podman auth files)", ref, ErrUnauthorized, registry)
+		case http.StatusForbidden:
+			return fmt.Errorf("%s: %w (403 Forbidden): the credentials for %s may not read this repository", ref, ErrDenied, registry)
+		case http.StatusNotFound:
+			return fmt.Errorf("%s: %w in the registry (404 Not Found): check the reference in the release file", ref, ErrNotFound)
+		}
+	}
+	return fmt.Errorf("%s: %w", ref, err)
 }

@@ -1,6 +1,8 @@
 // Package testutil finds the files tests read: the module root, its
 // testdata, and the shared upstream reference files (MicroShift release and
-// config files) that live beside the repository in ../shared. Test code only.
+// config files) that live beside the repository in ../shared, a real
+// docker-registry for tests, and synthetic images to push to it. Test and
+// bench code only.
 package testutil
 
 import (

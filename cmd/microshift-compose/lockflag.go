@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+)
+
+// lockOptions is --lock: take the plan from a build's compose.lock.json
+// instead of resolving a selection.
+type lockOptions struct{ Path string }
+
+func (o *lockOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.Path, "lock", "", "take the plan from a compose.lock.json written by build, instead of --profile and the selection flags")
+}
+
+// selectionFlags are the flags --lock replaces.
+var selectionFlags = []string{"profile", "with", "without", "arch", "config", "lvmd", "allow-unpinned", "catalog", "release", "release-dir", "plugin-timeout"}
+
+// Validate refuses --lock together with selection flags: the lock already
+// says what is selected.
+func (o *lockOptions) Validate(cmd *cobra.Command) error {
+	if o.Path == "" {
+		return nil
+	}
+	var set []string
+	for _, n := range selectionFlags {
+		if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
+			set = append(set, "--"+n)
+		}
+	}
+	if len(set) > 0 {
+		return usageError{fmt.Errorf("--lock takes the selection from %s; drop %s", o.Path, strings.Join(set, ", "))}
+	}
+	return nil
+}
+
+func (o *lockOptions) load() (*plan.Plan, error) { return compose.LoadLock(o.Path) }

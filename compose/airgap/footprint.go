@@ -1,0 +1,95 @@
+package airgap
+
+import (
+	"context"
+	"slices"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+)
+
+// Footprint reads the manifests of the plan's images for its arch (no
+// blobs) and computes what each component and the whole plan cost. Shared
+// blobs are attributed this way: a blob counts in the Compressed bytes of
+// every component whose images use it, in the Unique bytes of a component
+// only when no other component uses it, and once in the total.
+func Footprint(ctx context.Context, p *plan.Plan, opts Options) (*plan.Footprint, error) {
+	r, err := newReader(ctx, opts.Registry, opts.Arch)
+	if err != nil {
+		return nil, err
+	}
+	images := make([]*image, len(p.Images))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs(opts))
+	for i, pim := range p.Images {
+		g.Go(func() error {
+			var err error
+			images[i], err = r.resolve(gctx, pim.Ref, false)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return footprintOf(p, images), nil
+}
+
+func footprintOf(p *plan.Plan, images []*image) *plan.Footprint {
+	fp := &plan.Footprint{Images: []plan.ImageFootprint{}, Components: []plan.ComponentFootprint{}}
+	size := map[v1.Hash]int64{}
+	users := map[v1.Hash]map[string]bool{} // blob -> components
+	compBlobs := map[string]map[v1.Hash]bool{}
+	compImages := map[string]int{}
+	for i, pim := range p.Images {
+		im := images[i]
+		fp.Images = append(fp.Images, plan.ImageFootprint{Ref: pim.Ref, Manifest: im.Platform.String(), Blobs: len(im.Blobs), Compressed: im.Bytes()})
+		fp.Total.Compressed += im.Bytes()
+		var comps []string
+		for _, u := range pim.Uses {
+			if !slices.Contains(comps, u.Component) {
+				comps = append(comps, u.Component)
+			}
+		}
+		for _, c := range comps {
+			compImages[c]++
+			if compBlobs[c] == nil {
+				compBlobs[c] = map[v1.Hash]bool{}
+			}
+		}
+		for _, b := range im.Blobs {
+			size[b.Digest] = b.Size
+			if users[b.Digest] == nil {
+				users[b.Digest] = map[string]bool{}
+			}
+			for _, c := range comps {
+				users[b.Digest][c] = true
+				compBlobs[c][b.Digest] = true
+			}
+		}
+	}
+	fp.Total.Images = len(p.Images)
+	fp.Total.Blobs = len(size)
+	for d, n := range size {
+		fp.Total.Unique += n
+		if len(users[d]) > 1 {
+			fp.SharedBetweenComponents += n
+		}
+	}
+	for _, c := range p.Components {
+		blobs := compBlobs[c.Name]
+		if blobs == nil {
+			continue
+		}
+		cf := plan.ComponentFootprint{Name: c.Name, Images: compImages[c.Name]}
+		for d := range blobs {
+			cf.Compressed += size[d]
+			if len(users[d]) == 1 {
+				cf.Unique += size[d]
+			}
+		}
+		fp.Components = append(fp.Components, cf)
+	}
+	return fp
+}

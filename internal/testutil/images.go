@@ -1,0 +1,200 @@
+package testutil
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// Synthetic images are built from pseudo-random layers: real tar streams in
+// gzip (stored blocks, so generating a GiB is fast and the layer's size is
+// what was asked), OCI media types (every version of skopeo reads them from
+// an OCI layout), pushed with go-containerregistry.
+
+// Layer is a generated layer blob.
+type Layer struct {
+	Data   []byte
+	Desc   v1.Descriptor
+	DiffID v1.Hash
+}
+
+// NewLayer makes a layer of about size bytes of seeded random content.
+func NewLayer(seed uint64, size int64) Layer {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	content := make([]byte, size)
+	for i := 0; i+8 <= len(content); i += 8 {
+		v := rng.Uint64()
+		for j := range 8 {
+			content[i+j] = byte(v >> (8 * j))
+		}
+	}
+	var tarBuf bytes.Buffer
+	tw := tar.NewWriter(&tarBuf)
+	tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("data-%x", seed), Mode: 0o644, Size: size, Typeflag: tar.TypeReg})
+	tw.Write(content)
+	tw.Close()
+	diff := sha256.Sum256(tarBuf.Bytes())
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.NoCompression)
+	zw.Write(tarBuf.Bytes())
+	zw.Close()
+	data := gz.Bytes()
+	sum := sha256.Sum256(data)
+	return Layer{
+		Data:   data,
+		Desc:   v1.Descriptor{MediaType: types.OCILayer, Size: int64(len(data)), Digest: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}},
+		DiffID: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(diff[:])},
+	}
+}
+
+// Raw is a manifest or index as bytes, pushable with remote.Put.
+type Raw struct {
+	Data []byte
+	Type types.MediaType
+}
+
+func (r Raw) RawManifest() ([]byte, error)        { return r.Data, nil }
+func (r Raw) MediaType() (types.MediaType, error) { return r.Type, nil }
+
+// Digest is the sha256 of the bytes.
+func (r Raw) Digest() v1.Hash {
+	sum := sha256.Sum256(r.Data)
+	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}
+}
+
+// Descriptor describes r, with platform p when set.
+func (r Raw) Descriptor(p *v1.Platform) v1.Descriptor {
+	return v1.Descriptor{MediaType: r.Type, Size: int64(len(r.Data)), Digest: r.Digest(), Platform: p}
+}
+
+// Image builds the config and manifest of an image of layers for arch.
+func Image(arch string, layers []Layer) (config Raw, manifest Raw) {
+	cfg := v1.ConfigFile{Architecture: arch, OS: "linux", RootFS: v1.RootFS{Type: "layers"}}
+	for _, l := range layers {
+		cfg.RootFS.DiffIDs = append(cfg.RootFS.DiffIDs, l.DiffID)
+	}
+	cdata, _ := json.Marshal(cfg)
+	config = Raw{cdata, types.OCIConfigJSON}
+	m := v1.Manifest{SchemaVersion: 2, MediaType: types.OCIManifestSchema1, Config: config.Descriptor(nil)}
+	for _, l := range layers {
+		m.Layers = append(m.Layers, l.Desc)
+	}
+	mdata, _ := json.Marshal(m)
+	return config, Raw{mdata, types.OCIManifestSchema1}
+}
+
+// Index builds an OCI index of manifests, one per platform.
+func Index(manifests []Raw, platforms []v1.Platform) Raw {
+	idx := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
+	for i, m := range manifests {
+		p := platforms[i]
+		idx.Manifests = append(idx.Manifests, m.Descriptor(&p))
+	}
+	data, _ := json.Marshal(idx)
+	return Raw{data, types.OCIImageIndex}
+}
+
+// Pusher pushes synthetic content to a registry.
+type Pusher struct {
+	Host string
+	// Transport, when set, is used for every request.
+	Transport http.RoundTripper
+	pushed    map[string]bool
+}
+
+func (p *Pusher) opts() []remote.Option {
+	o := []remote.Option{remote.WithJobs(4)}
+	if p.Transport != nil {
+		o = append(o, remote.WithTransport(p.Transport))
+	}
+	return o
+}
+
+func (p *Pusher) repo(path string) (name.Repository, error) {
+	return name.NewRepository(p.Host+"/"+path, name.Insecure)
+}
+
+// Blob uploads data once per repository.
+func (p *Pusher) Blob(path string, data []byte, mt types.MediaType) error {
+	sum := sha256.Sum256(data)
+	key := path + "@" + hex.EncodeToString(sum[:])
+	if p.pushed == nil {
+		p.pushed = map[string]bool{}
+	}
+	if p.pushed[key] {
+		return nil
+	}
+	repo, err := p.repo(path)
+	if err != nil {
+		return err
+	}
+	if err := remote.WriteLayer(repo, static.NewLayer(data, mt), p.opts()...); err != nil {
+		return fmt.Errorf("pushing blob to %s: %w", repo, err)
+	}
+	p.pushed[key] = true
+	return nil
+}
+
+// Manifest puts a manifest or index by digest, or under tag when set, and
+// returns its digest reference.
+func (p *Pusher) Manifest(path string, m Raw, tag string) (string, error) {
+	repo, err := p.repo(path)
+	if err != nil {
+		return "", err
+	}
+	var ref name.Reference = repo.Digest(m.Digest().String())
+	if tag != "" {
+		ref = repo.Tag(tag)
+	}
+	if err := remote.Put(ref, m, p.opts()...); err != nil {
+		return "", fmt.Errorf("pushing manifest to %s: %w", ref, err)
+	}
+	return repo.Digest(m.Digest().String()).String(), nil
+}
+
+// PushImage pushes the layers, config and manifest of a single-arch image
+// and returns its digest reference.
+func (p *Pusher) PushImage(path, arch string, layers []Layer) (string, error) {
+	for _, l := range layers {
+		if err := p.Blob(path, l.Data, l.Desc.MediaType); err != nil {
+			return "", err
+		}
+	}
+	cfg, m := Image(arch, layers)
+	if err := p.Blob(path, cfg.Data, cfg.Type); err != nil {
+		return "", err
+	}
+	return p.Manifest(path, m, "")
+}
+
+// PushIndex pushes an image per arch (layers[arch]) and an index over them,
+// returning the index's digest reference and the per-arch manifest digests.
+func (p *Pusher) PushIndex(path string, arches []string, layers map[string][]Layer) (string, map[string]string, error) {
+	var manifests []Raw
+	var platforms []v1.Platform
+	digests := map[string]string{}
+	for _, arch := range arches {
+		ref, err := p.PushImage(path, arch, layers[arch])
+		if err != nil {
+			return "", nil, err
+		}
+		_, m := Image(arch, layers[arch])
+		manifests = append(manifests, m)
+		platforms = append(platforms, v1.Platform{OS: "linux", Architecture: arch})
+		digests[arch] = ref
+	}
+	ref, err := p.Manifest(path, Index(manifests, platforms), "")
+	return ref, digests, err
+}
