@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/microshift-compose/microshift-compose/blueprints"
 )
 
 // ErrNotOutputDir is wrapped when the target exists, is not empty, and does
@@ -44,7 +46,7 @@ func Write(ctx context.Context, dir string, out *Output) (err error) {
 		return fmt.Errorf("creating temporary output directory: %w", err)
 	}
 	defer func() {
-		if err != nil {
+		if err != nil && tmp != "" {
 			os.RemoveAll(tmp)
 		}
 	}()
@@ -66,7 +68,41 @@ func Write(ctx context.Context, dir string, out *Output) (err error) {
 			return fmt.Errorf("writing %s: %w", f.Path, err)
 		}
 	}
-	return replaceDir(tmp, target)
+	// A mirrored image layout (mirror --to oci:<output>/images) is carried
+	// over to the new output: it can be gigabytes, and mirror resumes into it.
+	kept := filepath.Join(target, ImagesDir)
+	carried := filepath.Join(tmp, ImagesDir)
+	carry := false
+	if st, err := os.Lstat(kept); err == nil && st.IsDir() && !writesUnder(out, ImagesDir) {
+		if err := os.Rename(kept, carried); err != nil {
+			return fmt.Errorf("keeping the mirrored images in %s: %w", kept, err)
+		}
+		carry = true
+	}
+	if err := replaceDir(tmp, target); err != nil {
+		if carry {
+			if rerr := os.Rename(carried, kept); rerr != nil {
+				// Never delete the user's images with the temporary directory.
+				tmp = ""
+				return fmt.Errorf("%w (the mirrored images are in %s)", err, carried)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// ImagesDir is the output subdirectory that `mirror --to oci:<output>/images`
+// fills and the bootc Containerfile copies; build keeps it across rebuilds.
+const ImagesDir = blueprints.BootcImagesDir
+
+func writesUnder(out *Output, dir string) bool {
+	for _, f := range out.Files {
+		if strings.HasPrefix(f.Path, dir+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func checkTarget(display, target string) error {

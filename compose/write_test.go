@@ -312,3 +312,45 @@ func TestWriteRefuses(t *testing.T) {
 		}
 	})
 }
+
+// A mirrored image layout in <output>/images survives a rebuild; everything
+// else of the previous output is replaced.
+func TestWriteKeepsMirroredImages(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "out")
+	first := &compose.Output{Files: []compose.OutputFile{
+		{Path: compose.LockFile, Data: []byte("{}\n")},
+		{Path: "stale.txt", Data: []byte("old\n")},
+	}}
+	if err := compose.Write(ctx, dir, first); err != nil {
+		t.Fatal(err)
+	}
+	blob := filepath.Join(dir, compose.ImagesDir, "blobs", "sha256", "abc")
+	if err := os.MkdirAll(filepath.Dir(blob), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blob, []byte("layer"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := &compose.Output{Files: []compose.OutputFile{{Path: compose.LockFile, Data: []byte("{\"new\": true}\n")}}}
+	if err := compose.Write(ctx, dir, second); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(blob); err != nil || string(got) != "layer" {
+		t.Errorf("mirrored blob after rebuild = %q, %v; want it kept", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "stale.txt")); !os.IsNotExist(err) {
+		t.Errorf("stale.txt after rebuild: %v, want it gone", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, compose.LockFile)); string(got) != "{\"new\": true}\n" {
+		t.Errorf("lock after rebuild = %q", got)
+	}
+	// A failing rebuild leaves both the previous output and the images.
+	bad := &compose.Output{Files: []compose.OutputFile{{Path: "../escape", Data: nil}}}
+	if err := compose.Write(ctx, dir, bad); err == nil {
+		t.Fatal("Write(../escape) = nil, want an error")
+	}
+	if got, err := os.ReadFile(blob); err != nil || string(got) != "layer" {
+		t.Errorf("mirrored blob after a failed rebuild = %q, %v; want it kept", got, err)
+	}
+}
