@@ -20,8 +20,10 @@ func newDiffCmd() *cobra.Command {
 holding one: release and base version, components added and removed, images
 added, removed and changed per component and release-file key, packages,
 config drop-in values, device files, manifests.d directories (and their
-resources) and, when both locks carry a footprint
-section (build --resolve-sizes), the size change per component and in total.
+resources) and, when both locks carry a footprint section
+(build --resolve-sizes), the change in compressed and unique bytes per
+component, shared between components and in total. The locks are read as
+strictly as build writes them: a field this version does not know is an error.
 
 The text output is Markdown for a pull request description; --output json is
 for machines. To compare release files, use 'microshift-compose release diff'.`,
@@ -41,11 +43,11 @@ for machines. To compare release files, use 'microshift-compose release diff'.`,
 						return fmt.Errorf("%s has no %s: diff compares build outputs or their lock files (compare release directories with 'microshift-compose release diff')", arg, compose.LockFile)
 					}
 				}
-				l, err := lockdiff.Load(path)
+				p, err := compose.LoadLock(path)
 				if err != nil {
 					return err
 				}
-				locks[i] = l
+				locks[i] = &lockdiff.Lock{Path: path, Plan: p}
 			}
 			d := lockdiff.Compare(locks[0], locks[1])
 			if format.json() {

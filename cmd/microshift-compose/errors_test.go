@@ -726,7 +726,25 @@ var badInputs = []badInput{
 	{
 		name: "diff/newer lock schema",
 		args: []string{"diff", "{out}", "{bad}/locks/schema-2.json"},
-		want: "{bad}/locks/schema-2.json: lock schema 2; this version reads schema 1",
+		want: "{bad}/locks/schema-2.json: lock schema 2, this microshift-compose reads schema 1; rebuild the lock with this version",
+		code: exitError,
+	},
+	{
+		name: "diff/footprint in a spelling the lock never had",
+		args: []string{"diff", "{out}", "{bad}/locks/footprint-bytes.json"},
+		want: `{bad}/locks/footprint-bytes.json: json: unknown field "compressed_bytes"`,
+		code: exitError,
+	},
+	{
+		name: "diff/not a lock",
+		args: []string{"diff", "{out}/images.txt", "{out}"},
+		want: `{out}/images.txt:1: invalid JSON: invalid character 'q' looking for beginning of value`,
+		code: exitError,
+	},
+	{
+		name: "diff/missing lock",
+		args: []string{"diff", "{out}", "{out}/nope.json"},
+		want: `reading lock file: open {out}/nope.json: no such file or directory`,
 		code: exitError,
 	},
 	{

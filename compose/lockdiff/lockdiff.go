@@ -3,11 +3,7 @@ package lockdiff
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -16,86 +12,11 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 )
 
-// MaxLockSize bounds how much of a lock file is read.
-const MaxLockSize = 64 << 20
-
-// Lock is a parsed compose.lock.json.
+// Lock is a compose.lock.json read with compose.LoadLock or
+// compose.ParseLock, and the path that names it in the diff.
 type Lock struct {
 	Path string
 	Plan *plan.Plan
-	// Footprint is the optional footprint section, nil when absent.
-	Footprint *Footprint
-	// FootprintNote says why a footprint section present in the file could
-	// not be read ("" when there is none or it was read).
-	FootprintNote string
-}
-
-// Load reads and parses a lock file.
-func Load(path string) (*Lock, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("reading lock file %s: %w", path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxLockSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading lock file %s: %w", path, err)
-	}
-	if len(data) > MaxLockSize {
-		return nil, fmt.Errorf("%s: file is larger than %d bytes", path, MaxLockSize)
-	}
-	return Parse(path, data)
-}
-
-// Parse parses a lock file's bytes; display names it in errors. The schema
-// must be one this tool writes; fields it does not know are ignored, so
-// that a lock from a newer minor version still compares.
-func Parse(display string, data []byte) (*Lock, error) {
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(data, &probe); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line, col := position(data, se.Offset)
-			return nil, fmt.Errorf("%s: line %d, column %d: invalid JSON: %v", display, line, col, se)
-		}
-		return nil, fmt.Errorf("%s: not a compose.lock.json: %v", display, err)
-	}
-	raw, ok := probe["schema"]
-	if !ok {
-		return nil, fmt.Errorf("%s: not a compose.lock.json: no \"schema\" field", display)
-	}
-	var schema int
-	if err := json.Unmarshal(raw, &schema); err != nil {
-		return nil, fmt.Errorf("%s: schema must be a number, got %s", display, raw)
-	}
-	if schema != plan.Schema {
-		return nil, fmt.Errorf("%s: lock schema %d; this version reads schema %d", display, schema, plan.Schema)
-	}
-	var p plan.Plan
-	if err := json.Unmarshal(data, &p); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, fmt.Errorf("%s: %s must be %s, got %s", display, te.Field, te.Type, te.Value)
-		}
-		return nil, fmt.Errorf("%s: %v", display, err)
-	}
-	l := &Lock{Path: display, Plan: &p}
-	if fp, ok := probe["footprint"]; ok && string(fp) != "null" {
-		l.Footprint, l.FootprintNote = parseFootprint(fp)
-	}
-	return l, nil
-}
-
-func position(data []byte, offset int64) (line, col int) {
-	offset = min(offset, int64(len(data)))
-	before := data[:offset]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(offset) - bytes.LastIndexByte(before, '\n')
-	return line, col
 }
 
 // Diff is what changed from one lock to another.
