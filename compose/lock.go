@@ -1,12 +1,13 @@
 package compose
 
 import (
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
@@ -19,14 +20,9 @@ const maxLockSize = 16 << 20
 
 // LoadLock reads a compose.lock.json written by build.
 func LoadLock(path string) (*plan.Plan, error) {
-	f, err := os.Open(path)
+	data, err := inputfile.Read("lock file", path, maxLockSize)
 	if err != nil {
-		return nil, fmt.Errorf("reading lock file: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxLockSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading lock file %s: %w", path, err)
+		return nil, err
 	}
 	return ParseLock(path, data)
 }

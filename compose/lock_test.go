@@ -77,7 +77,8 @@ func TestParseLockErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := compose.LoadLock(filepath.Join(t.TempDir(), "missing.json")); err == nil || !os.IsNotExist(unwrapAll(err)) {
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	if _, err := compose.LoadLock(missing); err == nil || err.Error() != "lock file "+missing+" does not exist" {
 		t.Errorf("LoadLock(missing) = %v, want a not-exist error", err)
 	}
 }

@@ -624,7 +624,7 @@ var badInputs = []badInput{
 	{
 		name: "release update/missing payload file",
 		args: []string{"release", "update", "{ref}/release-4.18", "--payload", "x86_64={bad}/payloads/nonexistent.json"},
-		want: "reading {bad}/payloads/nonexistent.json: no such file or directory",
+		want: "payload {bad}/payloads/nonexistent.json does not exist",
 		code: exitError,
 	},
 	{
@@ -744,7 +744,7 @@ var badInputs = []badInput{
 	{
 		name: "diff/missing lock",
 		args: []string{"diff", "{out}", "{out}/nope.json"},
-		want: `reading lock file: open {out}/nope.json: no such file or directory`,
+		want: `lock file {out}/nope.json does not exist`,
 		code: exitError,
 	},
 	{
@@ -820,7 +820,7 @@ var badInputs = []badInput{
 	{
 		name: "mirror/missing lock",
 		args: []string{"mirror", "--lock", "{out}/nope.json", "--to", "oci:{out}/images"},
-		want: `reading lock file: open {out}/nope.json: no such file or directory`,
+		want: `lock file {out}/nope.json does not exist`,
 		code: exitError,
 	},
 	{

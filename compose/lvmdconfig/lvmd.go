@@ -1,13 +1,13 @@
 package lvmdconfig
 
 import (
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -84,22 +84,9 @@ var (
 
 // Load reads and checks an lvmd.yaml.
 func Load(file string) (*Config, error) {
-	st, err := os.Stat(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("lvmd config %s does not exist", file)
-	}
+	data, err := inputfile.Read("lvmd config", file, MaxSize)
 	if err != nil {
-		return nil, fmt.Errorf("reading lvmd config: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("lvmd config %s is not a regular file", file)
-	}
-	if st.Size() > MaxSize {
-		return nil, fmt.Errorf("%s: file is larger than %d bytes", file, MaxSize)
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("reading lvmd config: %w", err)
+		return nil, err
 	}
 	return Parse(file, data)
 }

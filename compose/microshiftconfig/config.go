@@ -6,16 +6,16 @@
 package microshiftconfig
 
 import (
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+
 	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"math"
 	"net/netip"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -144,22 +144,9 @@ func (c *Config) Params() Params {
 
 // Load reads and checks a config.yaml.
 func Load(path string) (*Config, error) {
-	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("config %s does not exist", path)
-	}
+	data, err := inputfile.Read("config", path, MaxSize)
 	if err != nil {
-		return nil, fmt.Errorf("reading config: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("config %s is not a regular file", path)
-	}
-	if st.Size() > MaxSize {
-		return nil, fmt.Errorf("%s: file is larger than %d bytes", path, MaxSize)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading config: %w", err)
+		return nil, err
 	}
 	return Parse(path, data)
 }

@@ -64,7 +64,7 @@ type csvDoc struct {
 
 // LoadCSV reads a ClusterServiceVersion file (YAML or JSON).
 func LoadCSV(path string) (*CSV, error) {
-	data, err := readInput(path)
+	data, err := readInput("CSV", path)
 	if err != nil {
 		return nil, err
 	}

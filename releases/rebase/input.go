@@ -1,13 +1,14 @@
 package rebase
 
 import (
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"reflect"
 	"strings"
 
@@ -25,21 +26,9 @@ type NamedImage struct {
 	Ref  string `json:"ref"`
 }
 
-// readInput reads a payload or CSV file with a size limit.
-func readInput(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, cause(err))
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxInputSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > MaxInputSize {
-		return nil, fmt.Errorf("%s: file is larger than %d bytes", path, MaxInputSize)
-	}
-	return data, nil
+// readInput reads a payload or CSV file with a size limit; what names it.
+func readInput(what, path string) ([]byte, error) {
+	return inputfile.Read(what, path, MaxInputSize)
 }
 
 // toJSON turns a JSON or YAML document into JSON, with errors that name

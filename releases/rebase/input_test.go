@@ -125,7 +125,7 @@ func TestParsePayloadErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := rebase.LoadPayload(testdata("rebase", "payloads", "missing.json")); errString(err) != "reading ../../testdata/rebase/payloads/missing.json: no such file or directory" {
+	if _, err := rebase.LoadPayload(testdata("rebase", "payloads", "missing.json")); errString(err) != "payload ../../testdata/rebase/payloads/missing.json does not exist" {
 		t.Errorf("LoadPayload(missing) = %v", err)
 	}
 }

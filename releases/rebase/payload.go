@@ -105,7 +105,7 @@ type releaseInfoDoc struct {
 
 // LoadPayload reads a payload file (JSON or YAML); see Payload.
 func LoadPayload(path string) (*Payload, error) {
-	data, err := readInput(path)
+	data, err := readInput("payload", path)
 	if err != nil {
 		return nil, err
 	}
