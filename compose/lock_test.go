@@ -83,16 +83,6 @@ func TestParseLockErrors(t *testing.T) {
 	}
 }
 
-func unwrapAll(err error) error {
-	for {
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return err
-		}
-		err = u.Unwrap()
-	}
-}
-
 func FuzzParseLock(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "golden", "5.0", "*", compose.LockFile))
 	for _, p := range paths {
