@@ -30,9 +30,13 @@ test: test-deps
 test-deps:
 	./hack/install-test-deps.sh
 
+STATICCHECK_VERSION ?= v0.8.0
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@[ -x bin/staticcheck ] || GOFLAGS= GOBIN=$(CURDIR)/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	./bin/staticcheck -tags $(TAGS) ./...
 
 install:
 	$(GO) install -trimpath $(PKG)

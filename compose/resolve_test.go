@@ -21,10 +21,7 @@ type catalogSource struct {
 	overlay bool   // components.Load (overlay on the embedded) rather than LoadOnly
 }
 
-var (
-	embeddedCatalog = catalogSource{}
-	overlayCatalog  = catalogSource{dir: "resolver-overlay", overlay: true}
-)
+var overlayCatalog = catalogSource{dir: "resolver-overlay", overlay: true}
 
 func (s catalogSource) load(t *testing.T) (*components.Catalog, error) {
 	t.Helper()

@@ -2,7 +2,6 @@ package airgap_test
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -204,22 +203,6 @@ func dropHalf(w http.ResponseWriter, body []byte) {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetLinger(0)
 	}
-}
-
-// fetch reads a path of the in-process registry (counted, and subject to
-// any fault set).
-func fetch(t *testing.T, host, path string) []byte {
-	t.Helper()
-	resp, err := http.Get("http://" + host + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }
 
 var ctx = context.Background()

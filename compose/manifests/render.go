@@ -167,6 +167,7 @@ func checkLocal(fsys filesys.FileSystem) error {
 			return fmt.Errorf("%s: invalid kustomization: %s", display(p), oneLine(err.Error()))
 		}
 		dir := path.Dir(p)
+		//lint:ignore SA1019 components may still use bases; they must be local too
 		for _, ref := range slices.Concat(k.Resources, k.Components, k.Bases) {
 			if isURL(ref) || !fsys.Exists(path.Join(dir, ref)) {
 				return fmt.Errorf("%s: resource %q is not a file or directory of the component (remote resources are not fetched: builds are offline; vendor it into the component)", display(p), ref)
@@ -178,6 +179,7 @@ func checkLocal(fsys filesys.FileSystem) error {
 		files = append(files, k.Generators...)
 		files = append(files, k.Transformers...)
 		files = append(files, k.Validators...)
+		//lint:ignore SA1019 deprecated fields still name files kustomize reads
 		for _, pt := range k.PatchesStrategicMerge {
 			files = append(files, string(pt))
 		}
@@ -185,6 +187,7 @@ func checkLocal(fsys filesys.FileSystem) error {
 		for _, pt := range k.Patches {
 			files = append(files, pt.Path)
 		}
+		//lint:ignore SA1019 deprecated fields still name files kustomize reads
 		for _, pt := range k.PatchesJson6902 {
 			files = append(files, pt.Path)
 		}
