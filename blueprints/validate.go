@@ -11,6 +11,7 @@ import (
 	"github.com/osbuild/images/pkg/ostree"
 
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -91,9 +92,7 @@ func Validate(bp *blueprint.Blueprint, distroName, imageType string, arch releas
 	seed := int64(0)
 	_, warnings, err := it.Manifest(bp, opts, nil, &seed)
 	if err != nil {
-		return warnings, fmt.Errorf("osbuild rejects blueprint %s for %s %s/%s: %s", bp.Name, distroName, imageType, arch, oneLine(err.Error()))
+		return warnings, fmt.Errorf("osbuild rejects blueprint %s for %s %s/%s: %s", bp.Name, distroName, imageType, arch, text.OneLine(err.Error()))
 	}
 	return warnings, nil
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

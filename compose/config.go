@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
 // DropInPath is where the plan's MicroShift config lands on the device.
@@ -52,7 +53,7 @@ func (r *resolver) addConfig(p *plan.Plan) error {
 		}
 		if n := len(cfg.Defaulted); n > 0 {
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: %d %s MicroShift's defaults and %s left out of the drop-in (%s)",
-				m.userLabel, n, plural(n, "value equals", "values equal"), plural(n, "is", "are"), summarize(cfg.Defaulted, 4)))
+				m.userLabel, n, text.Plural(n, "value equals", "values equal"), text.Plural(n, "is", "are"), summarize(cfg.Defaulted, 4)))
 		}
 	}
 	p.Config = m.tree
@@ -140,13 +141,6 @@ func (m *configMerger) leaf(path string) any {
 		cur = cur.(map[string]any)[part]
 	}
 	return cur
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // summarize lists up to max items and says how many more there are.

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -54,29 +54,11 @@ func TestGolden(t *testing.T) {
 						}
 						if !bytes.Equal(got, want) {
 							t.Errorf("Build(%s %s) %s differs from %s (go test ./compose -run Golden -update, then review the diff):\n%s",
-								stream, name, file, path, firstDiff(want, got))
+								stream, name, file, path, testutil.FirstDiff(want, got))
 						}
 					}
 				})
 			}
 		}
 	}
-}
-
-// firstDiff shows the first differing line of two texts.
-func firstDiff(want, got []byte) string {
-	w, g := lines(want), lines(got)
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return fmt.Sprintf("line %d:\n  want: %s\n   got: %s", i+1, wl, gl)
-		}
-	}
-	return "(same lines, different bytes)"
 }

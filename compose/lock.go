@@ -2,6 +2,7 @@ package compose
 
 import (
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 
 	"bytes"
 	"encoding/json"
@@ -43,9 +44,9 @@ func ParseLock(display string, data []byte) (*plan.Plan, error) {
 		var terr *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &serr):
-			return nil, fmt.Errorf("%s:%d: invalid JSON: %v", display, lineOf(data, serr.Offset), err)
+			return nil, fmt.Errorf("%s:%d: invalid JSON: %v", display, line(data, serr.Offset), err)
 		case errors.As(err, &terr):
-			return nil, fmt.Errorf("%s:%d: %s: want %s, got %s", display, lineOf(data, terr.Offset), terr.Field, terr.Type, terr.Value)
+			return nil, fmt.Errorf("%s:%d: %s: want %s, got %s", display, line(data, terr.Offset), terr.Field, terr.Type, terr.Value)
 		case errors.Is(err, io.EOF):
 			return nil, fmt.Errorf("%s: empty lock file", display)
 		}
@@ -71,7 +72,7 @@ func ParseLock(display string, data []byte) (*plan.Plan, error) {
 	return &p, nil
 }
 
-func lineOf(data []byte, offset int64) int {
-	offset = min(max(offset, 0), int64(len(data)))
-	return bytes.Count(data[:offset], []byte("\n")) + 1
+func line(data []byte, offset int64) int {
+	l, _ := text.Position(data, offset)
+	return l
 }

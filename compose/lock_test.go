@@ -10,6 +10,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
 // TestLockRoundTrip reads every golden lock back: ParseLock(EncodeLock(p))
@@ -30,7 +31,7 @@ func TestLockRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(again, data) {
-			t.Errorf("ParseLock(%s) does not re-encode to the same bytes:\n%s", path, firstDiff(data, again))
+			t.Errorf("ParseLock(%s) does not re-encode to the same bytes:\n%s", path, testutil.FirstDiff(data, again))
 		}
 	}
 	p, err := compose.ParseLock(paths[0], mustRead(t, paths[0]))

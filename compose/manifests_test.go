@@ -66,7 +66,7 @@ func TestGoldenManifests(t *testing.T) {
 						continue
 					}
 					if !bytes.Equal(f.Data, want) {
-						t.Errorf("%s differs from %s (go test ./compose -run Golden -update, then review the diff):\n%s", f.Path, path, firstDiff(want, f.Data))
+						t.Errorf("%s differs from %s (go test ./compose -run Golden -update, then review the diff):\n%s", f.Path, path, testutil.FirstDiff(want, f.Data))
 					}
 				}
 				var have []string

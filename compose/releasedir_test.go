@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -50,7 +51,7 @@ func TestReleaseDir(t *testing.T) {
 					if !reflect.DeepEqual(p, e) {
 						got, _ := compose.EncodeLock(p)
 						want, _ := compose.EncodeLock(e)
-						t.Errorf("plan from %s differs from the embedded %s plan beyond release.source/origin:\n%s", dir, stream, firstDiff(want, got))
+						t.Errorf("plan from %s differs from the embedded %s plan beyond release.source/origin:\n%s", dir, stream, testutil.FirstDiff(want, got))
 					}
 					for _, file := range []string{compose.BlueprintFile, compose.ImagesFile} {
 						if !bytes.Equal(outputFile(t, out, file), outputFile(t, embeddedOut, file)) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -123,7 +124,7 @@ func TestDeterministicFlagOrder(t *testing.T) {
 	} {
 		out := buildFor(t, req)
 		if got, want := outputFile(t, out, compose.LockFile), outputFile(t, base, compose.LockFile); !bytes.Equal(got, want) {
-			t.Errorf("Build(with %q, without %q) lock differs from the sorted order's:\n%s", req.With, req.Without, firstDiff(want, got))
+			t.Errorf("Build(with %q, without %q) lock differs from the sorted order's:\n%s", req.With, req.Without, testutil.FirstDiff(want, got))
 		}
 		if !reflect.DeepEqual(out.Files, base.Files) {
 			t.Errorf("Build(with %q, without %q) outputs differ from the sorted order's", req.With, req.Without)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -86,7 +87,7 @@ func TestBundleRoundTrip(t *testing.T) {
 			}
 			enc := releases.EncodeBundle(r, r.Origin)
 			if !bytes.Equal(enc, data) {
-				t.Errorf("EncodeBundle(ParseBundle(%s)) is not byte-identical: %s", p, firstDiff(enc, data))
+				t.Errorf("EncodeBundle(ParseBundle(%s)) is not byte-identical: %s", p, testutil.FirstDiff(data, enc))
 			}
 			back, err := releases.ParseBundle("again", enc)
 			if err != nil {
@@ -112,7 +113,7 @@ func TestEncodeBundleFromDir(t *testing.T) {
 	}
 	rels, _ := releases.Embedded()
 	if got := releases.EncodeBundle(r, rels[1].Origin); !bytes.Equal(got, data) {
-		t.Errorf("EncodeBundle(LoadDir(release-4.18)) differs from data/4.18.json: %s", firstDiff(got, data))
+		t.Errorf("EncodeBundle(LoadDir(release-4.18)) differs from data/4.18.json: %s", testutil.FirstDiff(data, got))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
 // MaxFileSize bounds how much of a release file is read: real files are a few
@@ -198,7 +199,7 @@ func (p *jsonParser) next() (json.Token, error) {
 func (p *jsonParser) lastSpan() span { return span{p.tokStart, p.dec.InputOffset()} }
 
 func (p *jsonParser) errorf(format string, args ...any) error {
-	line, col := position(p.data, p.tokStart)
+	line, col := text.Position(p.data, p.tokStart)
 	return fmt.Errorf("%s: line %d, column %d: %s", p.display, line, col, fmt.Sprintf(format, args...))
 }
 
@@ -206,7 +207,7 @@ func (p *jsonParser) errorf(format string, args ...any) error {
 func (p *jsonParser) wrap(err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		line, col := position(p.data, se.Offset)
+		line, col := text.Position(p.data, se.Offset)
 		return fmt.Errorf("%s: line %d, column %d: invalid JSON: %v", p.display, line, col, se)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -292,17 +293,6 @@ func escapeControl(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// position converts a byte offset into a 1-based line and column.
-func position(data []byte, offset int64) (line, col int) {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	before := data[:offset]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(offset) - bytes.LastIndexByte(before, '\n')
-	return line, col
 }
 
 // Encode writes f in MicroShift's own layout: two-space indentation, keys in

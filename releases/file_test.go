@@ -2,11 +2,11 @@ package releases_test
 
 import (
 	"bytes"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -296,7 +296,7 @@ func TestEncodeRealUpstream(t *testing.T) {
 			}
 			enc := f.Encode()
 			if !bytes.Equal(enc, data[n]) {
-				t.Errorf("%s/%s: Encode() differs from the upstream file:\n%s", dir, n, firstDiff(enc, data[n]))
+				t.Errorf("%s/%s: Encode() differs from the upstream file:\n%s", dir, n, testutil.FirstDiff(data[n], enc))
 			}
 			back, err := releases.ParseFile(n, n, enc)
 			if err != nil {
@@ -326,13 +326,4 @@ func TestEncodeEscapes(t *testing.T) {
 	if !reflect.DeepEqual(back, f) {
 		t.Errorf("ParseFile(Encode(f)) = %+v, want %+v", back, f)
 	}
-}
-
-func firstDiff(a, b []byte) string {
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	lo := max(i-40, 0)
-	return fmt.Sprintf("at byte %d: got %q, want %q", i, a[lo:min(i+40, len(a))], b[lo:min(i+40, len(b))])
 }

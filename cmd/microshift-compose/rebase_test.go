@@ -202,7 +202,7 @@ func TestReleaseVerifyAndResolveCommands(t *testing.T) {
 		lines[3] != "release 4.19 ("+dir+"): 2 images in 1 file: 2 ok, 0 failed" {
 		t.Errorf("release verify printed:\n%s", table)
 	}
-	if !strings.Contains(lines[1], shortRef(agent)) || !strings.Contains(lines[2], "index, linux/amd64 sha256:") {
+	if !strings.Contains(lines[1], releases.ShortRef(agent)) || !strings.Contains(lines[2], "index, linux/amd64 sha256:") {
 		t.Errorf("release verify lines:\n%s", table)
 	}
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
 )
@@ -216,7 +217,7 @@ func printUpdate(w io.Writer, u *rebase.Update, written int) {
 		}
 		var parts []string
 		if n := len(f.Changes); n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s updated", n, plural(n, "image", "images")))
+			parts = append(parts, fmt.Sprintf("%d %s updated", n, text.Plural(n, "image", "images")))
 		}
 		if f.OldBase != f.NewBase {
 			parts = append(parts, fmt.Sprintf("release.base %s -> %s", f.OldBase, f.NewBase))
@@ -227,16 +228,9 @@ func printUpdate(w io.Writer, u *rebase.Update, written int) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "wrote %d %s in %s", written, plural(written, "file", "files"), u.Dir)
+	fmt.Fprintf(w, "wrote %d %s in %s", written, text.Plural(written, "file", "files"), u.Dir)
 	if unchanged > 0 {
-		fmt.Fprintf(w, "; %d selected %s unchanged", unchanged, plural(unchanged, "file", "files"))
+		fmt.Fprintf(w, "; %d selected %s unchanged", unchanged, text.Plural(unchanged, "file", "files"))
 	}
 	fmt.Fprintln(w)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
 )
@@ -148,25 +149,12 @@ func printChecks(w io.Writer, label string, sum verifySummary, checks []rebase.C
 			result = "FAIL"
 			detail = string(c.Reason) + ": " + c.Message
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", result, c.File, c.Key, shortRef(c.Ref), detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", result, c.File, c.Key, releases.ShortRef(c.Ref), detail)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "%s: %d %s in %d %s: %d ok, %d failed\n", label,
-		sum.Images, plural(sum.Images, "image", "images"), sum.Files, plural(sum.Files, "file", "files"), sum.OK, sum.Failed)
+		sum.Images, text.Plural(sum.Images, "image", "images"), sum.Files, text.Plural(sum.Files, "file", "files"), sum.OK, sum.Failed)
 	return err
-}
-
-// shortRef shortens a reference's digest to 12 hex digits for tables;
-// --output json has it whole.
-func shortRef(ref string) string {
-	repo, d, ok := strings.Cut(ref, "@")
-	if !ok {
-		return ref
-	}
-	if algo, hex, ok := strings.Cut(d, ":"); ok && len(hex) > 12 {
-		d = algo + ":" + hex[:12]
-	}
-	return repo + "@" + d
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/releases"
 )
 
 // Lock is a compose.lock.json read with compose.LoadLock or
@@ -346,13 +347,13 @@ func (d *Diff) Markdown() []byte {
 	if len(d.ImagesAdded)+len(d.ImagesRemoved)+len(d.ImagesChanged) > 0 {
 		b.WriteString("\n#### Images\n\n| component | key | change | image |\n| --- | --- | --- | --- |\n")
 		for _, c := range d.ImagesChanged {
-			fmt.Fprintf(&b, "| %s | `%s` | changed | `%s` → `%s` |\n", c.Component, c.Key, shortRef(c.Old), shortRef(c.New))
+			fmt.Fprintf(&b, "| %s | `%s` | changed | `%s` → `%s` |\n", c.Component, c.Key, releases.ShortRef(c.Old), releases.ShortRef(c.New))
 		}
 		for _, u := range d.ImagesAdded {
-			fmt.Fprintf(&b, "| %s | `%s` | added | `%s` |\n", u.Component, u.Key, shortRef(u.Ref))
+			fmt.Fprintf(&b, "| %s | `%s` | added | `%s` |\n", u.Component, u.Key, releases.ShortRef(u.Ref))
 		}
 		for _, u := range d.ImagesRemoved {
-			fmt.Fprintf(&b, "| %s | `%s` | removed | `%s` |\n", u.Component, u.Key, shortRef(u.Ref))
+			fmt.Fprintf(&b, "| %s | `%s` | removed | `%s` |\n", u.Component, u.Key, releases.ShortRef(u.Ref))
 		}
 	}
 	if len(d.Packages) > 0 {
@@ -426,16 +427,4 @@ func value(v any) string {
 		return fmt.Sprint(v)
 	}
 	return "`" + string(data) + "`"
-}
-
-// shortRef shortens the digest of a reference to 12 hex digits.
-func shortRef(ref string) string {
-	repo, d, ok := strings.Cut(ref, "@")
-	if !ok {
-		return ref
-	}
-	if algo, hex, ok := strings.Cut(d, ":"); ok && len(hex) > 12 {
-		d = algo + ":" + hex[:12]
-	}
-	return repo + "@" + d
 }

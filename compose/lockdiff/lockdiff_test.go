@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lockdiff"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -30,23 +30,7 @@ func load(t *testing.T, path string) *lockdiff.Lock {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := testdata("lockdiff", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (regenerate with go test ./compose/lockdiff -update): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./compose/lockdiff -update, then review):\ngot:\n%s", path, got)
-	}
+	testutil.Golden(t, testdata("lockdiff", "golden", name), got, *update, "go test ./compose/lockdiff -update")
 }
 
 func asJSON(t *testing.T, v any) []byte {

@@ -2,6 +2,7 @@ package lvmdconfig
 
 import (
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 
 	"bytes"
 	"encoding/json"
@@ -108,7 +109,7 @@ func parse(data []byte) (*Config, error) {
 	if len(bytes.TrimSpace(data)) > 0 {
 		js, err := yaml.YAMLToJSONStrict(data)
 		if err != nil {
-			return nil, fmt.Errorf("invalid YAML: %s", oneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))
+			return nil, fmt.Errorf("invalid YAML: %s", text.OneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))
 		}
 		dec := json.NewDecoder(bytes.NewReader(js))
 		dec.UseNumber()
@@ -381,5 +382,3 @@ func kind(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

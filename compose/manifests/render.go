@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
@@ -164,7 +165,7 @@ func checkLocal(fsys filesys.FileSystem) error {
 		}
 		var k types.Kustomization
 		if err := yaml.Unmarshal(data, &k); err != nil {
-			return fmt.Errorf("%s: invalid kustomization: %s", display(p), oneLine(err.Error()))
+			return fmt.Errorf("%s: invalid kustomization: %s", display(p), text.OneLine(err.Error()))
 		}
 		dir := path.Dir(p)
 		//lint:ignore SA1019 components may still use bases; they must be local too
@@ -264,7 +265,7 @@ func (j *Job) Render() (*Result, error) {
 	k := krusty.MakeKustomizer(opts)
 	m, err := k.Run(j.fs, overlayRoot)
 	if err != nil {
-		msg := oneLine(err.Error())
+		msg := text.OneLine(err.Error())
 		msg = strings.ReplaceAll(msg, componentRoot+"/", "")
 		msg = strings.ReplaceAll(msg, overlayRoot+"/"+streamFile, "plugin output")
 		return nil, fmt.Errorf("kustomize: %s", msg)
@@ -399,5 +400,3 @@ func (j *Job) WriteTo(dir string) error {
 func OverlayDir(dir string) string {
 	return filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(overlayRoot, "/")))
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -7,6 +7,7 @@ package microshiftconfig
 
 import (
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 
 	"bytes"
 	_ "embed"
@@ -157,7 +158,7 @@ func Parse(display string, data []byte) (*Config, error) {
 	if len(bytes.TrimSpace(data)) > 0 {
 		js, err := yaml.YAMLToJSONStrict(data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: invalid YAML: %s", display, oneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))
+			return nil, fmt.Errorf("%s: invalid YAML: %s", display, text.OneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))
 		}
 		var doc any
 		dec := json.NewDecoder(bytes.NewReader(js))
@@ -538,5 +539,3 @@ func kind(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -37,7 +38,7 @@ func ParseOutput(data []byte) (*Output, error) {
 	}
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
 	if err != nil {
-		msg := strings.TrimPrefix(oneLine(err.Error()), "MalformedYAMLError: ")
+		msg := strings.TrimPrefix(text.OneLine(err.Error()), "MalformedYAMLError: ")
 		return nil, fmt.Errorf("output is not YAML: %s", strings.TrimSuffix(msg, " in File: unknown"))
 	}
 	out := &Output{Documents: len(nodes)}
@@ -87,5 +88,3 @@ func nodeKind(n *yaml.Node) string {
 func utf8Valid(b []byte) bool {
 	return strings.ToValidUTF8(string(b), "\uFFFD") == string(b) && !bytes.Contains(b, []byte{0})
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -327,17 +327,17 @@ func (d *ReleaseDiff) Markdown() []byte {
 		b.WriteString("| arch | image | change | old | new |\n| --- | --- | --- | --- | --- |\n")
 		for _, f := range c.Files {
 			for _, ch := range f.Changed {
-				o, n := shortRef(ch.Old), shortRef(ch.New)
+				o, n := releases.ShortRef(ch.Old), releases.ShortRef(ch.New)
 				if ch.Kind == ChangeDigest {
-					o, n = shortDigest(digestOf(ch.Old)), shortDigest(digestOf(ch.New))
+					o, n = releases.ShortDigest(digestOf(ch.Old)), releases.ShortDigest(digestOf(ch.New))
 				}
 				fmt.Fprintf(&b, "| %s | `%s` | %s | `%s` | `%s` |\n", f.Arch, ch.Key, ch.Kind, o, n)
 			}
 			for _, im := range f.Added {
-				fmt.Fprintf(&b, "| %s | `%s` | added | | `%s` |\n", f.Arch, im.Key, shortRef(im.Ref))
+				fmt.Fprintf(&b, "| %s | `%s` | added | | `%s` |\n", f.Arch, im.Key, releases.ShortRef(im.Ref))
 			}
 			for _, im := range f.Removed {
-				fmt.Fprintf(&b, "| %s | `%s` | removed | `%s` | |\n", f.Arch, im.Key, shortRef(im.Ref))
+				fmt.Fprintf(&b, "| %s | `%s` | removed | `%s` | |\n", f.Arch, im.Key, releases.ShortRef(im.Ref))
 			}
 		}
 	}
@@ -383,14 +383,6 @@ func countOf(n int, what string) string {
 func digestOf(ref string) string {
 	if _, d, ok := strings.Cut(ref, "@"); ok {
 		return d
-	}
-	return ref
-}
-
-// shortRef shortens the digest of a reference to 12 hex digits.
-func shortRef(ref string) string {
-	if repo, d, ok := strings.Cut(ref, "@"); ok {
-		return repo + "@" + shortDigest(d)
 	}
 	return ref
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
 )
@@ -136,7 +137,7 @@ func TestImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("Import(release-4.18) differs from releases/data/4.18.json:\n%s", firstDiff(want, got))
+		t.Errorf("Import(release-4.18) differs from releases/data/4.18.json:\n%s", testutil.FirstDiff(want, got))
 	}
 	if res.Path != filepath.Join(dataDir, "4.18.json") || res.Files != 8 || res.Images != 42 || res.Unpinned != 0 || res.Replaced || res.Unchanged {
 		t.Errorf("Import() = %+v", res)

@@ -1,9 +1,7 @@
 package rebase_test
 
 import (
-	"bytes"
 	"flag"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -95,41 +93,7 @@ func sameSnapshot(a, b map[string]string) string {
 // with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := testdata("rebase", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (regenerate with go test ./releases/rebase -update): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./releases/rebase -update, then review the diff):\n%s", path, firstDiff(want, got))
-	}
-}
-
-// firstDiff shows the first differing line of two texts.
-func firstDiff(want, got []byte) string {
-	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return fmt.Sprintf("line %d:\n  want: %s\n   got: %s", i+1, wl, gl)
-		}
-	}
-	return "(same lines, different bytes)"
+	testutil.Golden(t, testdata("rebase", "golden", name), got, *update, "go test ./releases/rebase -update")
 }
 
 func loadRelease(t testing.TB, dir string) *releases.Release {

@@ -2,6 +2,7 @@ package rebase
 
 import (
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 
 	"bytes"
 	"encoding/json"
@@ -49,7 +50,7 @@ func toJSON(display string, data []byte) ([]byte, error) {
 			off++
 		}
 		if _, err := dec.Token(); err != io.EOF {
-			line, col := position(data, off)
+			line, col := text.Position(data, off)
 			return nil, fmt.Errorf("%s: line %d, column %d: unexpected data after the JSON document", display, line, col)
 		}
 		return data, nil
@@ -58,7 +59,7 @@ func toJSON(display string, data []byte) ([]byte, error) {
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
 		msg = strings.TrimPrefix(msg, "yaml: ")
-		msg = strings.TrimPrefix(oneLine(msg), "unmarshal errors: ")
+		msg = strings.TrimPrefix(text.OneLine(msg), "unmarshal errors: ")
 		return nil, fmt.Errorf("%s: invalid YAML: %s", display, msg)
 	}
 	return out, nil
@@ -67,7 +68,7 @@ func toJSON(display string, data []byte) ([]byte, error) {
 func jsonError(display string, data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		line, col := position(data, se.Offset)
+		line, col := text.Position(data, se.Offset)
 		return fmt.Errorf("%s: line %d, column %d: invalid JSON: %v", display, line, col, se)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
@@ -124,20 +125,6 @@ func article(jsonKind string) string {
 	}
 	return jsonKind
 }
-
-// position converts a byte offset into a 1-based line and column.
-func position(data []byte, offset int64) (line, col int) {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	before := data[:offset]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(offset) - bytes.LastIndexByte(before, '\n')
-	return line, col
-}
-
-// oneLine keeps an error message on one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // quoteList formats names for messages: "a", "b", "c" (and 4 more).
 func quoteList(names []string, limit int) string {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -119,7 +120,7 @@ func (r *registry) inspect(ctx context.Context, ref string, arch releases.Arch) 
 		if in.PlatformDigest == "" {
 			return in, &ImageError{ReasonArchMissing, fmt.Sprintf("index has no linux/%s image (it has %s)", goarch, orNone(have))}
 		}
-		in.Detail = fmt.Sprintf("index, linux/%s %s", goarch, shortDigest(in.PlatformDigest))
+		in.Detail = fmt.Sprintf("index, linux/%s %s", goarch, releases.ShortDigest(in.PlatformDigest))
 		return in, nil
 	}
 	in.PlatformDigest = in.Digest
@@ -179,7 +180,7 @@ func classify(ref name.Reference, err error) *ImageError {
 	if errors.As(err, &te) {
 		detail := ""
 		if len(te.Errors) > 0 && te.Errors[0].Message != "" {
-			detail = ": " + oneLine(te.Errors[0].Message)
+			detail = ": " + text.OneLine(te.Errors[0].Message)
 		}
 		reg := ref.Context().RegistryStr()
 		switch te.StatusCode {
@@ -201,7 +202,7 @@ func classify(ref name.Reference, err error) *ImageError {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return &ImageError{ReasonError, err.Error()}
 	}
-	msg := oneLine(err.Error())
+	msg := text.OneLine(err.Error())
 	if strings.Contains(msg, "does not match requested digest") {
 		return &ImageError{ReasonInvalid, msg}
 	}
@@ -213,12 +214,4 @@ func orNone(list []string) string {
 		return "no platforms"
 	}
 	return strings.Join(list, ", ")
-}
-
-// shortDigest is sha256:<first 12 hex> for people.
-func shortDigest(d string) string {
-	if algo, hex, ok := strings.Cut(d, ":"); ok && len(hex) > 12 {
-		return algo + ":" + hex[:12]
-	}
-	return d
 }
