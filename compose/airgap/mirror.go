@@ -329,6 +329,14 @@ func (m *mirrorer) copyToRegistry(ctx context.Context, images []*image, errs []e
 	sum := &Summary{}
 	var mu sync.Mutex
 	counted := map[v1.Hash]bool{}
+	// One Pusher for every image: it uploads a blob once per destination
+	// repository even when several images push it at the same time.
+	// Separate pushers raced, and the registry could end up with a manifest
+	// whose blob was not linked into the repository.
+	pusher, err := remote.NewPusher(m.opts.Registry.Remote(ctx)...)
+	if err != nil {
+		return nil, err
+	}
 	var g errgroup.Group
 	g.SetLimit(jobs(m.opts))
 	for i, im := range images {
@@ -337,7 +345,7 @@ func (m *mirrorer) copyToRegistry(ctx context.Context, images []*image, errs []e
 			continue
 		}
 		g.Go(func() error {
-			err := m.push(ctx, im, i, func(d v1.Descriptor, present bool) {
+			err := m.push(ctx, pusher, im, i, func(d v1.Descriptor, present bool) {
 				mu.Lock()
 				defer mu.Unlock()
 				if counted[d.Digest] {
@@ -375,17 +383,12 @@ func (m *mirrorer) copyToRegistry(ctx context.Context, images []*image, errs []e
 	return sum, failures(images, errs)
 }
 
-func (m *mirrorer) push(ctx context.Context, im *image, i int, account func(v1.Descriptor, bool)) error {
+func (m *mirrorer) push(ctx context.Context, pusher *remote.Pusher, im *image, i int, account func(v1.Descriptor, bool)) error {
 	dstRepo, err := m.to.Repository(m.opts.Registry, im.ref.Context())
 	if err != nil {
 		return fmt.Errorf("%s: destination repository: %w", im.Ref, err)
 	}
 	dst := dstRepo.Digest(im.Top.Digest.String())
-	opts := m.opts.Registry.Remote(ctx)
-	pusher, err := remote.NewPusher(opts...)
-	if err != nil {
-		return err
-	}
 	// Count what the destination already has, for the summary.
 	var present []bool
 	for _, b := range im.Blobs {
