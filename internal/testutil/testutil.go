@@ -8,7 +8,9 @@ package testutil
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -44,20 +46,49 @@ func Root(t testing.TB) string {
 	return dir
 }
 
-// Shared returns the shared reference directory ($MICROSHIFT_COMPOSE_SHARED,
-// or ../shared beside the module root) joined with elem, failing the test
-// when it is missing: these are real upstream files, never skipped.
+// Shared returns the shared reference directory joined with elem, failing
+// the test when it is missing: these are real upstream files, never
+// skipped. It is $MICROSHIFT_COMPOSE_SHARED when set, else ../shared beside
+// the module root, else ../shared beside the repository this checkout was
+// cloned from (a clone in /tmp of a checkout that sits beside ../shared).
 func Shared(t testing.TB, elem ...string) string {
 	t.Helper()
-	base := os.Getenv(SharedEnv)
-	if base == "" {
-		base = filepath.Join(Root(t), "..", "shared")
+	var candidates []string
+	if env := os.Getenv(SharedEnv); env != "" {
+		candidates = []string{env}
+	} else {
+		root := Root(t)
+		candidates = append(candidates, filepath.Join(root, "..", "shared"))
+		if origin := cloneOrigin(root); origin != "" {
+			candidates = append(candidates, filepath.Join(origin, "..", "shared"))
+		}
 	}
-	p := filepath.Join(append([]string{base}, elem...)...)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("shared reference files: %v (set %s to the directory holding reference/)", err, SharedEnv)
+	for _, base := range candidates {
+		p := filepath.Join(append([]string{base}, elem...)...)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
 	}
-	return p
+	t.Fatalf("shared reference files %s not found in %s (set %s to the directory holding reference/)",
+		filepath.Join(elem...), strings.Join(candidates, " or "), SharedEnv)
+	return ""
+}
+
+// cloneOrigin returns the local directory the checkout at root was cloned
+// from, or "" when its origin is not a local path.
+func cloneOrigin(root string) string {
+	out, err := exec.Command("git", "-C", root, "config", "--get", "remote.origin.url").Output()
+	if err != nil {
+		return ""
+	}
+	origin := strings.TrimPrefix(strings.TrimSpace(string(out)), "file://")
+	if !filepath.IsAbs(origin) {
+		return ""
+	}
+	if st, err := os.Stat(origin); err != nil || !st.IsDir() {
+		return ""
+	}
+	return origin
 }
 
 // ReleaseDir is one of the upstream MicroShift release directories ("main"
