@@ -240,17 +240,7 @@ func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []err
 	if err := m.layout.setIndex(ok); err != nil {
 		return nil, err
 	}
-	sum.Images = len(ok)
-	blobs, manifests := map[v1.Hash]bool{}, map[v1.Hash]bool{}
-	for _, im := range ok {
-		for _, b := range im.Blobs {
-			blobs[b.Digest] = true
-		}
-		for _, mb := range im.Manifests {
-			manifests[mb.Digest] = true
-		}
-	}
-	sum.Blobs, sum.Manifests = len(blobs), len(manifests)
+	sum.count(ok)
 	return sum, failures(images, errs)
 }
 
@@ -366,12 +356,20 @@ func (m *mirrorer) copyToRegistry(ctx context.Context, images []*image, errs []e
 		})
 	}
 	g.Wait()
-	blobs, manifests := map[v1.Hash]bool{}, map[v1.Hash]bool{}
+	var ok []*image
 	for i, im := range images {
-		if im == nil || errs[i] != nil {
-			continue
+		if im != nil && errs[i] == nil {
+			ok = append(ok, im)
 		}
-		sum.Images++
+	}
+	sum.count(ok)
+	return sum, failures(images, errs)
+}
+
+// count records the images copied and their distinct blobs and manifests.
+func (s *Summary) count(copied []*image) {
+	blobs, manifests := map[v1.Hash]bool{}, map[v1.Hash]bool{}
+	for _, im := range copied {
 		for _, b := range im.Blobs {
 			blobs[b.Digest] = true
 		}
@@ -379,8 +377,7 @@ func (m *mirrorer) copyToRegistry(ctx context.Context, images []*image, errs []e
 			manifests[mb.Digest] = true
 		}
 	}
-	sum.Blobs, sum.Manifests = len(blobs), len(manifests)
-	return sum, failures(images, errs)
+	s.Images, s.Blobs, s.Manifests = len(copied), len(blobs), len(manifests)
 }
 
 func (m *mirrorer) push(ctx context.Context, pusher *remote.Pusher, im *image, i int, account func(v1.Descriptor, bool)) error {
