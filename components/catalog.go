@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -46,6 +47,15 @@ type Component struct {
 	// (release/release-<images.file>-<arch>.json), used when the selected
 	// release lacks them.
 	ReleaseFiles []*releases.File
+	// Variants are what changes with the MicroShift release: each applies
+	// to the releases its constraint matches, over the fields above
+	// ([[variant]] in component.toml). A component with variants is
+	// available only for releases one of them matches.
+	Variants []Variant
+	// AlwaysDeployed, when set, says why MicroShift deploys the component
+	// whatever the plan says on the release the catalog was narrowed to
+	// (ForRelease): a selection that leaves it out cannot be honoured.
+	AlwaysDeployed string
 
 	// Source is the component.toml path as shown in messages.
 	Source string
@@ -53,6 +63,22 @@ type Component struct {
 	FS fs.FS
 	// Dir is the directory on disk, "" for the embedded catalog.
 	Dir string
+}
+
+// Variant is one release range of a component: the fields it sets replace
+// the component's own for releases matching Constraint.
+type Variant struct {
+	// Release is the constraint as written; Constraint is it parsed.
+	Release    string
+	Constraint *semver.Constraints
+	// Packages, Images and Config replace the component's when non-nil.
+	Packages []string
+	Images   *Images
+	Config   *Config
+	// AlwaysDeployed: see Component.AlwaysDeployed.
+	AlwaysDeployed string
+	// Index is the variant's position in component.toml, for messages.
+	Index int
 }
 
 // Manifests says how a component's Kubernetes manifests name its images.
@@ -127,9 +153,84 @@ func (c *Component) SupportsArch(a releases.Arch) bool {
 	return false
 }
 
-// SupportsRelease reports whether the component works with release r.
+// SupportsRelease reports whether the component works with release r: its
+// release constraint matches and, when it has variants, one of them does.
 func (c *Component) SupportsRelease(r *releases.Release) bool {
-	return c.Constraint == nil || c.Constraint.Check(r.Version)
+	return c.supportsVersion(r.Version)
+}
+
+func (c *Component) supportsVersion(v *semver.Version) bool {
+	if c.Constraint != nil && !c.Constraint.Check(v) {
+		return false
+	}
+	return len(c.Variants) == 0 || len(c.variantsFor(v)) > 0
+}
+
+// variantsFor returns the variants whose constraint matches v; catalog
+// validation ensures at most one does.
+func (c *Component) variantsFor(v *semver.Version) []*Variant {
+	var out []*Variant
+	for i := range c.Variants {
+		if c.Variants[i].Constraint.Check(v) {
+			out = append(out, &c.Variants[i])
+		}
+	}
+	return out
+}
+
+// ReleaseRange describes the releases the component is available for, for
+// messages: its release constraint, else its variants' ("4.14 - 4.16 ||
+// >=4.17"), else "any".
+func (c *Component) ReleaseRange() string {
+	if c.Release != "" {
+		return c.Release
+	}
+	var parts []string
+	for _, v := range c.Variants {
+		parts = append(parts, v.Release)
+	}
+	if len(parts) > 0 {
+		return strings.Join(parts, " || ")
+	}
+	return "any"
+}
+
+// withVariant returns a copy of the component with v's fields applied.
+func (c *Component) withVariant(v *Variant) *Component {
+	cp := *c
+	if v == nil {
+		return &cp
+	}
+	if v.Packages != nil {
+		cp.Packages = v.Packages
+	}
+	if v.Images != nil {
+		cp.Images = *v.Images
+	}
+	if v.Config != nil {
+		cp.Config = *v.Config
+	}
+	cp.AlwaysDeployed = v.AlwaysDeployed
+	return &cp
+}
+
+// ForRelease returns the catalog as it is for MicroShift release version v:
+// every component with the variant matching v applied over its own fields.
+// Components v does not support are kept unchanged (selecting them is an
+// error that names the release range they need). Capabilities and profiles
+// are shared with c.
+func (c *Catalog) ForRelease(v *semver.Version) *Catalog {
+	out := &Catalog{Components: make(map[string]*Component, len(c.Components)), Capabilities: c.Capabilities, Profiles: c.Profiles}
+	for n, comp := range c.Components {
+		var applied *Variant
+		if comp.supportsVersion(v) {
+			if vs := comp.variantsFor(v); len(vs) > 0 {
+				applied = vs[0]
+			}
+		}
+		out.Components[n] = comp.withVariant(applied)
+	}
+	return out
 }
 
 // Capability is an interchangeable role (cni, csi); at most one selected
@@ -201,6 +302,9 @@ func (c *Catalog) WithReleaseFiles(rel *releases.Release) (*releases.Release, ma
 	var extra []*releases.File
 	from := map[string]string{}
 	for _, n := range c.ComponentNames() {
+		if !c.Components[n].SupportsRelease(rel) {
+			continue // its files would be images no plan for rel embeds
+		}
 		for _, f := range c.Components[n].ReleaseFiles {
 			extra = append(extra, f)
 			from[f.Name] = n

@@ -2,6 +2,8 @@ package components_test
 
 import (
 	"reflect"
+
+	"github.com/Masterminds/semver/v3"
 	"sort"
 	"testing"
 
@@ -16,8 +18,8 @@ func TestDefault(t *testing.T) {
 	}
 	// Apply order: order prefix, then name.
 	wantOrder := []string{
-		"core", "olm", "gateway-api", "multus", "networking-ovnk", "networking-bridge",
-		"kube-proxy", "storage-hostpath", "storage-lvms", "snapshot-controller", "ai-model-serving", "cert-manager", "sriov",
+		"core", "olm", "gateway-api", "low-latency", "multus", "networking-ovnk", "observability",
+		"storage-hostpath", "storage-lvms", "snapshot-controller", "ai-model-serving", "cert-manager", "sriov",
 		"metrics-server", "kube-state-metrics", "node-exporter",
 	}
 	if got := cat.ComponentNames(); !reflect.DeepEqual(got, wantOrder) {
@@ -49,7 +51,7 @@ func TestDefault(t *testing.T) {
 		capability, def string
 		providers       []string
 	}{
-		{"cni", "networking-ovnk", []string{"networking-bridge", "networking-ovnk"}},
+		{"cni", "networking-ovnk", []string{"networking-ovnk"}},
 		{"csi", "storage-lvms", []string{"storage-hostpath", "storage-lvms"}},
 	} {
 		c := cat.Capabilities[tc.capability]
@@ -72,31 +74,30 @@ func TestDefaultComponents(t *testing.T) {
 	}
 	both := []releases.Arch{releases.X86_64, releases.AArch64}
 	for _, tc := range []struct {
-		name      string
-		order     int
-		arches    []releases.Arch
-		release   string
-		requires  []string
-		file      string
-		keys      int
-		packages0 string
+		name     string
+		order    int
+		arches   []releases.Arch
+		release  string
+		requires []string
+		variants int
 	}{
-		{"core", 0, both, ">=4.14", nil, "", 6, "microshift"},
-		{"olm", 1, both, ">=4.15", []string{"core"}, "olm", 3, "microshift-olm"},
-		{"gateway-api", 2, both, ">=4.18", []string{"core"}, "gateway-api", 7, "microshift-gateway-api"},
-		{"multus", 4, both, ">=4.16", []string{"core", "cni"}, "multus", 2, "microshift-multus"},
-		{"networking-ovnk", 5, both, ">=4.14", []string{"core"}, "", 1, "microshift-networking"},
-		{"networking-bridge", 6, both, "", []string{"core", "kube-proxy"}, "", 0, "containernetworking-plugins"},
-		{"kube-proxy", 8, both, ">=4.18", []string{"core"}, "kube-proxy", 1, ""},
-		{"storage-hostpath", 9, both, ">=4.14", []string{"core"}, "storage-hostpath", 4, ""},
-		{"storage-lvms", 10, both, ">=4.14", []string{"core"}, "", 1, "lvm2"},
-		{"snapshot-controller", 11, both, ">=4.14", []string{"csi"}, "", 1, ""},
-		{"ai-model-serving", 50, []releases.Arch{releases.X86_64}, ">=4.19", []string{"core"}, "ai-model-serving", 20, "microshift-ai-model-serving"},
-		{"cert-manager", 60, both, ">=4.19", []string{"core"}, "cert-manager", 7, "microshift-cert-manager"},
-		{"sriov", 70, both, ">=4.19", []string{"core", "multus"}, "sriov", 10, "microshift-sriov"},
-		{"metrics-server", 80, both, ">=4.19", []string{"core"}, "metrics-server", 1, "microshift-metrics-server"},
-		{"kube-state-metrics", 81, both, ">=4.19", []string{"core"}, "kube-state-metrics", 1, "microshift-kube-state-metrics"},
-		{"node-exporter", 82, both, ">=4.19", []string{"core"}, "node-exporter", 1, "microshift-node-exporter"},
+		{"core", 0, both, ">=4.14", nil, 0},
+		{"olm", 1, both, ">=4.15", []string{"core"}, 0},
+		{"gateway-api", 2, both, ">=4.18", []string{"core"}, 0},
+		{"low-latency", 3, both, ">=4.17", []string{"core"}, 0},
+		// Upstream's Multus DaemonSet waits for OVN-K's CNI config.
+		{"multus", 4, both, ">=4.16", []string{"core", "networking-ovnk"}, 0},
+		{"networking-ovnk", 5, both, ">=4.14", []string{"core"}, 2},
+		{"observability", 6, both, ">=4.19", []string{"core"}, 0},
+		{"storage-hostpath", 9, both, ">=4.17", []string{"core"}, 0},
+		{"storage-lvms", 10, both, ">=4.14", []string{"core"}, 2},
+		{"snapshot-controller", 11, both, ">=4.14", []string{"csi"}, 3},
+		{"ai-model-serving", 50, []releases.Arch{releases.X86_64}, ">=4.19", []string{"core"}, 0},
+		{"cert-manager", 60, both, ">=4.20", []string{"core"}, 2},
+		{"sriov", 70, both, ">=4.21", []string{"core", "multus"}, 0},
+		{"metrics-server", 80, both, ">=5.0", []string{"core"}, 0},
+		{"kube-state-metrics", 81, both, ">=5.0", []string{"core"}, 0},
+		{"node-exporter", 82, both, ">=5.0", []string{"core"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cat.Components[tc.name]
@@ -115,15 +116,8 @@ func TestDefaultComponents(t *testing.T) {
 			if !reflect.DeepEqual(c.Requires, tc.requires) {
 				t.Errorf("requires = %v, want %v", c.Requires, tc.requires)
 			}
-			if c.Images.File != tc.file || len(c.Images.Keys) != tc.keys {
-				t.Errorf("images = %q with %d keys, want %q with %d", c.Images.File, len(c.Images.Keys), tc.file, tc.keys)
-			}
-			if tc.packages0 == "" {
-				if len(c.Packages) != 0 {
-					t.Errorf("packages = %v, want none", c.Packages)
-				}
-			} else if len(c.Packages) == 0 || c.Packages[0] != tc.packages0 {
-				t.Errorf("packages = %v, want %s first", c.Packages, tc.packages0)
+			if len(c.Variants) != tc.variants {
+				t.Errorf("%d variants, want %d", len(c.Variants), tc.variants)
 			}
 			if want := "embedded catalog: components/" + tc.name + "/component.toml"; c.Source != want || c.Dir != "" || c.FS == nil {
 				t.Errorf("source %q dir %q FS %v, want %q, no dir, an FS", c.Source, c.Dir, c.FS, want)
@@ -132,9 +126,10 @@ func TestDefaultComponents(t *testing.T) {
 	}
 }
 
-// The MicroShift config each component sets when selected and when left
-// out: this is what makes a minimal image really minimal.
-func TestDefaultConfig(t *testing.T) {
+// What each component is on a given release: the [[variant]] for it
+// applied. This is where MicroShift's changes between releases show: image
+// keys, RPM names, config it needs, and what the release always deploys.
+func TestDefaultForRelease(t *testing.T) {
 	cat, err := components.Default()
 	if err != nil {
 		t.Fatal(err)
@@ -143,23 +138,47 @@ func TestDefaultConfig(t *testing.T) {
 		return map[string]any{section: map[string]any{key: v}}
 	}
 	for _, tc := range []struct {
-		name              string
-		selected, omitted map[string]any
+		release, name string
+		file          string
+		keys          []string
+		packages      []string
+		selected      map[string]any
+		omitted       map[string]any
+		always        bool
 	}{
-		{"networking-ovnk", m("network", "cniPlugin", "ovnk"), m("network", "cniPlugin", "none")},
-		{"networking-bridge", m("network", "cniPlugin", "none"), nil},
-		{"storage-lvms", m("storage", "driver", "lvms"), m("storage", "driver", "none")},
-		{"snapshot-controller", m("storage", "optionalCsiComponents", []any{"snapshot-controller"}), m("storage", "optionalCsiComponents", []any{"none"})},
-		{"multus", m("network", "multus", map[string]any{"status": "Managed"}), m("network", "multus", map[string]any{"status": "Removed"})},
-		{"core", nil, nil},
+		{"4.14.0", "networking-ovnk", "", []string{"ovn-kubernetes-microshift"}, nil, nil, nil, true},
+		{"4.17.0", "networking-ovnk", "", []string{"ovn-kubernetes-microshift"}, nil, nil, nil, true},
+		{"4.18.0", "networking-ovnk", "", []string{"ovn-kubernetes-microshift"}, nil, nil, m("network", "cniPlugin", "none"), false},
+		{"4.16.0", "storage-lvms", "", []string{"topolvm_csi", "topolvm_csi_provisioner", "topolvm_csi_resizer", "topolvm_csi_livenessprobe", "topolvm_csi_registrar", "csi-external-snapshotter", "openssl"}, []string{"lvm2"}, nil, nil, true},
+		{"4.17.0", "storage-lvms", "", []string{"lvms_operator"}, []string{"lvm2"}, nil, m("storage", "driver", "none"), false},
+		{"4.16.0", "snapshot-controller", "", []string{"csi-snapshot-controller", "csi-snapshot-validation-webhook"}, nil, nil, nil, true},
+		{"4.17.0", "snapshot-controller", "", []string{"csi-snapshot-controller", "csi-snapshot-validation-webhook"}, nil, nil, m("storage", "optionalCsiComponents", []any{"none"}), false},
+		{"5.0.0", "snapshot-controller", "", []string{"csi-snapshot-controller"}, nil, nil, m("storage", "optionalCsiComponents", []any{"none"}), false},
+		{"4.21.0", "cert-manager", "cert-manager", []string{"cert-manager-operator", "cert-manager-istiocsr", "cert-manager-acmesolver", "cert-manager-webhook", "cert-manager-ca-injector", "cert-manager-controller"}, []string{"microshift-cert-manager", "microshift-cert-manager-release-info"}, nil, nil, false},
+		{"5.0.0", "cert-manager", "cert-manager", []string{"cert-manager-operator", "cert-manager-istiocsr", "cert-manager-trust-manager", "cert-manager-acmesolver", "cert-manager-webhook", "cert-manager-ca-injector", "cert-manager-controller"}, []string{"microshift-cert-manager", "microshift-cert-manager-release-info"}, nil, nil, false},
+		// The RPM enables Multus itself; the plan writes nothing for it.
+		{"5.0.0", "multus", "multus", []string{"multus-cni-microshift", "containernetworking-plugins-microshift"}, []string{"microshift-multus", "microshift-multus-release-info"}, nil, nil, false},
+		{"5.0.0", "kube-state-metrics", "kube-state-metrics", []string{"kube_state_metrics"}, []string{"microshift-metrics-kube-state", "microshift-metrics-kube-state-release-info"}, nil, nil, false},
+		{"5.0.0", "node-exporter", "node-exporter", []string{"node_exporter"}, []string{"microshift-metrics-node-exporter", "microshift-metrics-node-exporter-release-info"}, nil, nil, false},
+		{"5.0.0", "core", "", []string{"cli", "coredns", "haproxy-router", "kube-rbac-proxy", "pod", "service-ca-operator"}, []string{"microshift", "microshift-selinux", "microshift-networking", "microshift-greenboot", "microshift-release-info"}, nil, nil, false},
+		{"4.19.0", "low-latency", "", nil, []string{"microshift-low-latency"}, nil, nil, false},
+		{"4.19.0", "observability", "", nil, []string{"microshift-observability"}, nil, nil, false},
 	} {
-		c := cat.Components[tc.name]
-		if !reflect.DeepEqual(c.Config.Selected, tc.selected) {
-			t.Errorf("%s config.selected = %#v, want %#v", tc.name, c.Config.Selected, tc.selected)
-		}
-		if !reflect.DeepEqual(c.Config.Omitted, tc.omitted) {
-			t.Errorf("%s config.omitted = %#v, want %#v", tc.name, c.Config.Omitted, tc.omitted)
-		}
+		t.Run(tc.release+"/"+tc.name, func(t *testing.T) {
+			c := cat.ForRelease(semver.MustParse(tc.release)).Components[tc.name]
+			if c.Images.File != tc.file || !reflect.DeepEqual(c.Images.Keys, tc.keys) {
+				t.Errorf("images = %q %q, want %q %q", c.Images.File, c.Images.Keys, tc.file, tc.keys)
+			}
+			if !reflect.DeepEqual(c.Packages, tc.packages) {
+				t.Errorf("packages = %q, want %q", c.Packages, tc.packages)
+			}
+			if !reflect.DeepEqual(c.Config.Selected, tc.selected) || !reflect.DeepEqual(c.Config.Omitted, tc.omitted) {
+				t.Errorf("config selected %#v omitted %#v, want %#v %#v", c.Config.Selected, c.Config.Omitted, tc.selected, tc.omitted)
+			}
+			if (c.AlwaysDeployed != "") != tc.always {
+				t.Errorf("AlwaysDeployed = %q, want set: %v", c.AlwaysDeployed, tc.always)
+			}
+		})
 	}
 	core := cat.Components["core"]
 	if !reflect.DeepEqual(core.Firewall.TrustedSources, []string{"cluster-network", "169.254.169.1"}) {
@@ -167,13 +186,6 @@ func TestDefaultConfig(t *testing.T) {
 	}
 	if !reflect.DeepEqual(core.Services.Enabled, []string{"microshift"}) {
 		t.Errorf("core services = %v", core.Services.Enabled)
-	}
-	bridge := cat.Components["networking-bridge"]
-	if len(bridge.Files) != 1 || bridge.Files[0].Path != "/etc/cni/net.d/10-microshift-bridge.conflist" || !bridge.Files[0].Template || bridge.Files[0].Mode != "0644" {
-		t.Errorf("networking-bridge files = %+v", bridge.Files)
-	}
-	if !reflect.DeepEqual(bridge.Conflicts, []string{"networking-ovnk"}) || !reflect.DeepEqual(bridge.Provides, []string{"cni"}) {
-		t.Errorf("networking-bridge provides %v conflicts %v", bridge.Provides, bridge.Conflicts)
 	}
 }
 
@@ -186,8 +198,8 @@ func TestDefaultReleaseProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rels) != 2 {
-		t.Fatalf("%d embedded releases", len(rels))
+	if len(rels) != 10 {
+		t.Fatalf("%d embedded releases, want 4.14 to 4.22 and 5.0", len(rels))
 	}
 	for _, r := range rels {
 		if probs := cat.ReleaseProblems(r); len(probs) != 0 {
@@ -205,26 +217,33 @@ func TestSupports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byStream := map[string]*releases.Release{}
-	for _, r := range rels {
-		byStream[r.Stream()] = r
-	}
 	for _, tc := range []struct {
-		name      string
-		x86, arm  bool
-		r418, r50 bool
+		name     string
+		x86, arm bool
+		// The releases it is available for, of the embedded ones.
+		streams []string
 	}{
-		{"core", true, true, true, true},
-		{"ai-model-serving", true, false, false, true},
-		{"cert-manager", true, true, false, true},
-		{"gateway-api", true, true, true, true},
-		{"networking-bridge", true, true, true, true},
+		{"core", true, true, []string{"4.14", "4.15", "4.16", "4.17", "4.18", "4.19", "4.20", "4.21", "4.22", "5.0"}},
+		{"ai-model-serving", true, false, []string{"4.19", "4.20", "4.21", "4.22", "5.0"}},
+		{"cert-manager", true, true, []string{"4.20", "4.21", "4.22", "5.0"}},
+		{"gateway-api", true, true, []string{"4.18", "4.19", "4.20", "4.21", "4.22", "5.0"}},
+		{"multus", true, true, []string{"4.16", "4.17", "4.18", "4.19", "4.20", "4.21", "4.22", "5.0"}},
+		{"sriov", true, true, []string{"4.21", "4.22", "5.0"}},
+		{"low-latency", true, true, []string{"4.17", "4.18", "4.19", "4.20", "4.21", "4.22", "5.0"}},
+		{"node-exporter", true, true, []string{"5.0"}},
 	} {
 		c := cat.Components[tc.name]
-		got := []bool{c.SupportsArch(releases.X86_64), c.SupportsArch(releases.AArch64), c.SupportsRelease(byStream["4.18"]), c.SupportsRelease(byStream["5.0"])}
-		want := []bool{tc.x86, tc.arm, tc.r418, tc.r50}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s supports [x86_64 aarch64 4.18 5.0] = %v, want %v", tc.name, got, want)
+		if got := []bool{c.SupportsArch(releases.X86_64), c.SupportsArch(releases.AArch64)}; !reflect.DeepEqual(got, []bool{tc.x86, tc.arm}) {
+			t.Errorf("%s supports [x86_64 aarch64] = %v, want %v", tc.name, got, []bool{tc.x86, tc.arm})
+		}
+		var got []string
+		for _, r := range rels {
+			if c.SupportsRelease(r) {
+				got = append([]string{r.Stream()}, got...)
+			}
+		}
+		if !reflect.DeepEqual(got, tc.streams) {
+			t.Errorf("%s is available for %v, want %v", tc.name, got, tc.streams)
 		}
 	}
 	// No arches listed means every arch.
@@ -246,12 +265,13 @@ func TestDefaultClaimsPartitionReleases(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rels {
+		view := cat.ForRelease(r.Version)
 		for _, f := range r.Files() {
 			for _, im := range f.Images {
 				var owners []string
-				for _, n := range cat.ComponentNames() {
-					c := cat.Components[n]
-					if c.Images.File != f.Component {
+				for _, n := range view.ComponentNames() {
+					c := view.Components[n]
+					if c.Images.File != f.Component || !c.SupportsRelease(r) {
 						continue
 					}
 					for _, k := range c.Images.Keys {

@@ -500,11 +500,28 @@ type componentTOML struct {
 		Source   string `toml:"source"`
 		Template bool   `toml:"template"`
 	} `toml:"files"`
+	Variants []variantTOML `toml:"variant"`
+}
+
+// variantTOML is one [[variant]]; pointers tell a field left out (the
+// component's own applies) from one set empty.
+type variantTOML struct {
+	Release  string    `toml:"release"`
+	Packages *[]string `toml:"packages"`
+	Images   *struct {
+		File string   `toml:"file"`
+		Keys []string `toml:"keys"`
+	} `toml:"images"`
+	Config *struct {
+		Selected map[string]any `toml:"selected"`
+		Omitted  map[string]any `toml:"omitted"`
+	} `toml:"config"`
+	AlwaysDeployed string `toml:"always_deployed"`
 }
 
 func decodeComponent(display string, data []byte) (*Component, error) {
 	var doc componentTOML
-	if err := decodeStrict(display, data, &doc, "config.selected", "config.omitted"); err != nil {
+	if err := decodeStrict(display, data, &doc, "config.selected", "config.omitted", "variant.config.selected", "variant.config.omitted"); err != nil {
 		return nil, err
 	}
 	c := &Component{
@@ -553,5 +570,34 @@ func decodeComponent(display string, data []byte) (*Component, error) {
 	for _, f := range doc.Files {
 		c.Files = append(c.Files, File{Path: f.Path, Mode: f.Mode, Content: f.Content, Source: f.Source, Template: f.Template})
 	}
+	for i, v := range doc.Variants {
+		if strings.TrimSpace(v.Release) == "" {
+			return nil, fmt.Errorf("%s: variant[%d]: missing required key \"release\" (the MicroShift releases it applies to)", display, i)
+		}
+		con, err := semver.NewConstraint(v.Release)
+		if err != nil {
+			return nil, fmt.Errorf("%s: variant[%d]: release: invalid semver constraint %q: %v", display, i, v.Release, err)
+		}
+		vr := Variant{Release: v.Release, Constraint: con, AlwaysDeployed: strings.TrimSpace(v.AlwaysDeployed), Index: i}
+		if v.Packages != nil {
+			vr.Packages = nonNilStrings(*v.Packages)
+		}
+		if v.Images != nil {
+			vr.Images = &Images{File: v.Images.File, Keys: v.Images.Keys}
+		}
+		if v.Config != nil {
+			vr.Config = &Config{Selected: v.Config.Selected, Omitted: v.Config.Omitted}
+		}
+		c.Variants = append(c.Variants, vr)
+	}
 	return c, nil
+}
+
+// nonNilStrings keeps "packages = []" in a variant distinct from leaving it
+// out: an empty variant list replaces the component's packages.
+func nonNilStrings(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
 }

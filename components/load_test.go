@@ -65,7 +65,7 @@ func TestBadCatalogs(t *testing.T) {
 		{dir: "duplicate-order", problems: []string{`{c}: order 005 is already used by component "networking-ovnk"`}},
 		{dir: "unknown-requires", problems: []string{`{c}: requires: unknown component or capability "mutlus"; did you mean "multus"?`}},
 		{dir: "unknown-conflicts", problems: []string{
-			`{c}: conflicts: unknown component or capability "networking-brige"; did you mean "networking-bridge"?`,
+			`{c}: conflicts: unknown component or capability "networking-brige"; did you mean "networking-ovnk"?`,
 			`{c}: conflicts: unknown component or capability "nothing-like-it"`,
 		}},
 		{dir: "unknown-provides", problems: []string{`{c}: provides: unknown capability "gpu" (declare it in catalog.toml [capabilities.gpu])`}},

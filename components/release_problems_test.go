@@ -72,7 +72,7 @@ func TestReleaseProblems(t *testing.T) {
 			files: func() []*releases.File {
 				return complete418()[:3] // no gateway-api file
 			},
-			want: []string{`release 4.18 (test): component "gateway-api" supports x86_64 (release ">=4.18") but release-gateway-api-x86_64.json is missing`},
+			want: []string{`release 4.18 (test): component "gateway-api" supports x86_64 (release >=4.18) but release-gateway-api-x86_64.json is missing`},
 		},
 		{
 			name: "unclaimed key",
@@ -99,12 +99,12 @@ func TestReleaseProblems(t *testing.T) {
 				}
 			},
 			want: []string{
-				`release 4.18 (test): component "gateway-api" supports aarch64 (release ">=4.18") but release-gateway-api-aarch64.json is missing`,
-				`release 4.18 (test): component "gateway-api" supports x86_64 (release ">=4.18") but release-gateway-api-x86_64.json is missing`,
-				`release 4.18 (test): component "multus" supports aarch64 (release ">=4.16") but release-multus-aarch64.json is missing`,
-				`release 4.18 (test): component "multus" supports x86_64 (release ">=4.16") but release-multus-x86_64.json is missing`,
-				`release 4.18 (test): component "olm" supports aarch64 (release ">=4.15") but release-olm-aarch64.json is missing`,
-				`release 4.18 (test): component "olm" supports x86_64 (release ">=4.15") but release-olm-x86_64.json is missing`,
+				`release 4.18 (test): component "gateway-api" supports aarch64 (release >=4.18) but release-gateway-api-aarch64.json is missing`,
+				`release 4.18 (test): component "gateway-api" supports x86_64 (release >=4.18) but release-gateway-api-x86_64.json is missing`,
+				`release 4.18 (test): component "multus" supports aarch64 (release >=4.16) but release-multus-aarch64.json is missing`,
+				`release 4.18 (test): component "multus" supports x86_64 (release >=4.16) but release-multus-x86_64.json is missing`,
+				`release 4.18 (test): component "olm" supports aarch64 (release >=4.15) but release-olm-aarch64.json is missing`,
+				`release 4.18 (test): component "olm" supports x86_64 (release >=4.15) but release-olm-x86_64.json is missing`,
 				`release 4.18 (test): release-x86_64.json has no image key "csi-snapshot-controller" that component "snapshot-controller" needs`,
 				`release 4.18 (test): release-x86_64.json: image key "etcd" is not claimed by any component`,
 			},

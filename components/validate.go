@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
@@ -45,7 +46,6 @@ func (c *Catalog) Problems() []error {
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 
 	orders := map[int]string{}
-	claims := map[string]string{} // file\x00key -> component
 	for _, n := range c.ComponentNames() {
 		comp := c.Components[n]
 		for _, p := range comp.problems() {
@@ -81,14 +81,6 @@ func (c *Catalog) Problems() []error {
 		for _, p := range comp.Provides {
 			if c.Capabilities[p] == nil {
 				add("%s: provides: unknown capability %q (declare it in catalog.toml [capabilities.%s])", comp.Source, p, p)
-			}
-		}
-		for _, k := range comp.Images.Keys {
-			id := comp.Images.File + "\x00" + k
-			if other, dup := claims[id]; dup {
-				add("%s: image key %q of %s is already claimed by component %q", comp.Source, k, describeFile(comp.Images.File), other)
-			} else {
-				claims[id] = n
 			}
 		}
 	}
@@ -127,6 +119,9 @@ func (c *Catalog) Problems() []error {
 				add("%s: profile %q: %s", p.Source, n, c.unknownComponent(m))
 			}
 		}
+	}
+	for _, p := range c.claimProblems() {
+		add("%s", p)
 	}
 	if cycle := c.findCycle(); cycle != nil {
 		add("%s: dependency cycle: %s", c.Components[cycle[0]].Source, strings.Join(cycle, " -> "))
@@ -199,27 +194,9 @@ func (comp *Component) problems() []string {
 			add("packages: %q is not a package name", p)
 		}
 	}
-	if comp.Images.File != "" && !namePattern.MatchString(comp.Images.File) {
-		add("images.file: %q must be the <component> part of release-<component>-<arch>.json", comp.Images.File)
-	}
-	seenKey := map[string]bool{}
-	for _, k := range comp.Images.Keys {
-		if strings.TrimSpace(k) == "" {
-			add("images.keys: empty key")
-		}
-		if seenKey[k] {
-			add("images.keys: %q is listed twice", k)
-		}
-		seenKey[k] = true
-	}
-	for _, sec := range []struct {
-		name string
-		m    map[string]any
-	}{{"config.selected", comp.Config.Selected}, {"config.omitted", comp.Config.Omitted}} {
-		if err := checkConfigTree(sec.name, sec.m); err != nil {
-			add("%v", err)
-		}
-	}
+	probs = append(probs, imagesProblems("", comp.Images)...)
+	probs = append(probs, configProblems("", comp.Config)...)
+	probs = append(probs, comp.variantProblems()...)
 	for _, u := range append(append([]string{}, comp.Services.Enabled...), comp.Services.Disabled...) {
 		if !unitPattern.MatchString(u) {
 			add("services: %q is not a systemd unit name", u)
@@ -290,6 +267,143 @@ func (comp *Component) problems() []string {
 	return probs
 }
 
+func imagesProblems(prefix string, im Images) []string {
+	var probs []string
+	if im.File != "" && !namePattern.MatchString(im.File) {
+		probs = append(probs, fmt.Sprintf("%simages.file: %q must be the <component> part of release-<component>-<arch>.json", prefix, im.File))
+	}
+	seenKey := map[string]bool{}
+	for _, k := range im.Keys {
+		if strings.TrimSpace(k) == "" {
+			probs = append(probs, prefix+"images.keys: empty key")
+		}
+		if seenKey[k] {
+			probs = append(probs, fmt.Sprintf("%simages.keys: %q is listed twice", prefix, k))
+		}
+		seenKey[k] = true
+	}
+	return probs
+}
+
+func configProblems(prefix string, cfg Config) []string {
+	var probs []string
+	for _, sec := range []struct {
+		name string
+		m    map[string]any
+	}{{prefix + "config.selected", cfg.Selected}, {prefix + "config.omitted", cfg.Omitted}} {
+		if err := checkConfigTree(sec.name, sec.m); err != nil {
+			probs = append(probs, err.Error())
+		}
+	}
+	return probs
+}
+
+// probeVersions are the MicroShift releases variant constraints are
+// checked against when no release is at hand: every major.minor of 4.x to
+// 6.x. Constraints on patch levels are not probed.
+var probeVersions = func() []*semver.Version {
+	var out []*semver.Version
+	for major := uint64(4); major <= 6; major++ {
+		for minor := uint64(0); minor < 40; minor++ {
+			out = append(out, semver.New(major, minor, 0, "", ""))
+		}
+	}
+	return out
+}()
+
+// variantProblems checks each [[variant]]'s own fields and that no two
+// variants apply to one release.
+func (comp *Component) variantProblems() []string {
+	var probs []string
+	for _, v := range comp.Variants {
+		prefix := fmt.Sprintf("variant[%d] (release %s): ", v.Index, v.Release)
+		for _, p := range v.Packages {
+			if !packagePattern.MatchString(p) {
+				probs = append(probs, fmt.Sprintf("%spackages: %q is not a package name", prefix, p))
+			}
+		}
+		if v.Images != nil {
+			probs = append(probs, imagesProblems(prefix, *v.Images)...)
+		}
+		if v.Config != nil {
+			probs = append(probs, configProblems(prefix, *v.Config)...)
+		}
+	}
+	reported := map[[2]int]bool{}
+	for _, ver := range probeVersions {
+		vs := comp.variantsFor(ver)
+		if len(vs) < 2 {
+			continue
+		}
+		pair := [2]int{vs[0].Index, vs[1].Index}
+		if reported[pair] {
+			continue
+		}
+		reported[pair] = true
+		probs = append(probs, fmt.Sprintf("variant[%d] (release %s) and variant[%d] (release %s) both apply to release %d.%d; make their ranges disjoint",
+			vs[0].Index, vs[0].Release, vs[1].Index, vs[1].Release, ver.Major(), ver.Minor()))
+	}
+	return probs
+}
+
+// allImageKeys is every key the component draws, whatever the release.
+func (comp *Component) allImageKeys() []string {
+	keys := append([]string{}, comp.Images.Keys...)
+	for _, v := range comp.Variants {
+		if v.Images != nil {
+			keys = append(keys, v.Images.Keys...)
+		}
+	}
+	return keys
+}
+
+// imageFiles is every images.file the component draws from.
+func (comp *Component) imageFiles() []string {
+	files := []string{comp.Images.File}
+	for _, v := range comp.Variants {
+		if v.Images != nil && !slices.Contains(files, v.Images.File) {
+			files = append(files, v.Images.File)
+		}
+	}
+	return files
+}
+
+// claimProblems finds image keys two components claim for one release (a
+// key may pass from one component to another between releases).
+func (c *Catalog) claimProblems() []string {
+	var probs []string
+	reported := map[string]bool{}
+	names := c.ComponentNames()
+	for _, ver := range probeVersions {
+		view := c.ForRelease(ver)
+		claims := map[string]string{} // file\x00key -> component
+		for _, n := range names {
+			comp := view.Components[n]
+			if !comp.supportsVersion(ver) {
+				continue
+			}
+			for _, k := range comp.Images.Keys {
+				id := comp.Images.File + "\x00" + k
+				other, dup := claims[id]
+				if !dup {
+					claims[id] = n
+					continue
+				}
+				msg := fmt.Sprintf("%s: image key %q of %s is already claimed by component %q", comp.Source, k, describeFile(comp.Images.File), other)
+				if reported[msg] {
+					continue
+				}
+				reported[msg] = true
+				if len(comp.Variants)+len(view.Components[other].Variants) > 0 {
+					msg += fmt.Sprintf(" (release %d.%d)", ver.Major(), ver.Minor())
+				}
+				probs = append(probs, msg)
+			}
+		}
+	}
+	return probs
+}
+
 // kustomizationFiles are the names kustomize accepts for a kustomization.
 var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
@@ -306,7 +420,7 @@ func (comp *Component) manifestProblems() []string {
 		if problem := imageNameProblem(n); problem != "" {
 			add("manifests.images: %q %s", n, problem)
 		}
-		if !slices.Contains(comp.Images.Keys, key) {
+		if !slices.Contains(comp.allImageKeys(), key) {
 			add("manifests.images: %q maps to %q, which is not in images.keys", n, key)
 		}
 	}
@@ -325,6 +439,10 @@ func (comp *Component) manifestProblems() []string {
 		if st, err := os.Stat(filepath.Join(comp.Dir, PluginFile)); err == nil && st.Mode().Perm()&0o111 == 0 {
 			add("%s is not executable (chmod +x %s)", PluginFile, filepath.Join(comp.Dir, PluginFile))
 		}
+	}
+	if len(comp.ReleaseFiles) > 0 && len(comp.Variants) > 0 {
+		add("%s/: a component with [[variant]] entries cannot bring its own release files", ReleaseDir)
+		return probs
 	}
 	if len(comp.ReleaseFiles) > 0 && comp.Images.File == "" {
 		add("%s/: a component may bring only its own release-<images.file>-<arch>.json files; set images.file", ReleaseDir)
@@ -480,6 +598,7 @@ func (c *Catalog) findCycle() []string {
 // count where rel lacks them.
 func (c *Catalog) ReleaseProblems(rel *releases.Release) []error {
 	rel, _ = c.WithReleaseFiles(rel)
+	c = c.ForRelease(rel.Version)
 	var probs []string
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 	drawn := map[string]bool{}
@@ -502,8 +621,8 @@ func (c *Catalog) ReleaseProblems(rel *releases.Release) []error {
 			}
 			f := rel.File(comp.Images.File, a)
 			if f == nil {
-				add("release %s: component %q supports %s (release %q) but %s is missing",
-					rel, n, a, comp.Release, releases.FileName(comp.Images.File, a))
+				add("release %s: component %q supports %s (release %s) but %s is missing",
+					rel, n, a, comp.ReleaseRange(), releases.FileName(comp.Images.File, a))
 				continue
 			}
 			for _, k := range comp.Images.Keys {

@@ -30,7 +30,7 @@ const (
 // BuildOptions are how outputs are rendered and checked.
 type BuildOptions struct {
 	// Distro and ImageType select the osbuild image type the blueprint is
-	// validated against.
+	// validated against; Distro "" is the release's (plan.Release.Distro).
 	Distro    string
 	ImageType string
 	// Bootc also renders the Containerfile of a bootc image.
@@ -67,6 +67,9 @@ func (o *Output) File(path string) *OutputFile {
 func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if opts.Distro == "" {
+		opts.Distro = p.Release.Distro
 	}
 	if opts.Distro == "" {
 		opts.Distro = blueprints.DefaultDistro

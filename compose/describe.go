@@ -65,7 +65,7 @@ func Describe(w io.Writer, p *plan.Plan, explain bool) error {
 		}
 		fmt.Fprintf(w, "  %s %s (%s)\n", pkg.Name, v, strings.Join(pkg.Components, ", "))
 	}
-	fmt.Fprintf(w, "\nconfig drop-in %s:\n", DropInPath)
+	fmt.Fprintf(w, "\nMicroShift config %s:\n", or(p.ConfigFile, "(none written)"))
 	if len(p.ConfigSources) == 0 {
 		fmt.Fprintln(w, "  (none)")
 	}
@@ -104,4 +104,11 @@ func writeWarnings(w io.Writer, p *plan.Plan) error {
 		}
 	}
 	return nil
+}
+
+func or(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }

@@ -20,11 +20,11 @@ import (
 func (r *resolver) deviceFiles(p *plan.Plan) ([]plan.File, error) {
 	var files []plan.File
 	if len(p.Config) > 0 {
-		data, err := renderDropIn(p)
+		data, err := renderConfig(p)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, plan.File{Path: DropInPath, Mode: "0644", Data: data})
+		files = append(files, plan.File{Path: p.ConfigFile, Mode: "0644", Data: data})
 	}
 	if _, lvms := r.reasons[LVMSComponent]; lvms {
 		if l := r.req.Lvmd; l != nil {

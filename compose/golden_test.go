@@ -3,9 +3,13 @@ package compose_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose"
@@ -16,16 +20,24 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 var (
-	goldenStreams  = []string{"4.18", "5.0"}
+	// goldenStreams are a release of each MicroShift mechanism: config.yaml
+	// only with LVMS and OVN-K built in (4.14), storage settings (4.17),
+	// cniPlugin and config.d (4.18, whose greenboot still reads config.yaml),
+	// the drop-in and the multus RPM drop-in (4.19), validated multus status
+	// (4.21), and the 5.0 development stream.
+	goldenStreams  = []string{"4.14", "4.17", "4.18", "4.19", "4.21", "5.0"}
 	goldenArches   = []releases.Arch{releases.X86_64, releases.AArch64}
 	goldenProfiles = []string{"minimal", "networking-only", "storage-only", "full"}
-	goldenFiles    = []string{compose.BlueprintFile, compose.ImagesFile, compose.LockFile, compose.Containerfile}
 )
 
-// TestGolden compares blueprint.toml, images.txt, compose.lock.json and the
-// bootc Containerfile for
-// the four profiles on both arches of both embedded releases with
-// testdata/golden/<stream>/<profile>-<arch>/. Regenerate with
+// refusedFile holds, in a golden directory, the one-line reason a release
+// refuses the selection.
+const refusedFile = "refused.txt"
+
+// TestGolden compares every output file of the four profiles on both arches
+// of the golden releases, bootc Containerfile included, with
+// testdata/golden/<stream>/<profile>-<arch>/; a selection the release cannot
+// honour has its refusal in refused.txt instead. Regenerate with
 // go test ./compose -run Golden -update, and review the diff.
 func TestGolden(t *testing.T) {
 	cat := defaultCatalog(t)
@@ -35,30 +47,70 @@ func TestGolden(t *testing.T) {
 			for _, profile := range goldenProfiles {
 				name := profile + "-" + string(arch)
 				t.Run(stream+"/"+name, func(t *testing.T) {
-					p := mustResolve(t, cat, rel, compose.Request{Profile: profile, Arch: arch})
-					out, err := compose.Build(context.Background(), p, compose.BuildOptions{Bootc: true})
-					if err != nil {
-						t.Fatalf("Build(%s %s, bootc) = %v", stream, name, err)
-					}
 					dir := testdataDir(t, "golden", stream, name)
-					for _, file := range goldenFiles {
-						got := outputFile(t, out, file)
-						path := filepath.Join(dir, file)
-						if *update {
-							writeFile(t, path, got)
-							continue
-						}
-						want, err := os.ReadFile(path)
+					files := map[string][]byte{}
+					p, err := compose.Resolve(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: arch})
+					var cannot *compose.CannotHonourError
+					switch {
+					case errors.As(err, &cannot):
+						files[refusedFile] = []byte(err.Error() + "\n")
+					case err != nil:
+						t.Fatalf("Resolve(%s %s) = %v", stream, name, err)
+					default:
+						out, err := compose.Build(context.Background(), p, compose.BuildOptions{Bootc: true})
 						if err != nil {
-							t.Fatalf("reading golden file (regenerate with -update): %v", err)
+							t.Fatalf("Build(%s %s, bootc) = %v", stream, name, err)
 						}
-						if !bytes.Equal(got, want) {
-							t.Errorf("Build(%s %s) %s differs from %s (go test ./compose -run Golden -update, then review the diff):\n%s",
-								stream, name, file, path, testutil.FirstDiff(want, got))
+						for _, f := range out.Files {
+							files[f.Path] = f.Data
 						}
 					}
+					checkGoldenDir(t, dir, files)
 				})
 			}
+		}
+	}
+}
+
+// checkGoldenDir compares files (path relative to dir -> bytes) with the
+// golden directory: same set of files, same bytes. With -update it
+// rewrites the directory.
+func checkGoldenDir(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	if *update {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		for path, data := range files {
+			writeFile(t, filepath.Join(dir, filepath.FromSlash(path)), data)
+		}
+		return
+	}
+	var have []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		have = append(have, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading golden directory (regenerate with -update): %v", err)
+	}
+	want := slices.Sorted(maps.Keys(files))
+	slices.Sort(have)
+	if !slices.Equal(have, want) {
+		t.Errorf("output files %q, golden %s has %q (go test ./compose -run Golden -update, then review the diff)", want, dir, have)
+	}
+	for _, path := range want {
+		golden, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path)))
+		if err != nil {
+			continue // reported above
+		}
+		if !bytes.Equal(files[path], golden) {
+			t.Errorf("%s differs from %s (go test ./compose -run Golden -update, then review the diff):\n%s",
+				path, filepath.Join(dir, path), testutil.FirstDiff(golden, files[path]))
 		}
 	}
 }

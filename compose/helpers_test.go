@@ -41,7 +41,10 @@ func testdataDir(t testing.TB, elem ...string) string {
 func upstreamDir(t testing.TB, branch string) string { return testutil.ReleaseDir(t, branch) }
 
 // upstreamBranch maps a stream to its directory under microshift-release.
-var upstreamBranch = map[string]string{"4.18": "release-4.18", "5.0": "main"}
+var upstreamBranch = map[string]string{
+	"4.14": "release-4.14", "4.15": "release-4.15", "4.16": "release-4.16", "4.17": "release-4.17", "4.18": "release-4.18",
+	"4.19": "release-4.19", "4.20": "release-4.20", "4.21": "release-4.21", "4.22": "release-4.22", "5.0": "main",
+}
 
 func defaultCatalog(t testing.TB) *components.Catalog {
 	t.Helper()
@@ -101,16 +104,24 @@ func outputFile(t testing.TB, out *compose.Output, path string) []byte {
 
 // upstreamImages computes, independently of the catalog, the image
 // references a selection needs: the upstream release files are read with
-// encoding/json and every key is assigned to its component by the rule of
-// issue 2 (OVN-K, LVMS and the snapshot controller own one key each of the
-// core file, core owns the rest; an optional component owns every key of its
-// release-<component>-<arch>.json). The result is sorted and unique.
+// encoding/json and every key is assigned to its component by what the key
+// is (upstream's assets name where each is used): OVN-K, LVMS (TopoLVM and
+// its sidecars before 4.17, the LVMS operator after) and the snapshot
+// controller own their keys of the core file, core owns the rest; an
+// optional component owns every key of its release-<component>-<arch>.json.
+// The result is sorted and unique.
 func upstreamImages(t testing.TB, dir string, arch releases.Arch, selected []string) []string {
 	t.Helper()
-	coreOwner := map[string]string{
-		"ovn-kubernetes-microshift": "networking-ovnk",
-		"lvms_operator":             "storage-lvms",
-		"csi-snapshot-controller":   "snapshot-controller",
+	coreOwner := func(key string) string {
+		switch {
+		case key == "ovn-kubernetes-microshift":
+			return "networking-ovnk"
+		case key == "lvms_operator", strings.HasPrefix(key, "topolvm_"), key == "csi-external-snapshotter", key == "openssl":
+			return "storage-lvms"
+		case key == "csi-snapshot-controller", key == "csi-snapshot-validation-webhook":
+			return "snapshot-controller"
+		}
+		return "core"
 	}
 	read := func(name string) map[string]string {
 		data, err := os.ReadFile(filepath.Join(dir, name))
@@ -130,19 +141,15 @@ func upstreamImages(t testing.TB, dir string, arch releases.Arch, selected []str
 		switch c {
 		case "core", "networking-ovnk", "storage-lvms", "snapshot-controller":
 			for key, ref := range read("release-" + string(arch) + ".json") {
-				owner := coreOwner[key]
-				if owner == "" {
-					owner = "core"
-				}
-				if owner == c {
+				if coreOwner(key) == c {
 					set[ref] = true
 				}
 			}
-		case "networking-bridge":
-			// CRI-O's bridge plugin comes from an RPM: no images.
-		case "kube-proxy", "storage-hostpath":
-			// Upstream ships no release file for these: the components
-			// bring their own (components/data/components/<name>/release/).
+		case "low-latency", "observability":
+			// Host packages: no images.
+		case "storage-hostpath":
+			// Upstream ships no release file for it: the component brings
+			// its own (components/data/components/<name>/release/).
 			data, err := os.ReadFile(filepath.Join(moduleRoot(t), "components", "data", "components", c, "release", "release-"+c+"-"+string(arch)+".json"))
 			if err != nil {
 				t.Fatalf("reading component release file: %v", err)

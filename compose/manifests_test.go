@@ -22,9 +22,8 @@ import (
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
-// edgeLight is the selection that renders every manifest- and plugin-based
-// component of the default catalog: the bridge CNI (which pulls in
-// kube-proxy, a plugin) and the hostpath CSI driver (static manifests).
+// edgeLight is the selection that renders every manifest-based component
+// of the default catalog: the hostpath CSI driver (static manifests).
 var edgeLight = compose.EdgeLight("")
 
 // TestGoldenManifests compares the whole output of the edge-light
@@ -34,7 +33,7 @@ var edgeLight = compose.EdgeLight("")
 // go test ./compose -run Golden -update, and review the diff.
 func TestGoldenManifests(t *testing.T) {
 	cat := defaultCatalog(t)
-	for _, stream := range goldenStreams {
+	for _, stream := range []string{"4.17", "4.19", "5.0"} {
 		rel := embeddedRelease(t, stream)
 		for _, arch := range goldenArches {
 			t.Run(stream+"/"+string(arch), func(t *testing.T) {
@@ -82,8 +81,6 @@ func TestGoldenManifests(t *testing.T) {
 					t.Errorf("output files %v\ngolden files %v", got, have)
 				}
 				for _, want := range []string{
-					"manifests.d/008-kube-proxy/kustomization.yaml",
-					"manifests.d/008-kube-proxy/v1_configmap_kube-proxy.yaml",
 					"manifests.d/009-storage-hostpath/kustomization.yaml",
 					"manifests.d/009-storage-hostpath/apps_v1_daemonset_csi-hostpath-provisioner.yaml",
 				} {
@@ -105,8 +102,8 @@ func TestManifestsArePinnedAndInTheBlueprint(t *testing.T) {
 		req := edgeLight
 		req.Arch = arch
 		p := mustResolve(t, cat, rel, req)
-		if len(p.Manifests) != 2 || p.Manifests[0].Component != "kube-proxy" || p.Manifests[1].Component != "storage-hostpath" {
-			t.Fatalf("manifests = %+v, want kube-proxy's then storage-hostpath's", p.Manifests)
+		if len(p.Manifests) != 1 || p.Manifests[0].Component != "storage-hostpath" {
+			t.Fatalf("manifests = %+v, want storage-hostpath's", p.Manifests)
 		}
 		// The hostpath driver is published by tag only; everything else is
 		// pinned by digest.
@@ -122,15 +119,14 @@ func TestManifestsArePinnedAndInTheBlueprint(t *testing.T) {
 				}
 			}
 		}
-		if got := len(p.Manifests[1].Images); got != 4 || !slices.Contains(p.Manifests[1].Images, tagged) {
-			t.Errorf("storage-hostpath runs %q, want 4 images including %s", p.Manifests[1].Images, tagged)
+		if got := len(p.Manifests[0].Images); got != 4 || !slices.Contains(p.Manifests[0].Images, tagged) {
+			t.Errorf("storage-hostpath runs %q, want 4 images including %s", p.Manifests[0].Images, tagged)
 		}
 		if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], tagged) {
 			t.Errorf("warnings = %q, want one about %s", p.Warnings, tagged)
 		}
 		bp := string(outputFile(t, mustBuild(t, p), compose.BlueprintFile))
 		for _, path := range []string{
-			"/etc/microshift/manifests.d/008-kube-proxy/apps_v1_daemonset_kube-proxy.yaml",
 			"/etc/microshift/manifests.d/009-storage-hostpath/storage.k8s.io_v1_csidriver_kubevirt.io.hostpath-provisioner.yaml",
 		} {
 			if !strings.Contains(bp, "path = \""+path+"\"") {
@@ -223,7 +219,7 @@ func TestManifestErrors(t *testing.T) {
 func TestManifestsFromACatalogComponent(t *testing.T) {
 	cat := manifestsCatalog(t)
 	rel := embeddedRelease(t, "4.18")
-	p := mustResolve(t, cat, rel, compose.Request{Profile: "minimal", With: []string{"edge-app", "plugin-empty"}, Arch: releases.AArch64})
+	p := mustResolve(t, cat, rel, compose.Request{Profile: "networking-only", With: []string{"edge-app", "plugin-empty"}, Arch: releases.AArch64})
 	wantWarnings := []string{`component "edge-app": image "unused" (quay.io/example/unused@sha256:3333333333333333333333333333333333333333333333333333333333333333) is embedded but no rendered manifest or device file uses it`}
 	if !reflect.DeepEqual(p.Warnings, wantWarnings) {
 		t.Errorf("warnings = %q\nwant %q", p.Warnings, wantWarnings)
@@ -330,22 +326,19 @@ func TestLvmd(t *testing.T) {
 	}
 }
 
-// Values equal to MicroShift's defaults stay out of the drop-in.
+// Values that change nothing stay out of the plan's config: unset, zero
+// values MicroShift reads as unset, and its defaults.
 func TestConfigDefaultsLeftOut(t *testing.T) {
 	cfg, err := microshiftconfig.Parse("/etc/edge/config.yaml", []byte("network:\n  cniPlugin: \"\"\n  clusterNetwork: [10.42.0.0/16]\n  serviceNodePortRange: 30000-32767\ndebugging:\n  logLevel: Debug\ndns:\n  baseDomain: example.com\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := mustResolve(t, defaultCatalog(t), embeddedRelease(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64, Config: cfg})
-	want := map[string]any{
-		"debugging": map[string]any{"logLevel": "Debug"},
-		"network":   map[string]any{"cniPlugin": "ovnk", "multus": map[string]any{"status": "Removed"}},
-		"storage":   map[string]any{"driver": "lvms", "optionalCsiComponents": []any{"snapshot-controller"}},
-	}
+	want := map[string]any{"debugging": map[string]any{"logLevel": "Debug"}}
 	if !reflect.DeepEqual(p.Config, want) {
 		t.Errorf("config = %#v\nwant %#v", p.Config, want)
 	}
-	note := "user config.yaml: 4 values equal MicroShift's defaults and are left out of the drop-in (dns.baseDomain, network.clusterNetwork, network.cniPlugin, network.serviceNodePortRange)"
+	note := "user config.yaml: 4 values are unset, or MicroShift's defaults, and are left out of the plan's config (dns.baseDomain, network.clusterNetwork, network.cniPlugin, network.serviceNodePortRange)"
 	if !slices.Contains(p.Notes, note) {
 		t.Errorf("notes %q lack %q", p.Notes, note)
 	}
@@ -359,7 +352,7 @@ func TestConfigDefaultsLeftOut(t *testing.T) {
 		withRef := mustResolve(t, defaultCatalog(t), embeddedRelease(t, "4.18"), compose.Request{Profile: profile, Arch: releases.X86_64, Config: ref})
 		without := mustResolve(t, defaultCatalog(t), embeddedRelease(t, "4.18"), compose.Request{Profile: profile, Arch: releases.X86_64})
 		if !reflect.DeepEqual(withRef.Config, without.Config) {
-			t.Errorf("%s: the reference config changed the drop-in: %#v, without it %#v", profile, withRef.Config, without.Config)
+			t.Errorf("%s: the reference config changed the plan's config: %#v, without it %#v", profile, withRef.Config, without.Config)
 		}
 	}
 }

@@ -2,6 +2,10 @@ package compose_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"maps"
+	"slices"
 	"reflect"
 	"testing"
 
@@ -17,7 +21,7 @@ import (
 // where the release came from.
 func TestReleaseDir(t *testing.T) {
 	cat := defaultCatalog(t)
-	for _, stream := range goldenStreams {
+	for _, stream := range slices.Sorted(maps.Keys(upstreamBranch)) {
 		dir := upstreamDir(t, upstreamBranch[stream])
 		rel, err := releases.LoadDir(dir)
 		if err != nil {
@@ -31,7 +35,19 @@ func TestReleaseDir(t *testing.T) {
 			for _, profile := range goldenProfiles {
 				t.Run(stream+"/"+profile+"-"+string(arch), func(t *testing.T) {
 					req := compose.Request{Profile: profile, Arch: arch}
-					p := mustResolve(t, cat, rel, req)
+					p, err := compose.Resolve(context.Background(), cat, rel, req)
+					var cannot *compose.CannotHonourError
+					if errors.As(err, &cannot) {
+						// Both refuse, for the same reason.
+						_, eerr := compose.Resolve(context.Background(), cat, embedded, req)
+						if eerr == nil || eerr.Error() != err.Error() {
+							t.Errorf("%s refuses %s with %q, the embedded release with %v", dir, profile, err, eerr)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatalf("Resolve(%s %s) = %v", profile, arch, err)
+					}
 					if p.Release.Source != dir || p.Release.Origin != "" {
 						t.Errorf("plan release source, origin = %q, %q, want %q, \"\"", p.Release.Source, p.Release.Origin, dir)
 					}

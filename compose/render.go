@@ -293,11 +293,11 @@ func (r *resolver) inFiles(p *plan.Plan, ref string) bool {
 	return false
 }
 
-// EdgeLight is the request that renders every manifest- and plugin-based
-// component of the default catalog: minimal with the bridge CNI (which
-// pulls in kube-proxy, a plugin) and the hostpath CSI driver. Benchmarks
-// and the kustomize CLI comparison of `make bench` use it. The hostpath
-// driver is published by tag only, so it needs AllowUnpinned.
+// EdgeLight is the request that renders every manifest-based component of
+// the default catalog: OVN-K networking with the hostpath CSI driver instead
+// of LVMS. Benchmarks and the kustomize CLI comparison of `make bench` use
+// it. The hostpath driver is published by tag only, so it needs
+// AllowUnpinned.
 func EdgeLight(arch releases.Arch) Request {
-	return Request{Profile: "minimal", With: []string{"networking-bridge", "storage-hostpath"}, Arch: arch, AllowUnpinned: true}
+	return Request{Profile: "networking-only", With: []string{"storage-hostpath"}, Arch: arch, AllowUnpinned: true}
 }

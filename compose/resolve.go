@@ -16,6 +16,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 // Request is what the user asked for.
@@ -36,6 +37,14 @@ type Request struct {
 
 // LVMSComponent is the component --lvmd configures.
 const LVMSComponent = "storage-lvms"
+
+// CannotHonourError is a selection the target release cannot honour: a
+// component it does not ship, or one it deploys whatever the plan says.
+// The message names the release, the component and what the release
+// supports.
+type CannotHonourError struct{ msg string }
+
+func (e *CannotHonourError) Error() string { return e.msg }
 
 // ErrUnpinned is wrapped by the error for a tag-only image reference.
 var ErrUnpinned = errors.New("image is not pinned by digest")
@@ -72,8 +81,19 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	know, err := knowledge.Default()
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading release knowledge: %w", err)
+	}
+	facts, err := know.For(rel.Version)
+	if err != nil {
+		return nil, nil, fmt.Errorf("release %s: %w", rel, err)
+	}
+	// From here on the catalog is as it is for this release: each
+	// component's [[variant]] for it applied.
+	cat = cat.ForRelease(rel.Version)
 	rel, own := cat.WithReleaseFiles(rel)
-	r := &resolver{cat: cat, rel: rel, req: req, reasons: map[string][]plan.Reason{}, ownFiles: own}
+	r := &resolver{cat: cat, rel: rel, req: req, facts: facts, reasons: map[string][]plan.Reason{}, ownFiles: own}
 	if err := r.checkRequest(); err != nil {
 		return nil, nil, err
 	}
@@ -84,6 +104,7 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 		return nil, nil, err
 	}
 	p := r.newPlan()
+	r.addCapabilityWarnings(p)
 	if err := r.addImages(p); err != nil {
 		return nil, nil, err
 	}
@@ -97,6 +118,7 @@ type resolver struct {
 	cat     *components.Catalog
 	rel     *releases.Release
 	req     Request
+	facts   *knowledge.Release
 	reasons map[string][]plan.Reason // selected component -> why
 	order   []string                 // selected, apply order
 	// ownFiles are the release files components brought themselves that
@@ -262,9 +284,33 @@ func (r *resolver) checkSelection() error {
 				n, r.req.Arch, joinArches(c.Arches), n, r.why(n))
 		}
 		if !c.SupportsRelease(r.rel) {
-			return fmt.Errorf("component %q is not available for release %s: it needs release %s (%s: %s)",
-				n, r.rel.Stream(), c.Release, n, r.why(n))
+			return &CannotHonourError{fmt.Sprintf("component %q is not available for release %s: it needs release %s (%s: %s)",
+				n, r.rel.Stream(), c.ReleaseRange(), n, r.why(n))}
 		}
+		for _, pkg := range c.Packages {
+			if isMicroShiftPackage(pkg) && !r.facts.HasPackage(pkg) {
+				have := ""
+				if rg := r.facts.PackageRange(pkg); rg != "" {
+					have = " (it exists in releases " + rg + ")"
+				}
+				return fmt.Errorf("component %q needs RPM %s, which MicroShift %s does not build%s (%s: %s)",
+					n, pkg, r.rel.Stream(), have, n, r.why(n))
+			}
+		}
+	}
+	// A component the release deploys whatever the config says cannot be
+	// left out: the plan would describe a device that does not exist.
+	for _, n := range r.cat.ComponentNames() {
+		c := r.cat.Components[n]
+		if _, selected := r.reasons[n]; selected || c.AlwaysDeployed == "" || !c.SupportsArch(r.req.Arch) || !c.SupportsRelease(r.rel) {
+			continue
+		}
+		how := fmt.Sprintf("profile %s leaves out %s", r.req.Profile, n)
+		if r.without(n) {
+			how = "--without " + n
+		}
+		return &CannotHonourError{fmt.Sprintf("%s, which release %s cannot honour: %s; select it (--with %s) or use a newer --release",
+			how, r.rel.Stream(), c.AlwaysDeployed, n)}
 	}
 	for _, n := range r.order {
 		for _, x := range r.cat.Components[n].Conflicts {
@@ -299,11 +345,13 @@ func (r *resolver) newPlan() *plan.Plan {
 	p := &plan.Plan{
 		Schema: plan.Schema,
 		Release: plan.Release{
-			Version: r.rel.Version.String(),
-			Stream:  r.rel.Stream(),
-			Base:    r.rel.Base(r.req.Arch),
-			Source:  r.rel.Source,
-			Origin:  r.rel.Origin,
+			Version:    r.rel.Version.String(),
+			Stream:     r.rel.Stream(),
+			Base:       r.rel.Base(r.req.Arch),
+			Kubernetes: r.facts.Kubernetes,
+			Distro:     r.facts.Distro,
+			Source:     r.rel.Source,
+			Origin:     r.rel.Origin,
 		},
 		Arch:         string(r.req.Arch),
 		Profile:      r.req.Profile,
@@ -395,7 +443,7 @@ func (r *resolver) addImages(p *plan.Plan) error {
 func (r *resolver) checkClaimed(f *releases.File) error {
 	claimed := map[string]bool{}
 	for _, c := range r.cat.Components {
-		if c.Images.File == f.Component {
+		if c.Images.File == f.Component && c.SupportsRelease(r.rel) {
 			for _, k := range c.Images.Keys {
 				claimed[k] = true
 			}
@@ -428,10 +476,26 @@ func (r *resolver) addPackages(p *plan.Plan) {
 // packageVersion pins MicroShift's own packages to the release's
 // major.minor: they require microshift = %{version} of each other.
 func packageVersion(pkg string, rel *releases.Release) string {
-	if pkg == "microshift" || strings.HasPrefix(pkg, "microshift-") {
+	if isMicroShiftPackage(pkg) {
 		return rel.Stream() + ".*"
 	}
 	return ""
+}
+
+// isMicroShiftPackage reports whether pkg is built from MicroShift's spec.
+func isMicroShiftPackage(pkg string) bool { return pkg == "microshift" || strings.HasPrefix(pkg, "microshift-") }
+
+// addCapabilityWarnings says what the device does without a provider of a
+// capability, where the release knowledge knows it (no CNI: greenboot red).
+func (r *resolver) addCapabilityWarnings(p *plan.Plan) {
+	for _, capName := range r.cat.CapabilityNames() {
+		if _, ok := p.Capabilities[capName]; ok {
+			continue
+		}
+		if w := r.facts.MissingCapabilityWarning(capName); w != "" {
+			p.Warnings = append(p.Warnings, w)
+		}
+	}
 }
 
 func (r *resolver) addServicesAndFirewall(p *plan.Plan) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,44 +137,47 @@ func TestResolve(t *testing.T) {
 		},
 		// Capabilities: default providers pulled in, and a chosen provider kept.
 		{
-			name: "--with multus pulls in the default cni provider",
+			name: "--with multus pulls in OVN-K, which Multus runs on",
 			req:  compose.Request{Profile: "minimal", With: []string{"multus"}},
 			want: []string{"core", "multus", "networking-ovnk"},
 			wantReasons: map[string][]plan.Reason{
 				"multus":          {withReason},
-				"networking-ovnk": {providerFor("cni", "multus")},
+				"networking-ovnk": {requiredBy("multus")},
 			},
 			wantCaps: map[string]string{"cni": "networking-ovnk"},
 			check: func(t *testing.T, p *plan.Plan) {
-				net := p.Config["network"].(map[string]any)
-				if net["cniPlugin"] != "ovnk" || net["multus"].(map[string]any)["status"] != "Managed" {
-					t.Errorf("config network = %v, want cniPlugin ovnk and multus.status Managed", net)
+				// The multus RPM's own drop-in enables it: the plan writes
+				// nothing under network.
+				if net, ok := p.Config["network"]; ok {
+					t.Errorf("config network = %v, want none", net)
+				}
+				note := "network.multus.status is \"Enabled\", set by the microshift-multus RPM (/etc/microshift/config.d/00-enable-multus.yaml); the plan does not write it"
+				if !slices.Contains(p.Notes, note) {
+					t.Errorf("notes %q lack %q", p.Notes, note)
 				}
 			},
 		},
 		{
-			name:        "--with multus keeps a cni provider chosen with --with",
-			req:         compose.Request{Profile: "minimal", With: []string{"multus", "networking-bridge"}},
-			want:        []string{"core", "multus", "networking-bridge", "kube-proxy"},
-			wantReasons: map[string][]plan.Reason{"networking-bridge": {withReason}, "kube-proxy": {{Kind: plan.ReasonRequired, By: "networking-bridge"}}},
-			wantCaps:    map[string]string{"cni": "networking-bridge"},
+			name:        "a cni provider brought with --catalog replaces OVN-K",
+			catalog:     overlayCatalog,
+			req:         compose.Request{Profile: "storage-only", With: []string{"cni-alt"}},
+			want:        []string{"core", "cni-alt", "storage-lvms"},
+			wantReasons: map[string][]plan.Reason{"cni-alt": {withReason}},
+			wantCaps:    map[string]string{"cni": "cni-alt", "csi": "storage-lvms"},
 			check: func(t *testing.T, p *plan.Plan) {
 				if got := p.Config["network"].(map[string]any)["cniPlugin"]; got != "none" {
-					t.Errorf("network.cniPlugin = %v, want none (CRI-O's bridge CNI, not one MicroShift deploys)", got)
+					t.Errorf("network.cniPlugin = %v, want none (the user's CNI, not one MicroShift deploys)", got)
 				}
-				var paths []string
-				for _, f := range p.Files {
-					if !strings.HasPrefix(f.Path, "/etc/microshift/manifests.d/008-kube-proxy/") {
-						paths = append(paths, f.Path)
-					}
-				}
-				if want := []string{"/etc/cni/net.d/10-microshift-bridge.conflist", compose.DropInPath}; !reflect.DeepEqual(paths, want) {
-					t.Errorf("files besides kube-proxy's manifests = %v, want %v", paths, want)
-				}
-				if len(p.Manifests) != 1 || p.Manifests[0].Component != "kube-proxy" || p.Manifests[0].From != plan.FromPlugin {
-					t.Errorf("manifests = %+v, want kube-proxy's, from its plugin", p.Manifests)
+				if len(p.Warnings) != 0 {
+					t.Errorf("warnings = %q, want none: the plan has a CNI", p.Warnings)
 				}
 			},
+		},
+		{
+			name:    "Multus needs OVN-K, not just any CNI",
+			catalog: overlayCatalog,
+			req:     compose.Request{Profile: "minimal", With: []string{"multus", "cni-alt"}},
+			wantErr: "cni-alt and networking-ovnk both provide cni and a plan may have only one (cni-alt: --with; networking-ovnk: required by multus <- --with); leave one out with --without",
 		},
 		{
 			name: "--with snapshot-controller pulls in the default csi provider",
@@ -184,13 +188,13 @@ func TestResolve(t *testing.T) {
 			},
 		},
 		{
-			name: "--with sriov pulls in multus, which pulls in a cni provider",
+			name: "--with sriov pulls in multus, which pulls in OVN-K",
 			req:  compose.Request{Profile: "minimal", With: []string{"sriov"}},
 			want: []string{"core", "multus", "networking-ovnk", "sriov"},
 			wantReasons: map[string][]plan.Reason{
 				"sriov":           {withReason},
 				"multus":          {requiredBy("sriov")},
-				"networking-ovnk": {providerFor("cni", "multus")},
+				"networking-ovnk": {requiredBy("multus")},
 			},
 		},
 		{
@@ -230,9 +234,9 @@ func TestResolve(t *testing.T) {
 		},
 		// Conflicts.
 		{
-			name:    "explicit conflict: the bridge CNI with OVN-K",
-			req:     compose.Request{Profile: "full", With: []string{"networking-bridge"}},
-			wantErr: "networking-bridge conflicts with networking-ovnk (networking-bridge: --with; networking-ovnk: profile full); leave one out with --without",
+			name:    "explicit conflict: the hostpath CSI driver with LVMS",
+			req:     compose.Request{Profile: "full", With: []string{"storage-hostpath"}},
+			wantErr: "storage-hostpath conflicts with storage-lvms (storage-hostpath: --with; storage-lvms: profile full); leave one out with --without",
 		},
 		{
 			name:    "explicit conflict between two --with components",
@@ -276,7 +280,7 @@ func TestResolve(t *testing.T) {
 			name:    "release too old: cert-manager on 4.18",
 			stream:  "4.18",
 			req:     compose.Request{Profile: "full", With: []string{"cert-manager"}},
-			wantErr: `component "cert-manager" is not available for release 4.18: it needs release >=4.19 (cert-manager: --with)`,
+			wantErr: `component "cert-manager" is not available for release 4.18: it needs release >=4.20 (cert-manager: --with)`,
 		},
 		{
 			name:    "release too old, through a requirement, names the chain",
@@ -299,12 +303,12 @@ func TestResolve(t *testing.T) {
 		{
 			name:    "--without the default cni provider multus needs",
 			req:     compose.Request{Profile: "minimal", With: []string{"multus"}, Without: []string{"networking-ovnk"}},
-			wantErr: "--without networking-ovnk: multus requires a cni provider and networking-ovnk is its default (multus: --with); select another provider with --with networking-bridge",
+			wantErr: "--without networking-ovnk: multus requires it (multus: --with)",
 		},
 		{
 			name:    "--without the default cni provider names the chain from sriov",
 			req:     compose.Request{Profile: "minimal", With: []string{"sriov"}, Without: []string{"networking-ovnk"}},
-			wantErr: "--without networking-ovnk: multus requires a cni provider and networking-ovnk is its default (multus: required by sriov <- --with); select another provider with --with networking-bridge",
+			wantErr: "--without networking-ovnk: multus requires it (multus: required by sriov <- --with)",
 		},
 		{
 			name:    "--without the default csi provider the snapshot controller needs",
@@ -351,7 +355,7 @@ func TestResolve(t *testing.T) {
 		{
 			name:    "--with a capability name",
 			req:     compose.Request{Profile: "minimal", With: []string{"cni"}},
-			wantErr: `--with cni: "cni" is a capability; name a component that provides it (networking-bridge, networking-ovnk)`,
+			wantErr: `--with cni: "cni" is a capability; name a component that provides it (networking-ovnk)`,
 		},
 		// Cycles are refused when the catalog loads.
 		{
@@ -383,8 +387,8 @@ func TestResolve(t *testing.T) {
 		},
 		{
 			name: "--allow-unpinned turns tag-only images into warnings",
-			req:  compose.Request{Profile: "minimal", With: []string{"ai-model-serving"}, AllowUnpinned: true},
-			want: []string{"core", "ai-model-serving"},
+			req:  compose.Request{Profile: "networking-only", With: []string{"ai-model-serving"}, AllowUnpinned: true},
+			want: []string{"core", "networking-ovnk", "ai-model-serving"},
 			check: func(t *testing.T, p *plan.Plan) {
 				var unpinned []string
 				for _, im := range p.Images {
@@ -408,7 +412,7 @@ func TestResolve(t *testing.T) {
 		{
 			name:   "the user's cluster network feeds the trusted zone",
 			req:    compose.Request{Profile: "full"},
-			config: "network:\n  clusterNetwork: [10.100.0.0/16, fd01::/48]\n  serviceNodePortRange: 31000-31999\n",
+			config: "network:\n  clusterNetwork: [10.100.0.0/16, fd01::/48]\n  serviceNetwork: [10.101.0.0/16, fd02::/112]\n  serviceNodePortRange: 31000-31999\n",
 			want:   []string{"core", "networking-ovnk", "storage-lvms", "snapshot-controller"},
 			check: func(t *testing.T, p *plan.Plan) {
 				if want := []string{"10.100.0.0/16", "169.254.169.1", "fd01::/48"}; !reflect.DeepEqual(p.Firewall.TrustedSources, want) {
@@ -435,45 +439,127 @@ func TestResolve(t *testing.T) {
 			wantErr: `/etc/microshift/config.yaml: network.cniPlugin is "ovnk" but the plan needs "none" (set by networking-ovnk left out); remove it from the file or change the selection`,
 		},
 		{
-			name:   "the user's cluster network feeds the bridge CNI's template",
-			req:    compose.Request{Profile: "minimal", With: []string{"networking-bridge"}},
-			config: "network:\n  clusterNetwork: [10.100.0.0/16]\n",
-			want:   []string{"core", "networking-bridge", "kube-proxy"},
+			name:    "the user's cluster network feeds a component's template",
+			catalog: overlayCatalog,
+			req:     compose.Request{Profile: "minimal", With: []string{"cni-alt"}},
+			config:  "network:\n  clusterNetwork: [10.100.0.0/16]\n",
+			want:    []string{"core", "cni-alt"},
 			check: func(t *testing.T, p *plan.Plan) {
-				// ... and reaches kube-proxy's plugin as MICROSHIFT_CLUSTER_CLUSTERCIDR.
-				cm := "/etc/microshift/manifests.d/008-kube-proxy/v1_configmap_kube-proxy.yaml"
-				if f := planFile(p, cm); f == nil || !strings.Contains(string(f.Data), "clusterCIDR: 10.100.0.0/16\n") {
-					t.Errorf("kube-proxy config map %s does not say clusterCIDR: 10.100.0.0/16", cm)
+				f := planFile(p, "/etc/cni/net.d/10-cni-alt.conflist")
+				if f == nil || !strings.Contains(string(f.Data), `"subnet": "10.100.0.0/16"`) || f.Component != "cni-alt" {
+					t.Errorf("cni-alt conflist %+v, want subnet 10.100.0.0/16", f)
 				}
-				for _, f := range p.Files {
-					if f.Path == "/etc/cni/net.d/10-microshift-bridge.conflist" {
-						if !strings.Contains(string(f.Data), `"subnet": "10.100.0.0/16"`) || f.Component != "networking-bridge" {
-							t.Errorf("bridge conflist from %s:\n%s\nwant subnet 10.100.0.0/16", f.Component, f.Data)
-						}
-						return
-					}
-				}
-				t.Errorf("no bridge conflist in %v", p.Files)
 			},
 		},
 		{
 			name:    "two components setting one config key differently",
 			catalog: overlayCatalog,
 			req:     compose.Request{Profile: "storage-only", With: []string{"csi-alt"}, Without: []string{"storage-lvms"}},
-			wantErr: `config conflict at storage.driver: storage-lvms left out sets "none", csi-alt sets "csi-alt"`,
+			wantErr: `config conflict at storage.optionalCsiComponents: snapshot-controller left out sets ["none"], csi-alt sets ["snapshot-controller"]`,
 		},
 		{
 			name:   "the user's cniPlugin agreeing with the plan is kept once",
-			req:    compose.Request{Profile: "networking-only"},
-			config: "network:\n  cniPlugin: ovnk\n",
-			want:   []string{"core", "networking-ovnk"},
+			req:    compose.Request{Profile: "storage-only"},
+			config: "network:\n  cniPlugin: none\n",
+			want:   []string{"core", "storage-lvms"},
 			check: func(t *testing.T, p *plan.Plan) {
 				for _, s := range p.ConfigSources {
-					if s.Path == "network.cniPlugin" && s.Source != "networking-ovnk" {
-						t.Errorf("source of network.cniPlugin = %q, want networking-ovnk (the first to set it)", s.Source)
+					if s.Path == "network.cniPlugin" && s.Source != "networking-ovnk left out" {
+						t.Errorf("source of network.cniPlugin = %q, want networking-ovnk left out (the first to set it)", s.Source)
 					}
 				}
 			},
+		},
+		// What a release can honour, from the release knowledge.
+		{
+			name:    "no CNI before 4.18",
+			stream:  "4.17",
+			req:     compose.Request{Profile: "storage-only"},
+			wantErr: "profile storage-only leaves out networking-ovnk, which release 4.17 cannot honour: MicroShift before 4.18 always deploys OVN-Kubernetes (network.cniPlugin, which turns it off, exists from 4.18); select it (--with networking-ovnk) or use a newer --release",
+		},
+		{
+			name:    "--without LVMS before 4.17",
+			stream:  "4.16",
+			req:     compose.Request{Profile: "full", Without: []string{"snapshot-controller"}},
+			wantErr: "--without snapshot-controller, which release 4.16 cannot honour: MicroShift before 4.17 always deploys the CSI snapshot controller (storage.optionalCsiComponents, which turns it off, exists from 4.17); select it (--with snapshot-controller) or use a newer --release",
+		},
+		{
+			name:   "4.17 turns storage off in config.yaml",
+			stream: "4.17",
+			req:    compose.Request{Profile: "networking-only"},
+			want:   []string{"core", "networking-ovnk"},
+			check: func(t *testing.T, p *plan.Plan) {
+				if p.ConfigFile != "/etc/microshift/config.yaml" {
+					t.Errorf("config file = %q, want /etc/microshift/config.yaml (4.17 reads no config.d)", p.ConfigFile)
+				}
+				want := map[string]any{"storage": map[string]any{"driver": "none", "optionalCsiComponents": []any{"none"}}}
+				if !reflect.DeepEqual(p.Config, want) {
+					t.Errorf("config = %v, want %v", p.Config, want)
+				}
+			},
+		},
+		{
+			name:   "full on 4.14 writes no config",
+			stream: "4.14",
+			req:    compose.Request{Profile: "full"},
+			want:   []string{"core", "networking-ovnk", "storage-lvms", "snapshot-controller"},
+			check: func(t *testing.T, p *plan.Plan) {
+				if len(p.Config) != 0 || p.ConfigFile != "" || len(p.Files) != 0 {
+					t.Errorf("config %v in %q, files %v; want none", p.Config, p.ConfigFile, p.Files)
+				}
+			},
+		},
+		{
+			name: "no CNI is a device-level warning",
+			req:  compose.Request{Profile: "storage-only"},
+			want: []string{"core", "storage-lvms"},
+			check: func(t *testing.T, p *plan.Plan) {
+				if len(p.Warnings) != 1 || !strings.HasPrefix(p.Warnings[0], "no CNI: ") || !strings.Contains(p.Warnings[0], "greenboot marks the boot red") {
+					t.Errorf("warnings = %q, want the no-CNI warning", p.Warnings)
+				}
+			},
+		},
+		{
+			name:   "no CNI on 4.18: greenboot always waits for OVN-K",
+			stream: "4.18",
+			req:    compose.Request{Profile: "minimal"},
+			want:   []string{"core"},
+			check: func(t *testing.T, p *plan.Plan) {
+				if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "the 4.18 greenboot check always waits for OVN-Kubernetes pods") {
+					t.Errorf("warnings = %q, want the 4.18 no-CNI warning", p.Warnings)
+				}
+			},
+		},
+		{
+			name:    "the user enabling Multus without it",
+			req:     compose.Request{Profile: "full"},
+			config:  "network:\n  multus:\n    status: Enabled\n",
+			wantErr: `/etc/microshift/config.yaml: network.multus.status: "Enabled" needs component multus, which the plan leaves out; add --with multus or drop the setting`,
+		},
+		{
+			name:    "the user disabling Multus the multus RPM enables",
+			req:     compose.Request{Profile: "full", With: []string{"multus"}},
+			config:  "network:\n  multus:\n    status: Disabled\n",
+			wantErr: `/etc/microshift/config.yaml: network.multus.status is "Disabled" but the plan needs "Enabled" (set by the microshift-multus RPM (/etc/microshift/config.d/00-enable-multus.yaml)); remove it from the file or change the selection`,
+		},
+		{
+			name:    "the user's config is checked with the release's rules",
+			stream:  "4.18",
+			req:     compose.Request{Profile: "full"},
+			config:  "telemetry:\n  status: Disabled\n",
+			wantErr: `/etc/microshift/config.yaml: telemetry: MicroShift 4.18 has no such setting (it exists from MicroShift 4.19)`,
+		},
+		{
+			name:    "a component asking for an RPM the release does not build",
+			catalog: overlayCatalog,
+			req:     compose.Request{Profile: "full", With: []string{"rpm-missing"}},
+			wantErr: `component "rpm-missing" needs RPM microshift-foo, which MicroShift 5.0 does not build (rpm-missing: --with)`,
+		},
+		{
+			name:    "a component setting a value the release rejects",
+			catalog: overlayCatalog,
+			req:     compose.Request{Profile: "full", With: []string{"config-rejected"}},
+			wantErr: filepath.Join(catalogs, "resolver-overlay", "components", "config-rejected", "component.toml") + `: config.selected: network.multus.status: "Managed" is not one of "", "Enabled", "Disabled" (MicroShift 5.0)`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

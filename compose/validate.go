@@ -7,12 +7,16 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 // Check is one line of a validation report.
 type Check struct {
-	Subject  string   `json:"subject"`
-	OK       bool     `json:"ok"`
+	Subject string `json:"subject"`
+	OK      bool   `json:"ok"`
+	// Skipped says why the release cannot build this selection, which is
+	// not a problem (the build refuses it with this reason).
+	Skipped  string   `json:"skipped,omitempty"`
 	Problems []string `json:"problems"`
 	Warnings []string `json:"warnings"`
 }
@@ -57,8 +61,20 @@ func Validate(ctx context.Context, cat *components.Catalog, rels []*releases.Rel
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				chk := Check{Subject: fmt.Sprintf("release %s: profile %s on %s: blueprint for %s %s", rel.Stream(), profile, arch, opts.Distro, opts.ImageType), Problems: []string{}, Warnings: []string{}}
+				distro := opts.Distro
+				if distro == "" {
+					distro = releaseDistro(rel)
+				}
+				chk := Check{Subject: fmt.Sprintf("release %s: profile %s on %s: blueprint for %s %s", rel.Stream(), profile, arch, distro, opts.ImageType), Problems: []string{}, Warnings: []string{}}
 				p, err := Resolve(ctx, cat, rel, Request{Profile: profile, Arch: arch})
+				var cannot *CannotHonourError
+				if errors.As(err, &cannot) {
+					// The release cannot build this profile; saying so is
+					// right, not a problem of the catalog.
+					chk.OK, chk.Skipped = true, err.Error()
+					rep.Checks = append(rep.Checks, chk)
+					continue
+				}
 				if err == nil {
 					var out *Output
 					if out, err = Build(ctx, p, opts); err == nil {
@@ -77,4 +93,18 @@ func Validate(ctx context.Context, cat *components.Catalog, rels []*releases.Rel
 		}
 	}
 	return rep, nil
+}
+
+// releaseDistro is the distro a release's blueprints are validated for by
+// default, for report lines.
+func releaseDistro(rel *releases.Release) string {
+	know, err := knowledge.Default()
+	if err != nil {
+		return "the release's distro"
+	}
+	facts, err := know.For(rel.Version)
+	if err != nil {
+		return "the release's distro"
+	}
+	return facts.Distro
 }

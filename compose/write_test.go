@@ -90,7 +90,8 @@ func TestDeterministic(t *testing.T) {
 	}
 	for _, req := range []compose.Request{
 		{Profile: "full"},
-		{Profile: "minimal", Arch: releases.AArch64, With: []string{"multus", "networking-bridge"}},
+		{Profile: "minimal", Arch: releases.AArch64, With: []string{"multus"}},
+		{Profile: "networking-only", With: []string{"storage-hostpath"}, AllowUnpinned: true},
 		{Profile: "full", With: []string{"olm", "gateway-api", "sriov", "cert-manager", "node-exporter"}, Config: cfg},
 		{Profile: "minimal", With: []string{"ai-model-serving"}, AllowUnpinned: true},
 	} {
@@ -144,7 +145,7 @@ func keys(m map[string]string) []string {
 func TestWrite(t *testing.T) {
 	t.Run("new directory, parents created, modes", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "nested", "out")
-		out := buildFor(t, compose.Request{Profile: "minimal", With: []string{"networking-bridge"}})
+		out := buildFor(t, compose.Request{Profile: "networking-only", With: []string{"storage-hostpath"}, AllowUnpinned: true})
 		mustWrite(t, dir, out)
 		tree := readTree(t, dir)
 		want := map[string]string{".": "drwxr-xr-x"}
@@ -157,8 +158,8 @@ func TestWrite(t *testing.T) {
 		if !reflect.DeepEqual(tree, want) {
 			t.Errorf("Write() tree = %v, want %v", keys(tree), keys(want))
 		}
-		if _, ok := tree["files/etc/cni/net.d/10-microshift-bridge.conflist"]; !ok {
-			t.Errorf("Write() did not place the bridge conflist under files/: %v", keys(tree))
+		if _, ok := tree["manifests.d/009-storage-hostpath/kustomization.yaml"]; !ok {
+			t.Errorf("Write() did not place the hostpath manifests under manifests.d/: %v", keys(tree))
 		}
 		if l := leftovers(t, filepath.Dir(dir), "out"); len(l) > 0 {
 			t.Errorf("Write() left %q beside the output", l)
@@ -167,7 +168,7 @@ func TestWrite(t *testing.T) {
 	t.Run("replaces a previous output completely", func(t *testing.T) {
 		parent := t.TempDir()
 		dir := filepath.Join(parent, "out")
-		mustWrite(t, dir, buildFor(t, compose.Request{Profile: "full", With: []string{"multus", "networking-bridge"}, Without: []string{"networking-ovnk"}}))
+		mustWrite(t, dir, buildFor(t, compose.Request{Profile: "networking-only", With: []string{"multus", "storage-hostpath"}, AllowUnpinned: true}))
 		writeFile(t, filepath.Join(dir, "notes", "stale.txt"), []byte("left by hand\n"))
 		next := buildFor(t, compose.Request{Profile: "minimal"})
 		mustWrite(t, dir, next)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -19,26 +20,33 @@ func TestEmbeddedMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Embedded() = %v", err)
 	}
-	if len(rels) != 2 || rels[0].Stream() != "5.0" || rels[1].Stream() != "4.18" {
-		t.Fatalf("Embedded() = %v, want [5.0 4.18] newest first", rels)
+	var streams []string
+	for _, r := range rels {
+		streams = append(streams, r.Stream())
+	}
+	if want := []string{"5.0", "4.22", "4.21", "4.20", "4.19", "4.18", "4.17", "4.16", "4.15", "4.14"}; !reflect.DeepEqual(streams, want) {
+		t.Fatalf("Embedded() = %v, want %v: the newest release of each stream, newest first", streams, want)
 	}
 	source, err := os.ReadFile(filepath.Join(sharedDir(t), "reference", "microshift-release", "SOURCE.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, dir := range []string{"main", "release-4.18"} {
-		emb := rels[i]
+	// SOURCE.txt records "<branch>: <commit>" pairs.
+	commits := map[string]string{}
+	for _, m := range regexp.MustCompile(`(main|release-[0-9.]+):\s+([0-9a-f]{12})`).FindAllStringSubmatch(string(source), -1) {
+		commits[m[1]] = m[2]
+	}
+	for _, emb := range rels {
+		dir := "release-" + emb.Stream()
+		if emb.Stream() == "5.0" {
+			dir = "main"
+		}
 		t.Run(dir, func(t *testing.T) {
 			if emb.Source != releases.EmbeddedSource || emb.String() != emb.Stream()+" (embedded)" {
 				t.Errorf("source %q, String() %q", emb.Source, emb.String())
 			}
 			// The origin names the upstream commit SOURCE.txt records.
-			commit := ""
-			for _, line := range strings.Split(string(source), "\n") {
-				if rest, ok := strings.CutPrefix(line, dir+": openshift/microshift at "); ok {
-					commit = strings.TrimRight(strings.Fields(rest)[0], ",")
-				}
-			}
+			commit := commits[dir]
 			if commit == "" || !strings.Contains(emb.Origin, commit) {
 				t.Errorf("Origin = %q, want it to name commit %q from SOURCE.txt", emb.Origin, commit)
 			}
@@ -69,8 +77,8 @@ func TestEmbeddedMatchesReference(t *testing.T) {
 
 func TestBundleRoundTrip(t *testing.T) {
 	paths, err := filepath.Glob("data/*.json")
-	if err != nil || len(paths) != 2 {
-		t.Fatalf("data/*.json = %v, %v; want two bundles", paths, err)
+	if err != nil || len(paths) != 10 {
+		t.Fatalf("data/*.json = %v, %v; want a bundle per stream, 4.14 to 5.0", paths, err)
 	}
 	for _, p := range paths {
 		t.Run(filepath.Base(p), func(t *testing.T) {
@@ -112,7 +120,11 @@ func TestEncodeBundleFromDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	rels, _ := releases.Embedded()
-	if got := releases.EncodeBundle(r, rels[1].Origin); !bytes.Equal(got, data) {
+	emb, err := releases.Select(rels, "4.18")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := releases.EncodeBundle(r, emb.Origin); !bytes.Equal(got, data) {
 		t.Errorf("EncodeBundle(LoadDir(release-4.18)) differs from data/4.18.json: %s", testutil.FirstDiff(data, got))
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 )
 
@@ -125,9 +126,11 @@ func checkOutputDir(t *testing.T, dir, profile, arch, stream string) plan.Plan {
 	if !pinned {
 		t.Errorf("%s/blueprint.toml does not pin microshift to %s.*: %+v", dir, stream, bp.Packages)
 	}
-	dropIn := string(read("config.d/10-microshift-compose.yaml"))
-	if !strings.Contains(dropIn, "cniPlugin:") {
-		t.Errorf("%s/config.d drop-in has no cniPlugin:\n%s", dir, dropIn)
+	// The config file the lock names is in the output, at its device path.
+	if p.ConfigFile != "" {
+		if cfg := string(read(compose.OutputPath(p.ConfigFile))); !strings.Contains(cfg, "# MicroShift config for profile") {
+			t.Errorf("%s/%s is not the plan's MicroShift config:\n%s", dir, compose.OutputPath(p.ConfigFile), cfg)
+		}
 	}
 	return p
 }
@@ -154,7 +157,7 @@ func TestBinaryREADME(t *testing.T) {
 	}
 
 	explain := mustRunBinary(t, bin, work, "resolve", "--profile", "storage-only", "--explain")
-	for _, want := range []string{"000-core", "010-storage-lvms", "profile storage-only", "lvms_operator", `storage.driver: "lvms" (storage-lvms)`} {
+	for _, want := range []string{"000-core", "010-storage-lvms", "profile storage-only", "lvms_operator", `network.cniPlugin: "none" (networking-ovnk left out)`} {
 		if !strings.Contains(explain, want) {
 			t.Errorf("resolve --explain does not say %q:\n%s", want, explain)
 		}
@@ -183,7 +186,7 @@ func TestBinaryREADME(t *testing.T) {
 
 	// The flat layout the microshift-release-info RPMs install, from the
 	// real upstream files; the second build replaces the first output.
-	for _, tc := range []struct{ dir, stream string }{{"release-4.18", "4.18"}, {"main", "5.0"}} {
+	for _, tc := range []struct{ dir, stream string }{{"release-4.14", "4.14"}, {"release-4.18", "4.18"}, {"main", "5.0"}} {
 		dir := referenceDir(t, tc.dir)
 		mustRunBinary(t, bin, work, "build", "--profile", "full", "--release-dir", dir, "--output", "out/")
 		p := checkOutputDir(t, filepath.Join(work, "out"), "full", hostArch(), tc.stream)

@@ -86,6 +86,7 @@ A failed build leaves a previous output directory untouched. Without
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: profile %s, release %s, %s: %d components, %d images, %d packages, %d device files, %d manifests.d directories\n",
 				outDir, p.Profile, p.Release.Stream, p.Arch, len(p.Components), len(p.Images), len(p.Packages), len(p.Files), len(p.Manifests))
+			warnDevice(cmd, p)
 			return nil
 		},
 	}

@@ -76,9 +76,9 @@ func TestComponentsJSON(t *testing.T) {
 	}
 
 	newest := byName("components", "--output", "json")
-	for _, n := range []string{"core", "networking-ovnk", "networking-bridge", "storage-lvms", "snapshot-controller",
+	for _, n := range []string{"core", "networking-ovnk", "storage-lvms", "snapshot-controller",
 		"multus", "olm", "gateway-api", "cert-manager", "sriov", "metrics-server", "kube-state-metrics",
-		"node-exporter", "ai-model-serving"} {
+		"node-exporter", "ai-model-serving", "low-latency", "observability", "storage-hostpath"} {
 		if _, ok := newest[n]; !ok {
 			t.Errorf("components --output json has no %s", n)
 		}
@@ -101,7 +101,7 @@ func TestComponentsJSON(t *testing.T) {
 
 	old := byName("components", "--output", "json", "--release", "4.18")
 	if old["cert-manager"].Available {
-		t.Errorf("cert-manager is available on 4.18; want unavailable (it ships from 4.19)")
+		t.Errorf("cert-manager is available on 4.18; want unavailable (it ships from 4.20)")
 	}
 	if !old["core"].Available || !old["olm"].Available {
 		t.Errorf("core or olm unavailable on 4.18: %+v %+v", old["core"], old["olm"])
@@ -136,8 +136,18 @@ func TestReleaseList(t *testing.T) {
 			t.Errorf("release %s lacks a core file: %v", r.Stream, r.Files)
 		}
 	}
-	if !slices.Equal(streams, []string{"5.0", "4.18"}) {
-		t.Errorf("release list streams = %v, want [5.0 4.18] (newest first)", streams)
+	if want := []string{"5.0", "4.22", "4.21", "4.20", "4.19", "4.18", "4.17", "4.16", "4.15", "4.14"}; !slices.Equal(streams, want) {
+		t.Errorf("release list streams = %v, want %v (newest first)", streams, want)
+	}
+	for _, r := range list {
+		// What the release knowledge says of each.
+		wantConfig := "/etc/microshift/config.d/10-microshift-compose.yaml"
+		if versionLess(r.Stream, "4.19") {
+			wantConfig = "/etc/microshift/config.yaml"
+		}
+		if r.ConfigFile != wantConfig || !strings.HasPrefix(r.Distro, "rhel-9.") || !strings.HasPrefix(r.Kubernetes, "1.") {
+			t.Errorf("release %s: config %q distro %q kubernetes %q", r.Stream, r.ConfigFile, r.Distro, r.Kubernetes)
+		}
 	}
 
 	dir := referenceDir(t, "release-4.18")
@@ -148,7 +158,7 @@ func TestReleaseList(t *testing.T) {
 	}
 
 	text := mustRun(t, "release", "list")
-	if lines := nonEmptyLines(text); len(lines) != 3 || !strings.HasPrefix(lines[1], "5.0 ") || !strings.HasPrefix(lines[2], "4.18 ") {
+	if lines := nonEmptyLines(text); len(lines) != 11 || !strings.HasPrefix(lines[1], "5.0     5.0.0    1.36        rhel-9.8  config.d ") || !strings.HasPrefix(lines[10], "4.14    4.14.0   1.27        rhel-9.2  config.yaml") {
 		t.Errorf("release list text:\n%s", text)
 	}
 }
@@ -166,8 +176,7 @@ func TestResolveExplain(t *testing.T) {
 		"needed by core (release-x86_64.json pod)",
 		"lvm2 any version (storage-lvms)",
 		"microshift 5.0.* (core)",
-		"config drop-in /etc/microshift/config.d/10-microshift-compose.yaml:",
-		`storage.driver: "lvms" (storage-lvms)`,
+		"MicroShift config /etc/microshift/config.d/10-microshift-compose.yaml:",
 		`network.cniPlugin: "none" (networking-ovnk left out)`,
 		`storage.optionalCsiComponents: ["none"] (snapshot-controller left out)`,
 		"device files (1):",
@@ -187,7 +196,7 @@ func TestResolveExplain(t *testing.T) {
 	}
 
 	short := mustRun(t, "resolve", "--profile", "storage-only", "--arch", "x86_64")
-	if !strings.Contains(short, "7 images, 5 packages, 1 device files (--explain for details)") {
+	if !strings.Contains(short, "7 images, 6 packages, 1 device files (--explain for details)") || !strings.Contains(short, "warning: no CNI: ") {
 		t.Errorf("resolve without --explain:\n%s", short)
 	}
 }
@@ -210,8 +219,8 @@ func TestResolveJSONIsTheLock(t *testing.T) {
 		t.Errorf("components = %v, want %v", got, want)
 	}
 	ovnk := p.Component("networking-ovnk")
-	if ovnk == nil || len(ovnk.Reasons) == 0 || ovnk.Reasons[0].Kind != plan.ReasonCapability || ovnk.Reasons[0].By != "multus" {
-		t.Errorf("networking-ovnk is not pulled in as multus's cni provider: %+v", ovnk)
+	if ovnk == nil || len(ovnk.Reasons) == 0 || ovnk.Reasons[0].Kind != plan.ReasonRequired || ovnk.Reasons[0].By != "multus" {
+		t.Errorf("networking-ovnk is not pulled in by multus: %+v", ovnk)
 	}
 	if !slices.Equal(p.With, []string{"multus"}) || p.Capabilities["cni"] != "networking-ovnk" {
 		t.Errorf("with %v capabilities %v", p.With, p.Capabilities)
@@ -269,7 +278,7 @@ func TestImagesEqualsPlan(t *testing.T) {
 	}
 
 	// amd64 is accepted for x86_64.
-	if a, b := mustRun(t, "images", "--profile", "minimal", "--arch", "amd64"), mustRun(t, "images", "--profile", "minimal", "--arch", "x86_64"); a != b {
+	if a, b := mustRun(t, "images", "--profile", "networking-only", "--arch", "amd64"), mustRun(t, "images", "--profile", "networking-only", "--arch", "x86_64"); a != b {
 		t.Errorf("images for amd64 and x86_64 differ")
 	}
 }
@@ -289,16 +298,19 @@ func TestValidate(t *testing.T) {
 	for _, want := range []string{
 		"ok   release 5.0 (embedded): catalog and release files",
 		"ok   release 4.18 (embedded): catalog and release files",
-		"ok   release 5.0: profile full on x86_64: blueprint for rhel-9.6 edge-commit",
-		"ok   release 4.18: profile minimal on aarch64: blueprint for rhel-9.6 edge-commit",
+		"ok   release 5.0: profile full on x86_64: blueprint for rhel-9.8 edge-commit",
+		"ok   release 4.18: profile minimal on aarch64: blueprint for rhel-9.4 edge-commit",
+		"skip release 4.14: profile minimal on x86_64: blueprint for rhel-9.2 edge-commit",
 	} {
 		if !slices.Contains(lines, want) {
 			t.Errorf("validate does not print %q:\n%s", want, out)
 		}
 	}
-	// 2 releases x (catalog check + 4 profiles x 2 arches).
-	if oks != 18 || !strings.HasPrefix(lines[len(lines)-1], "18 checks, ") {
-		t.Errorf("validate printed %d ok lines, want 18:\n%s", oks, out)
+	// 10 releases x (catalog check + 4 profiles x 2 arches); 22 profiles
+	// are ones their release cannot build (4.14-4.16: only full; 4.17: no
+	// minimal or storage-only).
+	if oks != 68 || !strings.HasPrefix(lines[len(lines)-1], "90 checks (22 refused by their release), ") {
+		t.Errorf("validate printed %d ok lines, want 68:\n%s", oks, out)
 	}
 
 	var rep struct {
@@ -309,8 +321,8 @@ func TestValidate(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "validate", "--output", "json")), &rep); err != nil {
 		t.Fatalf("validate --output json: %v", err)
 	}
-	if len(rep.Checks) != 18 {
-		t.Errorf("validate --output json has %d checks, want 18", len(rep.Checks))
+	if len(rep.Checks) != 90 {
+		t.Errorf("validate --output json has %d checks, want 90", len(rep.Checks))
 	}
 	for i, c := range rep.Checks {
 		if !c.OK {

@@ -259,7 +259,7 @@ var badInputs = []badInput{
 	{
 		name: "config/cniPlugin conflicts with the plan",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--config", "{bad}/configs/cni-plugin-conflict.yaml", "--output", "{out}"},
-		want: `{bad}/configs/cni-plugin-conflict.yaml: network.cniPlugin is "none" but the plan needs "ovnk" (set by networking-ovnk); remove it from the file or change the selection`,
+		want: `{bad}/configs/cni-plugin-conflict.yaml: network.cniPlugin: "none" turns off networking-ovnk, which the plan selects (networking-ovnk: profile full); drop the setting or leave it out with --without networking-ovnk`,
 		code: exitError,
 	},
 	{
@@ -431,14 +431,14 @@ var badInputs = []badInput{
 	},
 	{
 		name: "flags/--release matching nothing",
-		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.17", "--output", "{out}"},
-		want: `selecting embedded release: no release matches "4.17" (have 4.18, 5.0)`,
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.13", "--output", "{out}"},
+		want: `selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)`,
 		code: exitError,
 	},
 	{
 		name: "flags/--release matching nothing for components",
 		args: []string{"components", "--release", ">=6"},
-		want: `selecting embedded release: no release matches ">=6" (have 4.18, 5.0)`,
+		want: `selecting embedded release: no release matches ">=6" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)`,
 		code: exitError,
 	},
 	{
@@ -468,13 +468,13 @@ var badInputs = []badInput{
 	{
 		name: "flags/--image-type typo with suggestion",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--image-type", "edge-comit", "--output", "{out}"},
-		want: `unknown image type "edge-comit" for rhel-9.6/x86_64; did you mean "edge-commit"?`,
+		want: `unknown image type "edge-comit" for rhel-9.8/x86_64; did you mean "edge-commit"?`,
 		code: exitError,
 	},
 	{
 		name: "flags/--image-type unknown",
 		args: []string{"build", "--profile", "full", "--arch", "aarch64", "--image-type", "iso", "--output", "{out}"},
-		want: `unknown image type "iso" for rhel-9.6/aarch64 (have ` + rhel96AArch64ImageTypes + `)`,
+		want: `unknown image type "iso" for rhel-9.8/aarch64 (have ` + rhel96AArch64ImageTypes + `)`,
 		code: exitError,
 	},
 
@@ -500,7 +500,7 @@ var badInputs = []badInput{
 	{
 		name: "profiles/--with a capability",
 		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--with", "cni", "--output", "{out}"},
-		want: `--with cni: "cni" is a capability; name a component that provides it (networking-bridge, networking-ovnk)`,
+		want: `--with cni: "cni" is a capability; name a component that provides it (networking-ovnk)`,
 		code: exitError,
 	},
 	{
@@ -518,13 +518,43 @@ var badInputs = []badInput{
 	{
 		name: "profiles/--without the default provider a component needs",
 		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--with", "multus", "--without", "networking-ovnk", "--output", "{out}"},
-		want: `--without networking-ovnk: multus requires a cni provider and networking-ovnk is its default (multus: --with); select another provider with --with networking-bridge`,
+		want: `--without networking-ovnk: multus requires it (multus: --with)`,
 		code: exitError,
 	},
 	{
-		name: "profiles/two CNIs",
-		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--with", "networking-bridge", "--output", "{out}"},
-		want: `networking-bridge conflicts with networking-ovnk (networking-bridge: --with; networking-ovnk: profile full); leave one out with --without`,
+		name: "profiles/two CSI drivers",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--with", "storage-hostpath", "--allow-unpinned", "--output", "{out}"},
+		want: `storage-hostpath conflicts with storage-lvms (storage-hostpath: --with; storage-lvms: profile full); leave one out with --without`,
+		code: exitError,
+	},
+	{
+		name: "profiles/a profile the release cannot honour",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release", "4.17", "--output", "{out}"},
+		want: `profile minimal leaves out networking-ovnk, which release 4.17 cannot honour: MicroShift before 4.18 always deploys OVN-Kubernetes (network.cniPlugin, which turns it off, exists from 4.18); select it (--with networking-ovnk) or use a newer --release`,
+		code: exitError,
+	},
+	{
+		name: "profiles/--without what the release always deploys",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.16", "--without", "snapshot-controller", "--output", "{out}"},
+		want: `--without snapshot-controller, which release 4.16 cannot honour: MicroShift before 4.17 always deploys the CSI snapshot controller (storage.optionalCsiComponents, which turns it off, exists from 4.17); select it (--with snapshot-controller) or use a newer --release`,
+		code: exitError,
+	},
+	{
+		name: "profiles/metrics on 4.22",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.22", "--with", "node-exporter", "--output", "{out}"},
+		want: `component "node-exporter" is not available for release 4.22: it needs release >=5.0 (node-exporter: --with)`,
+		code: exitError,
+	},
+	{
+		name: "config/a key the release does not have",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.17", "--config", "{bad}/configs/cni-plugin-conflict.yaml", "--output", "{out}"},
+		want: `{bad}/configs/cni-plugin-conflict.yaml: network.cniPlugin: MicroShift 4.17 has no such setting (it exists from MicroShift 4.18)`,
+		code: exitError,
+	},
+	{
+		name: "config/a value the release refuses",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.21", "--config", "{bad}/configs/multus-removed.yaml", "--output", "{out}"},
+		want: `{bad}/configs/multus-removed.yaml: network.multus.status: "Removed" is not one of "", "Enabled", "Disabled" (MicroShift 4.21)`,
 		code: exitError,
 	},
 	{
@@ -536,7 +566,7 @@ var badInputs = []badInput{
 	{
 		name: "profiles/cert-manager on 4.18",
 		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release", "4.18", "--with", "cert-manager", "--output", "{out}"},
-		want: `component "cert-manager" is not available for release 4.18: it needs release >=4.19 (cert-manager: --with)`,
+		want: `component "cert-manager" is not available for release 4.18: it needs release >=4.20 (cert-manager: --with)`,
 		code: exitError,
 	},
 	{
@@ -690,7 +720,7 @@ var badInputs = []badInput{
 	{
 		name: "release verify/no embedded release",
 		args: []string{"release", "verify", "--release", "6.1"},
-		want: `selecting embedded release: no release matches "6.1" (have 4.18, 5.0)`,
+		want: `selecting embedded release: no release matches "6.1" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)`,
 		code: exitError,
 	},
 	{
@@ -702,13 +732,13 @@ var badInputs = []badInput{
 	{
 		name: "release diff/no such release",
 		args: []string{"release", "diff", "4.18", "6.1"},
-		want: "6.1: no such directory, and no embedded release matches it (have 4.18, 5.0)",
+		want: "6.1: no such directory, and no embedded release matches it (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)",
 		code: exitError,
 	},
 	{
 		name: "release diff/neither directory nor version",
 		args: []string{"release", "diff", "{bad}/releases/nonexistent", "5.0"},
-		want: "{bad}/releases/nonexistent: no such directory, and not an embedded release version (have 4.18, 5.0)",
+		want: "{bad}/releases/nonexistent: no such directory, and not an embedded release version (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)",
 		code: exitError,
 	},
 	{
@@ -886,7 +916,7 @@ func TestBadInput(t *testing.T) {
 			}
 			var before map[string]string
 			if usesOut {
-				mustRun(t, "build", "--profile", "minimal", "--arch", "x86_64", "--output", out)
+				mustRun(t, "build", "--profile", "networking-only", "--arch", "x86_64", "--output", out)
 				before = snapshot(t, out)
 				if _, ok := before["compose.lock.json"]; !ok {
 					t.Fatalf("previous build wrote no compose.lock.json: %v", before)

@@ -98,13 +98,19 @@ compose.lock.json.`,
 				}
 				out = append(out, footprintJSON{Profile: p.Profile, Release: p.Release.Stream, Arch: p.Arch, Footprint: fp})
 			}
-			if format.json() {
-				return printJSON(cmd.OutOrStdout(), out)
+			var err error
+			switch {
+			case format.json():
+				err = printJSON(cmd.OutOrStdout(), out)
+			case len(out) == 1:
+				err = printFootprint(cmd.OutOrStdout(), out[0])
+			default:
+				err = compareFootprints(cmd.OutOrStdout(), out)
 			}
-			if len(out) == 1 {
-				return printFootprint(cmd.OutOrStdout(), out[0])
+			if err == nil {
+				warnDevice(cmd, plans...)
 			}
-			return compareFootprints(cmd.OutOrStdout(), out)
+			return err
 		},
 	}
 	cat.addFlags(cmd)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -124,4 +125,12 @@ func nonEmptyLines(s string) []string {
 		}
 	}
 	return out
+}
+
+// versionLess compares major.minor streams ("4.9" < "4.18").
+func versionLess(a, b string) bool {
+	var am, an, bm, bn int
+	fmt.Sscanf(a, "%d.%d", &am, &an)
+	fmt.Sscanf(b, "%d.%d", &bm, &bn)
+	return am < bm || am == bm && an < bn
 }

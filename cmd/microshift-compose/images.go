@@ -32,9 +32,13 @@ func newImagesCmd() *cobra.Command {
 				return err
 			}
 			if format.json() {
-				return printJSON(cmd.OutOrStdout(), p.Images)
+				err = printJSON(cmd.OutOrStdout(), p.Images)
+			} else {
+				_, err = cmd.OutOrStdout().Write(compose.ImageList(p))
 			}
-			_, err = cmd.OutOrStdout().Write(compose.ImageList(p))
+			if err == nil {
+				warnDevice(cmd, p)
+			}
 			return err
 		},
 	}

@@ -118,16 +118,16 @@ func TestMirrorFootprintBootcFlow(t *testing.T) {
 
 	// footprint: JSON for two profiles, agreeing with build --resolve-sizes.
 	var fps []footprintJSON
-	decodeStrict(t, "footprint", mustRun(t, "footprint", "--profile", "minimal", "--profile", "full", "--arch", "x86_64", "--release-dir", rel, "-o", "json"), &fps)
-	if len(fps) != 2 || fps[0].Profile != "minimal" || fps[1].Profile != "full" {
+	decodeStrict(t, "footprint", mustRun(t, "footprint", "--profile", "networking-only", "--profile", "full", "--arch", "x86_64", "--release-dir", rel, "-o", "json"), &fps)
+	if len(fps) != 2 || fps[0].Profile != "networking-only" || fps[1].Profile != "full" {
 		t.Fatalf("footprint: %+v", fps)
 	}
 	full := fps[1].Footprint
 	if full.Total.Images != 9 || len(full.Components) != 4 || full.SharedBetweenComponents == 0 || full.Total.Unique >= full.Total.Compressed {
 		t.Errorf("footprint of full = %+v", full)
 	}
-	if fps[0].Footprint.Total.Images != 6 || fps[0].Footprint.Total.Unique >= full.Total.Unique {
-		t.Errorf("footprint of minimal = %+v", fps[0].Footprint.Total)
+	if fps[0].Footprint.Total.Images != 7 || fps[0].Footprint.Total.Unique >= full.Total.Unique {
+		t.Errorf("footprint of networking-only = %+v", fps[0].Footprint.Total)
 	}
 	text := mustRun(t, "footprint", "--profile", "full", "--arch", "x86_64", "--release-dir", rel)
 	for _, want := range []string{
@@ -142,8 +142,8 @@ func TestMirrorFootprintBootcFlow(t *testing.T) {
 			t.Errorf("footprint text has no line matching %s:\n%s", want, text)
 		}
 	}
-	cmp := mustRun(t, "footprint", "--profile", "minimal", "--profile", "full", "--arch", "x86_64", "--release-dir", rel)
-	if !regexp.MustCompile(`(?m)^COMPONENT\s+MINIMAL\s+FULL$`).MatchString(cmp) || !regexp.MustCompile(`(?m)^storage-lvms\s+-\s+[0-9.]+ KiB$`).MatchString(cmp) {
+	cmp := mustRun(t, "footprint", "--profile", "networking-only", "--profile", "full", "--arch", "x86_64", "--release-dir", rel)
+	if !regexp.MustCompile(`(?m)^COMPONENT\s+NETWORKING-ONLY\s+FULL$`).MatchString(cmp) || !regexp.MustCompile(`(?m)^storage-lvms\s+-\s+[0-9.]+ KiB$`).MatchString(cmp) {
 		t.Errorf("footprint comparison:\n%s", cmp)
 	}
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
@@ -163,7 +162,7 @@ type blueprintOptions struct {
 }
 
 func (o *blueprintOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.Distro, "distro", blueprints.DefaultDistro, "osbuild distro the blueprint is validated for")
+	cmd.Flags().StringVar(&o.Distro, "distro", "", "osbuild distro the blueprint is validated for (default: the RHEL the release runs on, e.g. rhel-9.4 for 4.18, rhel-9.8 for 5.0)")
 	cmd.Flags().StringVar(&o.ImageType, "image-type", blueprints.DefaultImageType, "osbuild image type the blueprint is validated for")
 }
 
@@ -235,10 +234,22 @@ func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, s
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range p.Warnings {
-		slog.Warn(w)
-	}
 	return p, nil
+}
+
+// warnDevice prints the plans' device-level warnings (no CNI, tag-only
+// images), one "warning:" line each on stderr, whatever -v says. Commands
+// call it once they succeed, so a failing command prints its error alone.
+func warnDevice(cmd *cobra.Command, plans ...*plan.Plan) {
+	seen := map[string]bool{}
+	for _, p := range plans {
+		for _, w := range p.Warnings {
+			if !seen[w] {
+				seen[w] = true
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+			}
+		}
+	}
 }
 
 // printJSON writes v as indented JSON, the --output json form of every

@@ -266,7 +266,7 @@ func TestReleaseDiffCommand(t *testing.T) {
 func TestReleaseImportCommand(t *testing.T) {
 	data := t.TempDir()
 	src := copyReference(t, "release-4.18")
-	origin := "openshift/microshift at 8eb6c2962b3a (assets/**/release*.json)"
+	origin := "openshift/microshift release-4.18 at 8eb6c2962b3a (assets/**/release*.json)"
 	out := mustRun(t, "release", "import", src, "--origin", origin, "--data-dir", data)
 	want := "wrote " + data + "/4.18.json: release 4.18.0 (stream 4.18), 8 files, 42 images\n" +
 		"  x86_64 base 4.18.0-0.nightly-2026-08-12-221652\n  aarch64 base 4.18.0-0.nightly-arm64-2026-08-12-180320\n" +
@@ -297,17 +297,17 @@ func TestReleaseImportCommand(t *testing.T) {
 func TestDiffCommand(t *testing.T) {
 	work := t.TempDir()
 	a, b := filepath.Join(work, "a"), filepath.Join(work, "b")
-	mustRun(t, "build", "--profile", "minimal", "--arch", "x86_64", "--output", a)
-	mustRun(t, "build", "--profile", "minimal", "--arch", "x86_64", "--with", "multus", "--output", b)
+	mustRun(t, "build", "--profile", "networking-only", "--arch", "x86_64", "--with", "low-latency", "--output", a)
+	mustRun(t, "build", "--profile", "networking-only", "--arch", "x86_64", "--with", "multus", "--output", b)
 	md := mustRun(t, "diff", a, filepath.Join(b, "compose.lock.json"))
-	for _, want := range []string{"- added `multus` (--with)", "- added `networking-ovnk` (default cni provider, required by multus)", "| multus | `multus-cni-microshift` | added |"} {
+	for _, want := range []string{"- added `multus` (--with)", "- removed `low-latency`", "| multus | `multus-cni-microshift` | added |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("diff does not say %q:\n%s", want, md)
 		}
 	}
 	var d lockdiff.Diff
 	decodeStrict(t, "diff --output json", mustRun(t, "diff", a, b, "-o", "json"), &d)
-	if len(d.ComponentsAdded) != 2 || d.ImageCount.New <= d.ImageCount.Old {
+	if len(d.ComponentsAdded) != 1 || len(d.ComponentsRemoved) != 1 || d.ImageCount.New <= d.ImageCount.Old {
 		t.Errorf("diff --output json = %+v", d)
 	}
 	if out := mustRun(t, "diff", a, a); !strings.HasSuffix(out, "No changes.\n") {

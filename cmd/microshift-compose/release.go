@@ -8,7 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
+
+func or(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
 
 func newReleaseCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -34,6 +42,11 @@ type releaseJSON struct {
 	Origin  string            `json:"origin,omitempty"`
 	Bases   map[string]string `json:"bases"`
 	Files   []string          `json:"files"`
+	// From the release knowledge: the Kubernetes it is built on, the
+	// distro blueprints are validated for, and where a plan's config goes.
+	Kubernetes string `json:"kubernetes"`
+	Distro     string `json:"distro"`
+	ConfigFile string `json:"config_file"`
 }
 
 func newReleaseListCmd() *cobra.Command {
@@ -61,9 +74,18 @@ func newReleaseListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			know, err := knowledge.Default()
+			if err != nil {
+				return err
+			}
 			list := []releaseJSON{}
 			for _, r := range rels {
 				j := releaseJSON{Stream: r.Stream(), Version: r.Version.String(), Source: r.Source, Origin: r.Origin, Bases: map[string]string{}, Files: []string{}}
+				facts, err := know.For(r.Version)
+				if err != nil {
+					return fmt.Errorf("release %s: %w", r, err)
+				}
+				j.Kubernetes, j.Distro, j.ConfigFile = facts.Kubernetes, facts.Distro, facts.ConfigFile
 				for _, a := range r.Arches() {
 					j.Bases[string(a)] = r.Base(a)
 				}
@@ -76,7 +98,7 @@ func newReleaseListCmd() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), list)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "STREAM\tVERSION\tARCHES\tFILES\tSOURCE")
+			fmt.Fprintln(tw, "STREAM\tVERSION\tKUBERNETES\tDISTRO\tCONFIG\tARCHES\tFILES\tSOURCE")
 			for _, j := range list {
 				var arches []string
 				for _, a := range releases.Arches {
@@ -88,7 +110,11 @@ func newReleaseListCmd() *cobra.Command {
 				if j.Origin != "" {
 					src += ": " + j.Origin
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", j.Stream, j.Version, strings.Join(arches, ","), len(j.Files), src)
+				config := "config.yaml"
+				if strings.HasPrefix(j.ConfigFile, "/etc/microshift/config.d/") {
+					config = "config.d"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Stream, j.Version, or(j.Kubernetes, "-"), j.Distro, config, strings.Join(arches, ","), len(j.Files), src)
 			}
 			return tw.Flush()
 		},

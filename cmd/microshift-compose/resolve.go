@@ -37,9 +37,12 @@ func newResolveCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				_, err = cmd.OutOrStdout().Write(lock)
+				if _, err = cmd.OutOrStdout().Write(lock); err == nil {
+					warnDevice(cmd, p)
+				}
 				return err
 			}
+			// The text form lists the warnings itself.
 			return compose.Describe(cmd.OutOrStdout(), p, explain)
 		},
 	}

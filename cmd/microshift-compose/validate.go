@@ -88,13 +88,20 @@ Tag-only image references are listed as warnings. Exit code 1 if anything fails.
 
 func printReport(cmd *cobra.Command, rep *compose.Report) {
 	w := cmd.OutOrStdout()
-	warnings := 0
+	warnings, skipped := 0, 0
 	for _, c := range rep.Checks {
 		status := "ok  "
-		if !c.OK {
+		switch {
+		case !c.OK:
 			status = "FAIL"
+		case c.Skipped != "":
+			status = "skip"
+			skipped++
 		}
 		fmt.Fprintf(w, "%s %s\n", status, c.Subject)
+		if c.Skipped != "" {
+			fmt.Fprintf(w, "       refused, as the release cannot build it: %s\n", c.Skipped)
+		}
 		for _, p := range c.Problems {
 			fmt.Fprintf(w, "       problem: %s\n", p)
 		}
@@ -103,5 +110,5 @@ func printReport(cmd *cobra.Command, rep *compose.Report) {
 		}
 		warnings += len(c.Warnings)
 	}
-	fmt.Fprintf(w, "%d checks, %d warnings\n", len(rep.Checks), warnings)
+	fmt.Fprintf(w, "%d checks (%d refused by their release), %d warnings\n", len(rep.Checks), skipped, warnings)
 }

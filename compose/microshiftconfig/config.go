@@ -1,8 +1,11 @@
-// Package microshiftconfig reads a user's MicroShift config.yaml: the fields
-// microshift-compose uses (networks, node port range, node identity, base
-// domain, SANs, log level) are checked with their field path in errors; the
-// whole document is kept as a tree so it can be merged into the config
-// drop-in. It does not model every MicroShift setting.
+// Package microshiftconfig reads a user's MicroShift config.yaml and checks
+// MicroShift config against the rules of one release (releases/knowledge):
+// every key the release has, its type, allowed values and formats, and the
+// rules that span keys, each error naming the field path. It also says which
+// values change nothing (unset, zero or equal to MicroShift's default), so
+// that a plan writes only what matters. The fields microshift-compose itself
+// uses (networks, node port range, node identity, base domain, SANs, log
+// level) are read into Params.
 package microshiftconfig
 
 import (
@@ -14,19 +17,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"net/netip"
-	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/microshift-compose/microshift-compose/internal/suggest"
 )
 
 // MaxSize bounds a config file; MicroShift's fully commented default is 15 KB.
@@ -35,63 +33,8 @@ const MaxSize = 1 << 20
 // LogLevels are the values MicroShift accepts for debugging.logLevel.
 var LogLevels = []string{"Normal", "Debug", "Trace", "TraceAll"}
 
-// topLevel are MicroShift's config sections; anything else is most likely a
-// typo that MicroShift would silently ignore on the device.
-var topLevel = []string{
-	"apiServer", "debugging", "dns", "etcd", "genericDevicePlugin", "ingress",
-	"kubelet", "manifests", "network", "node", "storage", "telemetry",
-}
-
-// sectionKeys are the keys of the sections the tool reads whose schema is
-// small and stable; their unknown keys are errors. Other sections are
-// passed through to the drop-in unchecked.
-var sectionKeys = map[string][]string{
-	"debugging": {"logLevel"},
-	"dns":       {"baseDomain"},
-	"network":   {"clusterNetwork", "cniPlugin", "multus", "serviceNetwork", "serviceNodePortRange"},
-	"node":      {"hostnameOverride", "nodeIP", "nodeIPv6"},
-	"storage":   {"driver", "optionalCsiComponents"},
-}
-
-// Values MicroShift accepts for the enumerations the plan also sets.
-var (
-	CNIPlugins     = []string{"", "ovnk", "none"}
-	StorageDrivers = []string{"", "lvms", "none"}
-	CSIComponents  = []string{"snapshot-controller", "none"}
-	MultusStatuses = []string{"Managed", "Removed"}
-)
-
 // dnsSubdomain is RFC 1123: what baseDomain and node names must be.
 var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-
-//go:embed defaults.yaml
-var defaultsYAML []byte
-
-// defaultTree is defaults.yaml parsed like a user's file.
-var defaultTree = func() map[string]any {
-	js, err := yaml.YAMLToJSONStrict(defaultsYAML)
-	if err != nil {
-		panic(err)
-	}
-	var doc map[string]any
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
-		panic(err)
-	}
-	t, err := normalize(doc)
-	if err != nil {
-		panic(err)
-	}
-	return t.(map[string]any)
-}()
-
-// DefaultTree returns MicroShift's defaults that --config values are
-// compared with (a copy).
-func DefaultTree() map[string]any {
-	t, _ := normalize(defaultTree)
-	return t.(map[string]any)
-}
 
 // Params are the config values the tool uses, defaults applied. They feed
 // the firewall, file templates and plugin environments.
@@ -125,13 +68,8 @@ type Config struct {
 	// Source is the file path, for messages.
 	Source string
 	// Tree is the document as nested maps; numbers that are whole are int64.
-	Tree map[string]any
-	// Changes is Tree without the values that equal MicroShift's defaults
-	// (and without nulls and mappings left empty): what the drop-in needs.
-	Changes map[string]any
-	// Defaulted lists, sorted, the dotted paths left out of Changes.
-	Defaulted []string
-	params    Params
+	Tree   map[string]any
+	params Params
 }
 
 // Params returns the values the tool uses, with MicroShift defaults for
@@ -141,6 +79,16 @@ func (c *Config) Params() Params {
 		return Defaults()
 	}
 	return c.params
+}
+
+// Value returns the value the file sets at a dotted path, even one that
+// changes nothing on the device; false when unset or null.
+func (c *Config) Value(path string) (any, bool) {
+	if c == nil {
+		return nil, false
+	}
+	v, ok, err := reader{tree: c.Tree}.get(path)
+	return v, ok && err == nil
 }
 
 // Load reads and checks a config.yaml.
@@ -178,107 +126,12 @@ func Parse(display string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s: the document must be a mapping of config sections, got %s", display, kind(doc))
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(c.Tree)) {
-		if !slices.Contains(topLevel, k) {
-			if m := suggest.Closest(k, topLevel); m != "" {
-				return nil, fmt.Errorf("%s: unknown section %q; did you mean %q?", display, k, m)
-			}
-			return nil, fmt.Errorf("%s: unknown section %q (MicroShift has %s)", display, k, strings.Join(topLevel, ", "))
-		}
-		if known, ok := sectionKeys[k]; ok {
-			sec, isMap := c.Tree[k].(map[string]any)
-			if !isMap {
-				continue // readParams names the type error
-			}
-			for _, key := range slices.Sorted(maps.Keys(sec)) {
-				if slices.Contains(known, key) {
-					continue
-				}
-				if m := suggest.Closest(key, known); m != "" {
-					return nil, fmt.Errorf("%s: %s: unknown key %q; did you mean %q?", display, k, key, m)
-				}
-				return nil, fmt.Errorf("%s: %s: unknown key %q (want %s)", display, k, key, strings.Join(known, ", "))
-			}
-		}
-	}
 	p, err := readParams(c.Tree)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", display, err)
 	}
-	if err := checkEnums(c.Tree); err != nil {
-		return nil, fmt.Errorf("%s: %v", display, err)
-	}
 	c.params = p
-	c.Changes = map[string]any{}
-	prune("", c.Tree, defaultTree, c.Changes, &c.Defaulted)
-	sort.Strings(c.Defaulted)
 	return c, nil
-}
-
-// prune copies into out the leaves of tree that differ from def, recording
-// the paths of those it leaves out. A null is unset; a mapping that ends up
-// empty is left out too.
-func prune(prefix string, tree, def map[string]any, out map[string]any, dropped *[]string) {
-	for _, k := range slices.Sorted(maps.Keys(tree)) {
-		p := strings.TrimPrefix(prefix+"."+k, ".")
-		v := tree[k]
-		d, hasDefault := def[k]
-		switch x := v.(type) {
-		case nil:
-			*dropped = append(*dropped, p)
-		case map[string]any:
-			sub := map[string]any{}
-			dm, _ := d.(map[string]any)
-			prune(p, x, dm, sub, dropped)
-			if len(sub) > 0 {
-				out[k] = sub
-			} else if len(x) == 0 {
-				*dropped = append(*dropped, p)
-			}
-		default:
-			if hasDefault && reflect.DeepEqual(v, d) {
-				*dropped = append(*dropped, p)
-				continue
-			}
-			out[k] = v
-		}
-	}
-}
-
-// checkEnums checks the values MicroShift accepts only from a fixed set.
-func checkEnums(tree map[string]any) error {
-	r := reader{tree: tree}
-	for _, e := range []struct {
-		path  string
-		allow []string
-	}{
-		{"network.cniPlugin", CNIPlugins},
-		{"storage.driver", StorageDrivers},
-		{"network.multus.status", MultusStatuses},
-	} {
-		v, ok, err := r.str(e.path)
-		if err != nil {
-			return err
-		}
-		if ok && !slices.Contains(e.allow, v) {
-			return fmt.Errorf("%s: %q is not one of %s", e.path, v, quoteAll(e.allow))
-		}
-	}
-	list, ok, err := r.strs("storage.optionalCsiComponents")
-	if err != nil {
-		return err
-	}
-	if ok {
-		for i, v := range list {
-			if !slices.Contains(CSIComponents, v) {
-				return fmt.Errorf("storage.optionalCsiComponents[%d]: %q is not one of %s", i, v, quoteAll(CSIComponents))
-			}
-			if v == "none" && len(list) > 1 {
-				return fmt.Errorf("storage.optionalCsiComponents[%d]: \"none\" cannot be combined with other components", i)
-			}
-		}
-	}
-	return nil
 }
 
 func quoteAll(list []string) string {
@@ -344,12 +197,18 @@ func readParams(tree map[string]any) (Params, error) {
 	if v, ok, err := r.strs("apiServer.subjectAltNames"); err != nil {
 		return p, err
 	} else if ok {
+		// MicroShift's default files of 4.14-4.17 list [""]: no name.
+		names := []string{}
 		for i, s := range v {
-			if strings.TrimSpace(s) == "" {
-				return p, fmt.Errorf("apiServer.subjectAltNames[%d]: empty name", i)
+			switch {
+			case s == "":
+			case strings.TrimSpace(s) == "":
+				return p, fmt.Errorf("apiServer.subjectAltNames[%d]: a name of spaces only", i)
+			default:
+				names = append(names, s)
 			}
 		}
-		p.SubjectAltNames = v
+		p.SubjectAltNames = names
 	}
 	if err := checkNetworks(p.ClusterNetwork, p.ServiceNetwork); err != nil {
 		return p, err
@@ -357,7 +216,7 @@ func readParams(tree map[string]any) (Params, error) {
 	if v, ok, err := r.str("debugging.logLevel"); err != nil {
 		return p, err
 	} else if ok && v != "" {
-		if !slices.Contains(LogLevels, v) {
+		if !slices.ContainsFunc(LogLevels, func(l string) bool { return strings.EqualFold(l, v) }) {
 			return p, fmt.Errorf("debugging.logLevel: %q is not one of %s", v, strings.Join(LogLevels, ", "))
 		}
 		p.LogLevel = v
@@ -365,8 +224,12 @@ func readParams(tree map[string]any) (Params, error) {
 	return p, nil
 }
 
-// checkNetworks checks dual-stack pairs and that the pod and service
-// networks do not overlap (MicroShift would route one into the other).
+// checkNetworks checks the pod and service networks as MicroShift does:
+// at most one IPv4 and one IPv6 CIDR each, as many service as cluster
+// networks in the same IP family order (MicroShift 4.17+ crashes on a
+// dual-stack cluster network with a single-stack service network), a
+// service network with room for the addresses MicroShift takes from it,
+// and no overlap (MicroShift would route one into the other).
 func checkNetworks(cluster, service []string) error {
 	for _, n := range []struct {
 		path  string
@@ -377,6 +240,21 @@ func checkNetworks(cluster, service []string) error {
 			if a.Addr().Is4() == b.Addr().Is4() {
 				return fmt.Errorf("%s: two CIDRs must be one IPv4 and one IPv6 (dual stack), got %s and %s", n.path, n.cidrs[0], n.cidrs[1])
 			}
+		}
+	}
+	if len(cluster) != len(service) {
+		return fmt.Errorf("network.serviceNetwork: has %d %s and network.clusterNetwork %d; MicroShift needs one service network per cluster network (dual stack needs both dual)",
+			len(service), text.Plural(len(service), "CIDR", "CIDRs"), len(cluster))
+	}
+	for i := range cluster {
+		c, s := netip.MustParsePrefix(cluster[i]), netip.MustParsePrefix(service[i])
+		if c.Addr().Is4() != s.Addr().Is4() {
+			return fmt.Errorf("network.serviceNetwork[%d]: %s is not in the IP family of network.clusterNetwork[%d] %s", i, service[i], i, cluster[i])
+		}
+	}
+	for i, s := range service {
+		if p := netip.MustParsePrefix(s); p.Addr().BitLen()-p.Bits() < 4 {
+			return fmt.Errorf("network.serviceNetwork[%d]: %s is too small: MicroShift needs at least 10 service addresses (a /28 or larger)", i, s)
 		}
 	}
 	for i, c := range cluster {

@@ -25,8 +25,13 @@ type Plan struct {
 	Components []Component `json:"components"`
 	Packages   []Package   `json:"packages"`
 	Images     []Image     `json:"images"`
-	// Config is the MicroShift config drop-in the plan needs, as a tree.
+	// Config is the MicroShift config the plan writes, as a tree: what
+	// differs from MicroShift's defaults and from what the plan's RPMs set
+	// themselves.
 	Config map[string]any `json:"config"`
+	// ConfigFile is where Config goes on the device (config.yaml or a
+	// config.d drop-in, by release); "" when the plan writes no config.
+	ConfigFile string `json:"config_file,omitempty"`
 	// ConfigSources says where each config value comes from.
 	ConfigSources []ConfigSetting `json:"config_sources"`
 	Services      Services        `json:"services"`
@@ -49,6 +54,11 @@ type Release struct {
 	Stream  string `json:"stream"`
 	// Base is the core release file's release.base for the plan's arch.
 	Base   string `json:"base"`
+	// Kubernetes is the release's Kubernetes major.minor, "" when unknown.
+	Kubernetes string `json:"kubernetes,omitempty"`
+	// Distro is the osbuild distro the release runs on, the default the
+	// blueprint is validated for.
+	Distro string `json:"distro"`
 	Source string `json:"source"`
 	Origin string `json:"origin,omitempty"`
 }

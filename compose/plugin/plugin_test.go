@@ -191,7 +191,7 @@ func TestRunEnvironment(t *testing.T) {
 	t.Setenv("MICROSHIFT_COMPOSE_LEAK_CANARY", "leaked")
 	t.Setenv("HOME", "/home/leak")
 	t.Setenv("MICROSHIFT_CLUSTER_CLUSTERCIDR", "192.0.2.0/24") // the caller's, not the config's
-	cfg, err := microshiftconfig.Parse("c.yaml", []byte("network:\n  clusterNetwork: [10.100.0.0/16, \"fd01::/48\"]\nnode:\n  nodeIP: 192.168.7.2\n  hostnameOverride: edge-7\napiServer:\n  subjectAltNames: [api.edge.example.org, 192.168.7.2]\ndebugging:\n  logLevel: Debug\ndns:\n  baseDomain: edge.example.org\n"))
+	cfg, err := microshiftconfig.Parse("c.yaml", []byte("network:\n  clusterNetwork: [10.100.0.0/16, \"fd01::/48\"]\n  serviceNetwork: [10.101.0.0/16, \"fd02::/112\"]\nnode:\n  nodeIP: 192.168.7.2\n  hostnameOverride: edge-7\napiServer:\n  subjectAltNames: [api.edge.example.org, 192.168.7.2]\ndebugging:\n  logLevel: Debug\ndns:\n  baseDomain: edge.example.org\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestRunEnvironment(t *testing.T) {
 		"PATH":                                    "/usr/local/bin:/usr/bin:/bin",
 		"MICROSHIFT_BASEDOMAIN":                   "edge.example.org",
 		"MICROSHIFT_CLUSTER_CLUSTERCIDR":          "10.100.0.0/16,fd01::/48",
-		"MICROSHIFT_CLUSTER_SERVICECIDR":          "10.43.0.0/16",
+		"MICROSHIFT_CLUSTER_SERVICECIDR":          "10.101.0.0/16,fd02::/112",
 		"MICROSHIFT_CLUSTER_SERVICENODEPORTRANGE": "30000-32767",
 		"MICROSHIFT_CLUSTER_URL":                  "https://localhost:6443",
 		"MICROSHIFT_LOGVLEVEL":                    "Debug",

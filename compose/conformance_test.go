@@ -1,0 +1,438 @@
+package compose_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
+)
+
+// The conformance suite checks the product against upstream MicroShift
+// itself: for every release directory in ../shared/reference, both arches,
+// the four profiles alone and with each optional component that release
+// ships (by its RPM list), a build either succeeds with outputs that are
+// right for that release, or is refused with the documented reason. What is
+// "right" is computed here from the upstream files and a few facts about
+// MicroShift stated below, not from the catalog.
+
+// upstreamFacts are what the expectations rest on, from openshift/microshift:
+// the release a setting or mechanism first exists in.
+const (
+	cniPluginSince   = "4.18" // network.cniPlugin (pkg/config/network.go)
+	storageSince     = "4.17" // storage.driver, storage.optionalCsiComponents
+	multusDropInFrom = "4.19" // microshift-multus ships config.d/00-enable-multus.yaml
+	configDFrom      = "4.18" // /etc/microshift/config.d is read
+)
+
+// optionalRPMs maps each optional MicroShift RPM to the component that
+// installs it.
+var optionalRPMs = map[string]string{
+	"microshift-olm":                   "olm",
+	"microshift-multus":                "multus",
+	"microshift-low-latency":           "low-latency",
+	"microshift-gateway-api":           "gateway-api",
+	"microshift-ai-model-serving":      "ai-model-serving",
+	"microshift-observability":         "observability",
+	"microshift-cert-manager":          "cert-manager",
+	"microshift-sriov":                 "sriov",
+	"microshift-metrics-server":        "metrics-server",
+	"microshift-metrics-kube-state":    "kube-state-metrics",
+	"microshift-metrics-node-exporter": "node-exporter",
+}
+
+// coreRPMs are always installed (the microshift RPM requires them).
+var coreRPMs = []string{"microshift", "microshift-release-info", "microshift-selinux", "microshift-networking", "microshift-greenboot"}
+
+// upstreamDeps are the components another one cannot work without
+// (Multus waits for OVN-K's CNI config; SR-IOV needs Multus; the snapshot
+// controller needs a CSI driver, LVMS by default).
+var upstreamDeps = map[string][]string{
+	"multus":              {"networking-ovnk"},
+	"sriov":               {"multus"},
+	"snapshot-controller": {"storage-lvms"},
+}
+
+var conformanceProfiles = map[string][]string{
+	"minimal":         {"core"},
+	"networking-only": {"core", "networking-ovnk"},
+	"storage-only":    {"core", "storage-lvms"},
+	"full":            {"core", "networking-ovnk", "storage-lvms", "snapshot-controller"},
+}
+
+// x86Only are components upstream ships for x86_64 only (ExclusiveArch).
+var x86Only = map[string]bool{"ai-model-serving": true}
+
+type cell struct {
+	release, arch, selection string
+	outcome                  string // "ok", "refused"
+	wrong                    string // why the cell is wrong, "" when right
+}
+
+func TestConformance(t *testing.T) {
+	releaseRoot := testutil.Shared(t, "reference", "microshift-release")
+	entries, err := os.ReadDir(releaseRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := defaultCatalog(t)
+	know, err := knowledge.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		cells []cell
+	)
+	record := func(c cell) {
+		mu.Lock()
+		defer mu.Unlock()
+		cells = append(cells, c)
+	}
+	t.Run("releases", func(t *testing.T) {
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			branch := e.Name()
+			t.Run(branch, func(t *testing.T) {
+				t.Parallel()
+				dir := filepath.Join(releaseRoot, branch)
+				rel, err := releases.LoadDir(dir)
+				if err != nil {
+					t.Fatalf("LoadDir(%s) = %v", dir, err)
+				}
+				facts, err := know.For(rel.Version)
+				if err != nil {
+					t.Fatalf("knowledge for %s: %v", rel.Stream(), err)
+				}
+				rpms := rpmList(t, branch)
+				for _, arch := range releases.Arches {
+					for _, sel := range selections(rpms) {
+						c := conformanceCell(t, cat, rel, facts, dir, rpms, arch, sel)
+						c.release, c.arch = rel.Stream(), string(arch)
+						record(c)
+						if c.wrong != "" {
+							t.Errorf("%s %s %s: %s", c.release, c.arch, c.selection, c.wrong)
+						}
+					}
+				}
+				// The release's own default config.yaml is a valid --config.
+				cfgPath := testutil.Shared(t, "reference", "microshift-config", "config.yaml."+branch)
+				cfg, err := microshiftconfig.Load(cfgPath)
+				if err == nil {
+					_, err = compose.Resolve(context.Background(), cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64, Config: cfg})
+				}
+				wrong := ""
+				if err != nil {
+					wrong = fmt.Sprintf("its default config.yaml is refused: %v", err)
+					t.Errorf("%s: %s", rel.Stream(), wrong)
+				}
+				record(cell{release: rel.Stream(), arch: "-", selection: "full --config config.yaml." + branch, outcome: okOr(err), wrong: wrong})
+			})
+		}
+	})
+	report(t, cells)
+}
+
+func okOr(err error) string {
+	if err != nil {
+		return "refused"
+	}
+	return "ok"
+}
+
+// selections are the four profiles alone and with each optional component
+// the release ships.
+func selections(rpms []string) [][2]string {
+	var optional []string
+	for _, r := range rpms {
+		if c, ok := optionalRPMs[r]; ok {
+			optional = append(optional, c)
+		}
+	}
+	sort.Strings(optional)
+	var out [][2]string
+	for _, p := range slices.Sorted(maps.Keys(conformanceProfiles)) {
+		out = append(out, [2]string{p, ""})
+		for _, c := range optional {
+			out = append(out, [2]string{p, c})
+		}
+	}
+	return out
+}
+
+// expected is what upstream says a selection must do: the components it
+// deploys, or why the release cannot build it.
+func expected(release string, arch releases.Arch, profile, with string, rpms []string) ([]string, string) {
+	set := map[string]bool{}
+	var add func(string)
+	add = func(c string) {
+		if set[c] {
+			return
+		}
+		set[c] = true
+		for _, d := range upstreamDeps[c] {
+			add(d)
+		}
+	}
+	for _, c := range conformanceProfiles[profile] {
+		add(c)
+	}
+	if with != "" {
+		add(with)
+		if x86Only[with] && arch != releases.X86_64 {
+			return nil, "arch"
+		}
+	}
+	if !set["networking-ovnk"] && versionLess(release, cniPluginSince) {
+		return nil, "cannot honour"
+	}
+	if (!set["storage-lvms"] || !set["snapshot-controller"]) && versionLess(release, storageSince) {
+		return nil, "cannot honour"
+	}
+	return slices.Sorted(maps.Keys(set)), ""
+}
+
+func conformanceCell(t *testing.T, cat *components.Catalog, rel *releases.Release, facts *knowledge.Release, dir string, rpms []string, arch releases.Arch, sel [2]string) cell {
+	profile, with := sel[0], sel[1]
+	c := cell{selection: profile}
+	req := compose.Request{Profile: profile, Arch: arch, AllowUnpinned: true}
+	if with != "" {
+		c.selection += " +" + with
+		req.With = []string{with}
+	}
+	wantComps, wantRefusal := expected(rel.Stream(), arch, profile, with, rpms)
+	p, err := compose.Resolve(context.Background(), cat, rel, req)
+	var out *compose.Output
+	if err == nil {
+		out, err = compose.Build(context.Background(), p, compose.BuildOptions{})
+	}
+	if err != nil {
+		c.outcome = "refused"
+		msg := err.Error()
+		var cannot *compose.CannotHonourError
+		switch {
+		case wantRefusal == "":
+			c.wrong = "refused, want a build: " + msg
+		case strings.ContainsAny(msg, "\n\r"):
+			c.wrong = "refusal is not one line: " + msg
+		case wantRefusal == "cannot honour" && (!errors.As(err, &cannot) || !strings.Contains(msg, "release "+rel.Stream())):
+			c.wrong = "refused, but not as a release that cannot honour it: " + msg
+		case wantRefusal == "arch" && !strings.Contains(msg, "does not support "+string(arch)):
+			c.wrong = "refused, but not for its arch: " + msg
+		}
+		return c
+	}
+	c.outcome = "ok"
+	if wantRefusal != "" {
+		c.wrong = "built, want a refusal (" + wantRefusal + ")"
+		return c
+	}
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if got := slices.Sorted(slices.Values(p.ComponentNames())); !reflect.DeepEqual(got, wantComps) {
+		bad("components %v, want %v", got, wantComps)
+	}
+	// Images: exactly the union of the selected components' release-file
+	// entries for the arch.
+	got := lines(outputFile(t, out, compose.ImagesFile))
+	if want := upstreamImages(t, dir, arch, wantComps); !reflect.DeepEqual(got, want) {
+		bad("images.txt has %d references, want the %d of the upstream release files", len(got), len(want))
+	}
+	// Packages: real RPMs of this branch, pinned to the release.
+	for _, pkg := range p.Packages {
+		if !strings.HasPrefix(pkg.Name, "microshift") {
+			continue
+		}
+		if !slices.Contains(rpms, pkg.Name) {
+			bad("package %s is not built by this release's microshift.spec", pkg.Name)
+		}
+		if pkg.Version != rel.Stream()+".*" {
+			bad("package %s is pinned to %q, want %s.*", pkg.Name, pkg.Version, rel.Stream())
+		}
+	}
+	for _, comp := range wantComps {
+		for rpm, c := range optionalRPMs {
+			if c == comp && !slices.ContainsFunc(p.Packages, func(pk plan.Package) bool { return pk.Name == rpm }) {
+				bad("%s is selected but its RPM %s is not installed", comp, rpm)
+			}
+		}
+	}
+	for _, rpm := range coreRPMs {
+		if !slices.ContainsFunc(p.Packages, func(pk plan.Package) bool { return pk.Name == rpm }) {
+			bad("core RPM %s is missing", rpm)
+		}
+	}
+	problems = append(problems, checkWrittenConfig(out, p, rel.Stream(), facts, wantComps)...)
+	if len(problems) > 0 {
+		c.wrong = strings.Join(problems, "; ")
+	}
+	return c
+}
+
+// checkWrittenConfig checks the config file the plan writes: where it goes,
+// that each key and value is one the release accepts, and that it turns off
+// exactly what the selection leaves out (what a device of that release does
+// with it), never touching what an RPM configures itself.
+func checkWrittenConfig(out *compose.Output, p *plan.Plan, release string, facts *knowledge.Release, comps []string) []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	var files []string
+	for _, f := range p.Files {
+		if strings.HasPrefix(f.Path, "/etc/microshift/config.d/") || f.Path == "/etc/microshift/config.yaml" {
+			files = append(files, f.Path)
+		}
+	}
+	var data []byte
+	switch {
+	case len(files) > 1:
+		bad("writes %d MicroShift config files %v, want at most one", len(files), files)
+		return problems
+	case len(files) == 1:
+		if versionLess(release, configDFrom) && files[0] != "/etc/microshift/config.yaml" {
+			bad("writes %s, which MicroShift %s never reads", files[0], release)
+		}
+		f := out.File(compose.OutputPath(files[0]))
+		if f == nil {
+			bad("config file %s is not in the output", files[0])
+			return problems
+		}
+		data = f.Data
+	}
+	var tree map[string]any
+	if err := yaml.Unmarshal(data, &tree); err != nil {
+		bad("config is not YAML: %v", err)
+		return problems
+	}
+	if tree == nil {
+		tree = map[string]any{}
+	}
+	cfg, err := microshiftconfig.Parse("written config", data)
+	if err != nil {
+		bad("written config does not parse: %v", err)
+		return problems
+	}
+	if err := microshiftconfig.Check(facts.Config, cfg.Tree); err != nil {
+		bad("written config breaks the release's rules: %v", err)
+	}
+	get := func(path string) any {
+		var cur any = tree
+		for _, part := range strings.Split(path, ".") {
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil
+			}
+			cur = m[part]
+		}
+		return cur
+	}
+	has := func(c string) bool { return slices.Contains(comps, c) }
+	want := map[string]any{}
+	if !versionLess(release, cniPluginSince) && !has("networking-ovnk") {
+		want["network.cniPlugin"] = "none"
+	}
+	if !versionLess(release, storageSince) {
+		if !has("storage-lvms") {
+			want["storage.driver"] = "none"
+		}
+		if !has("snapshot-controller") {
+			want["storage.optionalCsiComponents"] = []any{"none"}
+		}
+	}
+	for _, path := range []string{"network.cniPlugin", "storage.driver", "storage.optionalCsiComponents"} {
+		if g := get(path); !reflect.DeepEqual(g, want[path]) {
+			bad("config %s = %v, want %v", path, g, want[path])
+		}
+	}
+	if g := get("network.multus"); g != nil {
+		bad("config sets network.multus %v; the multus RPM (from %s) or MicroShift's default decides it", g, multusDropInFrom)
+	}
+	return problems
+}
+
+// report prints the table (release x arch x selection), the totals, and
+// writes it to $CONFORMANCE_REPORT when set (make test prints it).
+func report(t *testing.T, cells []cell) {
+	sort.Slice(cells, func(i, j int) bool {
+		a, b := cells[i], cells[j]
+		if a.release != b.release {
+			return versionLess(a.release, b.release)
+		}
+		if a.arch != b.arch {
+			return a.arch < b.arch
+		}
+		return a.selection < b.selection
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-6s %-8s %-34s %s\n", "RELEASE", "ARCH", "SELECTION", "RESULT")
+	totals := map[string]int{}
+	wrong := 0
+	for _, c := range cells {
+		result := c.outcome
+		if c.wrong != "" {
+			result = "WRONG: " + c.wrong
+			wrong++
+		}
+		totals[c.outcome]++
+		fmt.Fprintf(&b, "%-6s %-8s %-34s %s\n", c.release, c.arch, c.selection, result)
+	}
+	summary := fmt.Sprintf("conformance: %d cells: %d built, %d refused with the release's reason, %d wrong", len(cells), totals["ok"], totals["refused"], wrong)
+	b.WriteString(summary + "\n")
+	t.Log("\n" + b.String())
+	if path := os.Getenv("CONFORMANCE_REPORT"); path != "" {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Errorf("writing %s: %v", path, err)
+		}
+	}
+	if len(cells) == 0 {
+		t.Error("no conformance cells ran")
+	}
+}
+
+// rpmList reads the RPM names a branch's spec builds.
+func rpmList(t *testing.T, branch string) []string {
+	t.Helper()
+	f, err := os.Open(testutil.Shared(t, "reference", "microshift-packaging", "rpm-packages."+branch+".txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// versionLess compares major.minor streams.
+func versionLess(a, b string) bool {
+	var am, an, bm, bn int
+	fmt.Sscanf(a, "%d.%d", &am, &an)
+	fmt.Sscanf(b, "%d.%d", &bm, &bn)
+	return am < bm || am == bm && an < bn
+}

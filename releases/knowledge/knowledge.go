@@ -1,0 +1,310 @@
+// Package knowledge is what microshift-compose knows about each MicroShift
+// release beyond its release files: where its config goes, which config
+// keys and values it accepts, which RPMs it builds and what they configure
+// themselves, the distro it runs on, and what a device does when a plan
+// lacks a capability. The facts are data (data/*.toml), per release range,
+// the way osbuild/images keeps distro knowledge in its definitions: adding a
+// release is a data change.
+//
+// It answers questions for one release (For); it does not resolve plans.
+package knowledge
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/BurntSushi/toml"
+	"github.com/Masterminds/semver/v3"
+)
+
+//go:embed data/*.toml
+var data embed.FS
+
+// Knowledge is every release range's facts, as loaded.
+type Knowledge struct {
+	ConfigFiles       []ConfigFile
+	Distros           []Distro
+	Kubernetes        map[string]string // stream -> Kubernetes major.minor
+	Packages          map[string]Range
+	PackageConfigs    []PackageConfig
+	MissingCapability []CapabilityWarning
+	Config            *Schema
+}
+
+// Range is a release constraint as written and parsed.
+type Range struct {
+	Release    string
+	Constraint *semver.Constraints
+}
+
+// Matches reports whether v is in the range.
+func (r Range) Matches(v *semver.Version) bool { return r.Constraint.Check(v) }
+
+// ConfigFile is where a plan's MicroShift config goes.
+type ConfigFile struct {
+	Range
+	Path string
+	// Why says why this path, for the plan's notes.
+	Why string
+}
+
+// Distro is the osbuild distro blueprints are validated for by default.
+type Distro struct {
+	Range
+	Name string
+}
+
+// PackageConfig is config an RPM ships as its own drop-in.
+type PackageConfig struct {
+	Range
+	Package string
+	File    string
+	// Settings are the dotted paths it sets and their values.
+	Settings map[string]any
+}
+
+// CapabilityWarning is what the device does without a capability.
+type CapabilityWarning struct {
+	Range
+	Capability string
+	Warning    string
+}
+
+// Release is the facts for one MicroShift release.
+type Release struct {
+	Version *semver.Version
+	// ConfigFile is where the plan's config goes, and why.
+	ConfigFile, ConfigFileWhy string
+	// Distro is the default osbuild distro.
+	Distro string
+	// Kubernetes is the Kubernetes major.minor, "" when not known.
+	Kubernetes string
+	// PackageConfigs are the drop-ins the release's RPMs ship.
+	PackageConfigs []PackageConfig
+	// Config is the config keys the release accepts.
+	Config *Rules
+
+	packages   map[string]bool
+	missingCap map[string]string
+	k          *Knowledge
+}
+
+// HasPackage reports whether the release builds the RPM.
+func (r *Release) HasPackage(name string) bool { return r.packages[name] }
+
+// Packages lists the RPMs the release builds, sorted.
+func (r *Release) Packages() []string { return slices.Sorted(maps.Keys(r.packages)) }
+
+// PackageRange returns the releases that build pkg, "" when none does.
+func (r *Release) PackageRange(pkg string) string { return r.k.Packages[pkg].Release }
+
+// MissingCapabilityWarning says what the device does without a provider of
+// capability on this release; "" when nothing is known.
+func (r *Release) MissingCapabilityWarning(capability string) string { return r.missingCap[capability] }
+
+// Stream is the release's major.minor.
+func (r *Release) Stream() string { return fmt.Sprintf("%d.%d", r.Version.Major(), r.Version.Minor()) }
+
+// ErrUnsupported is wrapped when the knowledge does not cover a release.
+var ErrUnsupported = errors.New("release is not supported")
+
+// For returns the facts for release version v (major.minor.patch).
+func (k *Knowledge) For(v *semver.Version) (*Release, error) {
+	r := &Release{Version: v, packages: map[string]bool{}, missingCap: map[string]string{}, k: k}
+	for _, f := range k.ConfigFiles {
+		if f.Matches(v) {
+			r.ConfigFile, r.ConfigFileWhy = f.Path, f.Why
+			break
+		}
+	}
+	if r.ConfigFile == "" {
+		return nil, fmt.Errorf("MicroShift %d.%d: %w: microshift-compose knows releases %s", v.Major(), v.Minor(), ErrUnsupported, k.Supported())
+	}
+	for _, d := range k.Distros {
+		if d.Matches(v) {
+			r.Distro = d.Name
+			break
+		}
+	}
+	r.Kubernetes = k.Kubernetes[r.Stream()]
+	for name, rg := range k.Packages {
+		if rg.Matches(v) {
+			r.packages[name] = true
+		}
+	}
+	for _, pc := range k.PackageConfigs {
+		if pc.Matches(v) {
+			r.PackageConfigs = append(r.PackageConfigs, pc)
+		}
+	}
+	for _, w := range k.MissingCapability {
+		if w.Matches(v) {
+			if _, dup := r.missingCap[w.Capability]; !dup {
+				r.missingCap[w.Capability] = w.Warning
+			}
+		}
+	}
+	r.Config = k.Config.For(v)
+	return r, nil
+}
+
+// Supported describes the releases the knowledge covers: the config file
+// ranges, joined ("">=4.14, <4.18 || ...").
+func (k *Knowledge) Supported() string {
+	var parts []string
+	for _, f := range k.ConfigFiles {
+		parts = append(parts, f.Release)
+	}
+	return strings.Join(parts, " || ")
+}
+
+var loadDefault = sync.OnceValues(func() (*Knowledge, error) {
+	rel, err := data.ReadFile("data/releases.toml")
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := data.ReadFile("data/config.toml")
+	if err != nil {
+		return nil, err
+	}
+	return Parse("releases/knowledge/data/releases.toml", rel, "releases/knowledge/data/config.toml", cfg)
+})
+
+// Default returns the knowledge embedded in the binary.
+func Default() (*Knowledge, error) { return loadDefault() }
+
+type releasesTOML struct {
+	ConfigFile []struct {
+		Release string `toml:"release"`
+		Path    string `toml:"path"`
+		Why     string `toml:"why"`
+	} `toml:"config_file"`
+	Distro []struct {
+		Release string `toml:"release"`
+		Name    string `toml:"name"`
+	} `toml:"distro"`
+	Kubernetes     map[string]string `toml:"kubernetes"`
+	Packages       map[string]string `toml:"packages"`
+	PackageConfig []struct {
+		Package string         `toml:"package"`
+		Release string         `toml:"release"`
+		File    string         `toml:"file"`
+		Config  map[string]any `toml:"config"`
+	} `toml:"package_config"`
+	MissingCapability []struct {
+		Capability string `toml:"capability"`
+		Release    string `toml:"release"`
+		Warning    string `toml:"warning"`
+	} `toml:"missing_capability"`
+}
+
+// Parse reads the two knowledge files; names are for messages.
+func Parse(releasesName string, releasesData []byte, configName string, configData []byte) (*Knowledge, error) {
+	var doc releasesTOML
+	if err := decodeStrict(releasesName, releasesData, &doc, "package_config.config"); err != nil {
+		return nil, err
+	}
+	k := &Knowledge{Kubernetes: doc.Kubernetes, Packages: map[string]Range{}}
+	rng := func(where, s string) (Range, error) {
+		c, err := semver.NewConstraint(s)
+		if err != nil || strings.TrimSpace(s) == "" {
+			return Range{}, fmt.Errorf("%s: %s: release: invalid semver constraint %q", releasesName, where, s)
+		}
+		return Range{Release: s, Constraint: c}, nil
+	}
+	for i, f := range doc.ConfigFile {
+		r, err := rng(fmt.Sprintf("config_file[%d]", i), f.Release)
+		if err != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(f.Path, "/etc/microshift/") {
+			return nil, fmt.Errorf("%s: config_file[%d]: path %q is not under /etc/microshift/", releasesName, i, f.Path)
+		}
+		k.ConfigFiles = append(k.ConfigFiles, ConfigFile{Range: r, Path: f.Path, Why: oneLine(f.Why)})
+	}
+	for i, d := range doc.Distro {
+		r, err := rng(fmt.Sprintf("distro[%d]", i), d.Release)
+		if err != nil {
+			return nil, err
+		}
+		k.Distros = append(k.Distros, Distro{Range: r, Name: d.Name})
+	}
+	for _, name := range slices.Sorted(maps.Keys(doc.Packages)) {
+		r, err := rng("packages."+name, doc.Packages[name])
+		if err != nil {
+			return nil, err
+		}
+		k.Packages[name] = r
+	}
+	for i, pc := range doc.PackageConfig {
+		r, err := rng(fmt.Sprintf("package_config[%d]", i), pc.Release)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := k.Packages[pc.Package]; !ok {
+			return nil, fmt.Errorf("%s: package_config[%d]: package %q is not in [packages]", releasesName, i, pc.Package)
+		}
+		settings := map[string]any{}
+		flatten("", pc.Config, settings)
+		k.PackageConfigs = append(k.PackageConfigs, PackageConfig{Range: r, Package: pc.Package, File: pc.File, Settings: settings})
+	}
+	for i, w := range doc.MissingCapability {
+		r, err := rng(fmt.Sprintf("missing_capability[%d]", i), w.Release)
+		if err != nil {
+			return nil, err
+		}
+		k.MissingCapability = append(k.MissingCapability, CapabilityWarning{Range: r, Capability: w.Capability, Warning: oneLine(w.Warning)})
+	}
+	schema, err := ParseSchema(configName, configData)
+	if err != nil {
+		return nil, err
+	}
+	k.Config = schema
+	return k, nil
+}
+
+// flatten turns nested tables into dotted paths.
+func flatten(prefix string, m map[string]any, out map[string]any) {
+	for key, v := range m {
+		p := strings.TrimPrefix(prefix+"."+key, ".")
+		if sub, ok := v.(map[string]any); ok {
+			flatten(p, sub, out)
+			continue
+		}
+		out[p] = v
+	}
+}
+
+// oneLine folds a multi-line TOML string into one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// decodeStrict decodes TOML and fails on keys the schema does not know,
+// outside the free-form prefixes.
+func decodeStrict(name string, data []byte, v any, freeForm ...string) error {
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(v)
+	if err != nil {
+		return fmt.Errorf("%s: %s", name, oneLine(err.Error()))
+	}
+	var unknown []string
+next:
+	for _, key := range md.Undecoded() {
+		for _, p := range freeForm {
+			if strings.HasPrefix(key.String(), p+".") {
+				continue next
+			}
+		}
+		unknown = append(unknown, key.String())
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Errorf("%s: unknown key %q", name, unknown[0])
+	}
+	return nil
+}
