@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"slices"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose"

@@ -483,7 +483,9 @@ func packageVersion(pkg string, rel *releases.Release) string {
 }
 
 // isMicroShiftPackage reports whether pkg is built from MicroShift's spec.
-func isMicroShiftPackage(pkg string) bool { return pkg == "microshift" || strings.HasPrefix(pkg, "microshift-") }
+func isMicroShiftPackage(pkg string) bool {
+	return pkg == "microshift" || strings.HasPrefix(pkg, "microshift-")
+}
 
 // addCapabilityWarnings says what the device does without a provider of a
 // capability, where the release knowledge knows it (no CNI: greenboot red).

@@ -224,4 +224,3 @@ func TestLoadErrors(t *testing.T) {
 		}
 	}
 }
-

@@ -53,7 +53,7 @@ type Release struct {
 	Version string `json:"version"`
 	Stream  string `json:"stream"`
 	// Base is the core release file's release.base for the plan's arch.
-	Base   string `json:"base"`
+	Base string `json:"base"`
 	// Kubernetes is the release's Kubernetes major.minor, "" when unknown.
 	Kubernetes string `json:"kubernetes,omitempty"`
 	// Distro is the osbuild distro the release runs on, the default the

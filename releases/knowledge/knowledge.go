@@ -190,8 +190,8 @@ type releasesTOML struct {
 		Release string `toml:"release"`
 		Name    string `toml:"name"`
 	} `toml:"distro"`
-	Kubernetes     map[string]string `toml:"kubernetes"`
-	Packages       map[string]string `toml:"packages"`
+	Kubernetes    map[string]string `toml:"kubernetes"`
+	Packages      map[string]string `toml:"packages"`
 	PackageConfig []struct {
 		Package string         `toml:"package"`
 		Release string         `toml:"release"`
