@@ -357,17 +357,6 @@ func (comp *Component) allImageKeys() []string {
 	return keys
 }
 
-// imageFiles is every images.file the component draws from.
-func (comp *Component) imageFiles() []string {
-	files := []string{comp.Images.File}
-	for _, v := range comp.Variants {
-		if v.Images != nil && !slices.Contains(files, v.Images.File) {
-			files = append(files, v.Images.File)
-		}
-	}
-	return files
-}
-
 // claimProblems finds image keys two components claim for one release (a
 // key may pass from one component to another between releases).
 func (c *Catalog) claimProblems() []string {

@@ -255,8 +255,12 @@ func conformanceCell(t *testing.T, cat *components.Catalog, rel *releases.Releas
 	// Images: exactly the union of the selected components' release-file
 	// entries for the arch.
 	got := lines(outputFile(t, out, compose.ImagesFile))
-	if want := upstreamImages(t, dir, arch, wantComps); !reflect.DeepEqual(got, want) {
+	want := upstreamImages(t, dir, arch, wantComps)
+	if !reflect.DeepEqual(got, want) {
 		bad("images.txt has %d references, want the %d of the upstream release files", len(got), len(want))
+	}
+	if src := blueprintContainers(outputFile(t, out, compose.BlueprintFile)); !reflect.DeepEqual(src, want) {
+		bad("blueprint [[containers]] has %d sources, want the %d of images.txt", len(src), len(want))
 	}
 	// Packages: real RPMs of this branch, pinned to the release.
 	for _, pkg := range p.Packages {

@@ -1,8 +1,6 @@
 package compose_test
 
 import (
-	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,31 +23,15 @@ func TestImagesAIModelServing(t *testing.T) {
 	}
 }
 
-// checkBlueprintContainers decodes the blueprint's [[containers]] and
-// compares their sources with want.
-func checkBlueprintContainers(t *testing.T, blueprint []byte, want []string) {
-	t.Helper()
+// blueprintContainers returns the sources of a blueprint's [[containers]].
+func blueprintContainers(blueprint []byte) []string {
 	var got []string
 	for _, l := range lines(blueprint) {
 		if src, ok := strings.CutPrefix(l, `source = "`); ok {
 			got = append(got, strings.TrimSuffix(src, `"`))
 		}
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("blueprint [[containers]] sources = %q, want %q", got, want)
-	}
-}
-
-func upstreamCoreFile(t *testing.T, stream string, arch releases.Arch) map[string]string {
-	t.Helper()
-	var doc struct {
-		Images map[string]string `json:"images"`
-	}
-	path := filepath.Join(upstreamDir(t, upstreamBranch[stream]), "release-"+string(arch)+".json")
-	if err := json.Unmarshal(mustRead(t, path), &doc); err != nil {
-		t.Fatalf("parsing %s: %v", path, err)
-	}
-	return doc.Images
+	return got
 }
 
 func contains(list []string, s string) bool {

@@ -134,14 +134,6 @@ func Parse(display string, data []byte) (*Config, error) {
 	return c, nil
 }
 
-func quoteAll(list []string) string {
-	q := make([]string, len(list))
-	for i, s := range list {
-		q[i] = strconv.Quote(s)
-	}
-	return strings.Join(q, ", ")
-}
-
 func readParams(tree map[string]any) (Params, error) {
 	p := Defaults()
 	r := reader{tree: tree}
