@@ -98,6 +98,18 @@ func TestBadCatalogs(t *testing.T) {
 		{dir: "file-content-and-source", problems: []string{`{c}: files[0]: set content or source, not both`}},
 		{dir: "file-bad-mode", problems: []string{`{c}: files[0]: mode "0999" must be octal such as "0644"`}},
 		{dir: "config-array-of-tables", problems: []string{`{c}: config.selected.apiServer.namedCertificates: arrays of tables are not supported`}},
+		// [[variant]] entries.
+		{dir: "variant-missing-release", want: `{c}: variant[0]: missing required key "release" (the MicroShift releases it applies to)`},
+		{dir: "variant-bad-release", want: `{c}: variant[0]: release: invalid semver constraint "4.18 -": improper constraint: 4.18 -`},
+		{dir: "variant-unknown-key", want: `{c}: unknown key "variant.pakages"; did you mean "variant.packages"?`},
+		{dir: "variant-overlap", problems: []string{`{c}: variant[0] (release >=4.18) and variant[1] (release >=4.19, <4.21) both apply to release 4.19; make their ranges disjoint`}},
+		{dir: "variant-bad-fields", problems: []string{
+			`{c}: variant[0] (release >=4.18): config.selected.apiServer.namedCertificates: arrays of tables are not supported`,
+			`{c}: variant[0] (release >=4.18): images.file: "Extra" must be the <component> part of release-<component>-<arch>.json`,
+			`{c}: variant[0] (release >=4.18): images.keys: "agent" is listed twice`,
+			`{c}: variant[0] (release >=4.18): packages: "microshift olm" is not a package name`,
+		}},
+		{dir: "variant-claims-core-key", problems: []string{`{c}: image key "pod" of release-<arch>.json is already claimed by component "core" (release 4.19)`}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			dir := filepath.Join("testdata", "bad", tc.dir)

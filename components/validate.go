@@ -378,6 +378,9 @@ func (c *Catalog) claimProblems() []string {
 					claims[id] = n
 					continue
 				}
+				if other == n {
+					continue // listed twice: reported with the component
+				}
 				msg := fmt.Sprintf("%s: image key %q of %s is already claimed by component %q", comp.Source, k, describeFile(comp.Images.File), other)
 				if reported[msg] {
 					continue
