@@ -86,6 +86,7 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	if err != nil {
 		return nil, err
 	}
+	bpData = markTagOnly(bpData, p)
 	lock, err := EncodeLock(p)
 	if err != nil {
 		return nil, err
@@ -103,6 +104,23 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 		out.Files = append(out.Files, OutputFile{Path: Containerfile, Data: blueprints.Containerfile(p, ImagesFile, OutputPath)})
 	}
 	return out, nil
+}
+
+// TagOnlyMark follows, as a TOML comment, the [[containers]] source of an
+// image the release names by tag only (embedded with --allow-unpinned).
+const TagOnlyMark = " # tag-only: not pinned by digest (--allow-unpinned)"
+
+// markTagOnly marks the blueprint's tag-only container sources, so that a
+// review of blueprint.toml shows them as plainly as the lock does.
+func markTagOnly(bp []byte, p *plan.Plan) []byte {
+	for _, im := range p.Images {
+		if im.Pinned {
+			continue
+		}
+		line := fmt.Sprintf("source = %q\n", im.Ref)
+		bp = bytes.Replace(bp, []byte(line), []byte(strings.TrimSuffix(line, "\n")+TagOnlyMark+"\n"), 1)
+	}
+	return bp
 }
 
 // deviceDirs map directories on the device to directories of the output:

@@ -39,7 +39,11 @@ func Describe(w io.Writer, p *plan.Plan, explain bool) error {
 		}
 	}
 	if !explain {
-		fmt.Fprintf(w, "\n%d images, %d packages, %d device files (--explain for details)\n", len(p.Images), len(p.Packages), len(p.Files))
+		tagOnly := ""
+		if n := countTagOnly(p); n > 0 {
+			tagOnly = fmt.Sprintf(" (%d tag-only, not pinned by digest)", n)
+		}
+		fmt.Fprintf(w, "\n%d images%s, %d packages, %d device files (--explain for details)\n", len(p.Images), tagOnly, len(p.Packages), len(p.Files))
 		for _, n := range p.Notes {
 			fmt.Fprintf(w, "note: %s\n", n)
 		}
@@ -95,6 +99,16 @@ func Describe(w io.Writer, p *plan.Plan, explain bool) error {
 		fmt.Fprintf(w, "\nnote: %s\n", n)
 	}
 	return writeWarnings(w, p)
+}
+
+func countTagOnly(p *plan.Plan) int {
+	n := 0
+	for _, im := range p.Images {
+		if !im.Pinned {
+			n++
+		}
+	}
+	return n
 }
 
 func writeWarnings(w io.Writer, p *plan.Plan) error {

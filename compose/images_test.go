@@ -1,8 +1,9 @@
 package compose_test
 
 import (
+	"github.com/BurntSushi/toml"
+
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose"
@@ -23,13 +24,20 @@ func TestImagesAIModelServing(t *testing.T) {
 	}
 }
 
-// blueprintContainers returns the sources of a blueprint's [[containers]].
+// blueprintContainers returns the sources of a blueprint's [[containers]],
+// decoded as TOML (tag-only sources carry a trailing comment).
 func blueprintContainers(blueprint []byte) []string {
+	var bp struct {
+		Containers []struct {
+			Source string `toml:"source"`
+		} `toml:"containers"`
+	}
+	if _, err := toml.Decode(string(blueprint), &bp); err != nil {
+		return []string{"blueprint does not parse: " + err.Error()}
+	}
 	var got []string
-	for _, l := range lines(blueprint) {
-		if src, ok := strings.CutPrefix(l, `source = "`); ok {
-			got = append(got, strings.TrimSuffix(src, `"`))
-		}
+	for _, c := range bp.Containers {
+		got = append(got, c.Source)
 	}
 	return got
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 func FuzzParseConfig(f *testing.F) {
@@ -63,4 +65,48 @@ func checkTree(t *testing.T, v any) {
 	default:
 		t.Fatalf("tree holds %T", v)
 	}
+}
+
+// FuzzConfigForRelease checks a config against the oldest and the newest
+// release's rules: errors are one line naming the file; what passes prunes
+// to changes that pass the rules again, and pruning is stable.
+func FuzzConfigForRelease(f *testing.F) {
+	for _, branch := range []string{"release-4.14", "release-4.18", "main"} {
+		if testutil.HaveShared() {
+			data, err := os.ReadFile(testutil.Shared(f, "reference", "microshift-config", "config.yaml."+branch))
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("network:\n  cniPlugin: none\n  multus:\n    status: Enabled\nstorage:\n  driver: none\n  optionalCsiComponents: [none]\n"))
+	f.Add([]byte("clusterToCluster:\n  remoteClusters:\n  - nextHop: [192.168.1.20]\n    clusterNetwork: [10.45.0.0/16]\n    serviceNetwork: [10.46.0.0/16]\n"))
+	f.Add([]byte("genericDevicePlugin:\n  devices:\n  - name: s\n    groups:\n    - paths:\n      - path: /dev/x\n        permissions: mrw\n"))
+	f.Add([]byte("dns:\n  resources:\n    requests: {cpu: 100m, memory: 128Mi}\n"))
+	f.Add([]byte("apiServer:\n  featureGates:\n    featureSet: CustomNoUpgrade\n    customNoUpgrade:\n      enabled: [A]\n"))
+	oldest, newest := rulesFor(f, "4.14.0"), rulesFor(f, "5.0.0")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const display = "fuzz/config.yaml"
+		c, err := microshiftconfig.Parse(display, data)
+		if err != nil {
+			return // FuzzParseConfig covers parse errors
+		}
+		for _, rules := range []*knowledge.Rules{oldest, newest} {
+			s, err := c.For(rules)
+			if err != nil {
+				if msg := err.Error(); strings.ContainsAny(msg, "\n\r") || !strings.HasPrefix(msg, display+": ") {
+					t.Fatalf("error is not one line naming the file: %q", msg)
+				}
+				continue
+			}
+			if err := microshiftconfig.Check(rules, s.Changes); err != nil {
+				t.Fatalf("pruned changes break the rules they passed: %v\n%#v", err, s.Changes)
+			}
+			again, err := (&microshiftconfig.Config{Source: display, Tree: s.Changes}).For(rules)
+			if err != nil || !reflect.DeepEqual(again.Changes, s.Changes) {
+				t.Fatalf("pruning is not stable: %v\n%#v\n%#v", err, s.Changes, again)
+			}
+		}
+	})
 }
