@@ -38,7 +38,7 @@ KUSTOMIZE_VERSION=${KUSTOMIZE_VERSION:-v5.7.1}
 KUSTOMIZE=bin/kustomize
 
 bench_render() {
-  echo "== render: every manifest/plugin component of the default catalog (kube-proxy, storage-hostpath), in process vs the kustomize CLI"
+  echo "== render: every manifest component of the default catalog (storage-hostpath), in process vs the kustomize CLI"
   if ! "$KUSTOMIZE" version 2>/dev/null | grep -q "${KUSTOMIZE_VERSION#v}"; then
     GOFLAGS= GOBIN="$PWD/bin" go install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
   fi

@@ -31,7 +31,9 @@ func newBuildCmd() *cobra.Command {
   blueprint.toml      osbuild blueprint (validated with osbuild/images for --distro/--image-type)
   images.txt          one digest-pinned image reference per line, sorted, unique
   compose.lock.json   the resolved plan
-  config.d/           the MicroShift config drop-in the plan needs
+  config.d/           the MicroShift config drop-in the plan needs (releases 4.19 and later;
+                      earlier ones read only files/etc/microshift/config.yaml); none when
+                      the plan changes nothing
   manifests.d/        NNN-<component>/: prerendered kustomize manifests (kustomization.yaml
                       and one file per resource), images pinned to the plan's digests
   files/              other files the device gets, at their device paths (e.g. lvmd.yaml)
@@ -50,7 +52,8 @@ A failed build leaves a previous output directory untouched. Without
   microshift-compose build --profile minimal --arch aarch64 --with multus --output out-min/
   microshift-compose build --profile full --release-dir /usr/share/microshift/release --output out/
   microshift-compose build --profile storage-only --lvmd lvmd.yaml --config config.yaml --output out/
-  microshift-compose build --profile minimal --with networking-bridge,storage-hostpath --output out-light/
+  microshift-compose build --profile networking-only --with storage-hostpath --allow-unpinned --output out-light/
+  microshift-compose build --profile full --release 4.16 --output out-416/
   microshift-compose build --profile full --arch x86_64 --bootc --output out/`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -24,6 +24,9 @@ type componentJSON struct {
 	ImageKeys   []string `json:"image_keys"`
 	// Available says whether the selected release ships the component.
 	Available bool `json:"available"`
+	// AlwaysDeployed says why the release deploys it whatever the plan
+	// says (a selection that leaves it out is refused).
+	AlwaysDeployed string `json:"always_deployed,omitempty"`
 }
 
 func newComponentsCmd() *cobra.Command {
@@ -35,6 +38,10 @@ func newComponentsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "components",
 		Short: "List the components of the catalog and whether the release ships them",
+		Long: `components lists the catalog's components as they are for the selected release
+(its [[variant]] applied: packages, image keys), and whether that release ships
+them: yes, no, or always (the release deploys it whatever the plan says, so a
+selection that leaves it out is refused).`,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := format.Validate(); err != nil {
@@ -48,6 +55,8 @@ func newComponentsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Packages, image keys and the like as they are for the release.
+			catalog = catalog.ForRelease(release.Version)
 			list := []componentJSON{}
 			for _, n := range catalog.ComponentNames() {
 				c := catalog.Components[n]
@@ -61,7 +70,7 @@ func newComponentsCmd() *cobra.Command {
 					Name: n, Order: c.Order, Description: c.Description, Arches: arches, Release: c.Release,
 					Provides: nonNil(c.Provides), Requires: nonNil(c.Requires), Conflicts: nonNil(c.Conflicts),
 					Packages: nonNil(c.Packages), ImageFile: releases.FileName(c.Images.File, "<arch>"),
-					ImageKeys: nonNil(c.Images.Keys), Available: c.SupportsRelease(release),
+					ImageKeys: nonNil(c.Images.Keys), Available: c.SupportsRelease(release), AlwaysDeployed: c.AlwaysDeployed,
 				})
 			}
 			if format.json() {
@@ -72,8 +81,11 @@ func newComponentsCmd() *cobra.Command {
 			fmt.Fprintln(tw, "ORDER\tNAME\tPROVIDES\tREQUIRES\tARCHES\tRELEASE\tAVAILABLE\tDESCRIPTION")
 			for _, c := range list {
 				avail := "yes"
-				if !c.Available {
+				switch {
+				case !c.Available:
 					avail = "no"
+				case c.AlwaysDeployed != "":
+					avail = "always"
 				}
 				fmt.Fprintf(tw, "%03d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Order, c.Name, dash(c.Provides), dash(c.Requires),
 					strings.Join(c.Arches, ","), dashStr(c.Release), avail, c.Description)

@@ -1,7 +1,7 @@
 // Command render-dirs writes, for `make bench`, the kustomize inputs that
 // microshift-compose renders in process for the edge-light selection
-// (minimal + networking-bridge + storage-hostpath: every manifest- and
-// plugin-based component of the default catalog) so that the kustomize
+// (networking-only + storage-hostpath: every manifest-based component of
+// the default catalog) so that the kustomize
 // CLI can render exactly the same directories. Beside each overlay it
 // writes rendered.yaml, microshift-compose's own rendering as one stream,
 // for a byte-for-byte comparison. It prints one overlay directory per line.
