@@ -42,7 +42,7 @@ func newComponentsCmd() *cobra.Command {
 (its [[variant]] applied: packages, image keys), and whether that release ships
 them: yes, no, or always (the release deploys it whatever the plan says, so a
 selection that leaves it out is refused).`,
-		Args:  noArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := format.Validate(); err != nil {
 				return err
