@@ -67,6 +67,18 @@ func checkFormat(format, s string) error {
 		if strings.Trim(s, "mrw") != "" {
 			return errors.New("may hold only the letters m, r and w")
 		}
+	case "listen-address":
+		// An IP of the host (not loopback or link-local: MicroShift
+		// never listens there) or a network interface name.
+		if a, err := netip.ParseAddr(s); err == nil {
+			if a.IsLoopback() || a.IsLinkLocalUnicast() {
+				return errors.New("is a loopback or link-local address, which the router does not listen on")
+			}
+			return nil
+		}
+		if len(s) > 15 || strings.ContainsAny(s, "/: \t") || s == "." || s == ".." {
+			return errors.New("is neither an IP address nor a network interface name")
+		}
 	case "usb-id":
 		h := strings.TrimPrefix(strings.ToLower(s), "0x")
 		if _, err := strconv.ParseUint(h, 16, 16); err != nil {

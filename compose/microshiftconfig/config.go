@@ -163,12 +163,14 @@ func readParams(tree map[string]any) (Params, error) {
 		}
 		p.NodeIP = v
 	}
+	nodeIPv6 := ""
 	if v, ok, err := r.str("node.nodeIPv6"); err != nil {
 		return p, err
 	} else if ok && v != "" {
 		if a, err := netip.ParseAddr(v); err != nil || !a.Is6() || a.Is4In6() {
 			return p, fmt.Errorf("node.nodeIPv6: %q is not an IPv6 address", v)
 		}
+		nodeIPv6 = v
 	}
 	if v, ok, err := r.str("node.hostnameOverride"); err != nil {
 		return p, err
@@ -201,6 +203,11 @@ func readParams(tree map[string]any) (Params, error) {
 			}
 		}
 		p.SubjectAltNames = names
+	}
+	// MicroShift takes a second node address only for a dual-stack
+	// cluster (and refuses one otherwise).
+	if nodeIPv6 != "" && len(p.ClusterNetwork) < 2 {
+		return p, fmt.Errorf("node.nodeIPv6: %q is set but the cluster is not dual stack: MicroShift takes it only with an IPv4 and an IPv6 network.clusterNetwork", nodeIPv6)
 	}
 	if err := checkNetworks(p.ClusterNetwork, p.ServiceNetwork); err != nil {
 		return p, err

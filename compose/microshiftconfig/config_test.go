@@ -186,6 +186,7 @@ func TestParseErrors(t *testing.T) {
 		{"baseDomain with underscore", "dns:\n  baseDomain: my_edge.example.com\n", `dns.baseDomain: "my_edge.example.com" is not a DNS domain (lowercase letters, digits, '-' and '.', RFC 1123)`},
 		{"hostnameOverride invalid", "node:\n  hostnameOverride: Edge_1\n", `node.hostnameOverride: "Edge_1" is not a valid node name (lowercase DNS subdomain, RFC 1123)`},
 		{"nodeIPv6 an IPv4 address", "node:\n  nodeIPv6: 10.0.0.1\n", `node.nodeIPv6: "10.0.0.1" is not an IPv6 address`},
+		{"nodeIPv6 without dual stack", "node:\n  nodeIPv6: fd00::1\n", `node.nodeIPv6: "fd00::1" is set but the cluster is not dual stack: MicroShift takes it only with an IPv4 and an IPv6 network.clusterNetwork`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := microshiftconfig.Parse("cfg/config.yaml", []byte(tc.doc))

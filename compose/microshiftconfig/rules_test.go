@@ -131,6 +131,9 @@ func TestReleaseRules(t *testing.T) {
 		{"gdp permissions", "4.20.0", "genericDevicePlugin:\n  devices:\n  - name: s\n    groups:\n    - paths:\n      - path: /dev/x\n        permissions: rwx\n", `genericDevicePlugin.devices[0].groups[0].paths[0].permissions: "rwx" may hold only the letters m, r and w`},
 		{"gdp usb id", "4.20.0", "genericDevicePlugin:\n  devices:\n  - name: s\n    groups:\n    - usbs:\n      - vendor: xyz\n", `genericDevicePlugin.devices[0].groups[0].usbs[0].vendor: "xyz" is not a USB ID (hexadecimal, at most 4 digits)`},
 		{"access log cookies", "4.20.0", "ingress:\n  accessLogging:\n    httpCaptureCookies:\n    - {name: a, matchType: Exact, maxLength: 10}\n    - {name: b, matchType: Exact, maxLength: 10}\n", `ingress.accessLogging.httpCaptureCookies: at most 1 entries, got 2`},
+		{"listen address a CIDR", "4.18.0", "ingress:\n  listenAddress: [10.42.0.0/16]\n", `ingress.listenAddress[0]: "10.42.0.0/16" is neither an IP address nor a network interface name`},
+		{"listen address loopback", "4.18.0", "ingress:\n  listenAddress: [127.0.0.1]\n", `ingress.listenAddress[0]: "127.0.0.1" is a loopback or link-local address, which the router does not listen on`},
+		{"listen address an interface", "4.18.0", "ingress:\n  listenAddress: [eth0, 192.168.1.5]\n", ``},
 		{"syslog address", "4.20.0", "ingress:\n  accessLogging:\n    destination:\n      syslog:\n        address: syslog.local\n", `ingress.accessLogging.destination.syslog.address: "syslog.local" is not an IP address`},
 		// Rules that span keys.
 		{"SAN localhost", "5.0.0", "apiServer:\n  subjectAltNames: [edge.example.com, localhost]\n", `apiServer.subjectAltNames[1]: "localhost": MicroShift refuses localhost and 127.0.0.1 (its API server has them already)`},

@@ -203,7 +203,7 @@ type schemaTOML struct {
 
 var (
 	knownTypes   = []string{TypeString, TypeBool, TypeInt, TypeUint, TypeDuration, TypeList, TypeObjects, TypeMap, TypeObject}
-	knownFormats = []string{"", "cidr", "ip", "ipv6", "url", "dns-subdomain", "node-name", "abs-path", "duration", "port-range", "device-name", "device-permissions", "usb-id"}
+	knownFormats = []string{"", "cidr", "ip", "ipv6", "url", "dns-subdomain", "node-name", "abs-path", "duration", "port-range", "device-name", "device-permissions", "usb-id", "listen-address"}
 	knownZero    = []string{ZeroUnset, ZeroDefault, ZeroApplies}
 )
 
