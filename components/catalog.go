@@ -220,7 +220,7 @@ func (c *Component) withVariant(v *Variant) *Component {
 // error that names the release range they need). Capabilities and profiles
 // are shared with c.
 func (c *Catalog) ForRelease(v *semver.Version) *Catalog {
-	out := &Catalog{Components: make(map[string]*Component, len(c.Components)), Capabilities: c.Capabilities, Profiles: c.Profiles}
+	out := &Catalog{Components: make(map[string]*Component, len(c.Components)), Capabilities: c.Capabilities, Profiles: c.Profiles, names: c.names}
 	for n, comp := range c.Components {
 		var applied *Variant
 		if comp.supportsVersion(v) {
@@ -258,10 +258,22 @@ type Catalog struct {
 	Components   map[string]*Component
 	Capabilities map[string]*Capability
 	Profiles     map[string]*Profile
+
+	// names is ComponentNames, computed when the catalog is loaded (a
+	// catalog is not changed after that); nil for a catalog built by hand.
+	names []string
 }
 
-// ComponentNames returns component names sorted by apply order (order, then name).
+// ComponentNames returns component names sorted by apply order (order,
+// then name). The slice is shared: callers must not change it.
 func (c *Catalog) ComponentNames() []string {
+	if c.names != nil && len(c.names) == len(c.Components) {
+		return c.names
+	}
+	return c.sortNames()
+}
+
+func (c *Catalog) sortNames() []string {
 	names := make([]string, 0, len(c.Components))
 	for n := range c.Components {
 		names = append(names, n)

@@ -135,6 +135,7 @@ type parts struct {
 
 func (p *parts) finish() (*Catalog, error) {
 	c := &Catalog{Components: p.components, Capabilities: p.capabilities, Profiles: p.profiles}
+	c.names = c.sortNames()
 	if probs := c.Problems(); len(probs) > 0 {
 		return nil, &ProblemsError{Problems: probs}
 	}

@@ -62,7 +62,6 @@ func TestBadCatalogs(t *testing.T) {
 		{dir: "bad-name", problems: []string{`{d}/components/Extra_1/component.toml: name "Extra_1" must be lowercase letters, digits and dashes (at most 63)`}},
 		{dir: "order-out-of-range", problems: []string{`{c}: order 1000 is out of range 0-999`}},
 		{dir: "negative-order", problems: []string{`{c}: order -1 is out of range 0-999`}},
-		{dir: "duplicate-order", problems: []string{`{c}: order 005 is already used by component "networking-ovnk"`}},
 		{dir: "unknown-requires", problems: []string{`{c}: requires: unknown component or capability "mutlus"; did you mean "multus"?`}},
 		{dir: "unknown-conflicts", problems: []string{
 			`{c}: conflicts: unknown component or capability "networking-brige"; did you mean "networking-ovnk"?`,

@@ -45,22 +45,18 @@ func (c *Catalog) Problems() []error {
 	var probs []string
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 
-	orders := map[int]string{}
+	// Two components may share an order: ties apply by name, and their
+	// NNN-<name> directories sort the same way on the device.
+	providers := map[string]int{}
+	for _, comp := range c.Components {
+		for _, p := range comp.Provides {
+			providers[p]++
+		}
+	}
 	for _, n := range c.ComponentNames() {
 		comp := c.Components[n]
 		for _, p := range comp.problems() {
 			add("%s: %s", comp.Source, p)
-		}
-		if other, dup := orders[comp.Order]; dup {
-			// Name the file the user can edit when an overlay component
-			// clashes with an embedded one.
-			src, clash := comp.Source, other
-			if comp.Dir == "" && c.Components[other].Dir != "" {
-				src, clash = c.Components[other].Source, n
-			}
-			add("%s: order %03d is already used by component %q", src, comp.Order, clash)
-		} else {
-			orders[comp.Order] = n
 		}
 		if _, clash := c.Capabilities[n]; clash {
 			add("%s: component %q has the same name as a capability", comp.Source, n)
@@ -69,7 +65,7 @@ func (c *Catalog) Problems() []error {
 			switch {
 			case c.Components[r] == nil && c.Capabilities[r] == nil:
 				add("%s: requires: %s", comp.Source, c.unknownRef(r))
-			case c.Capabilities[r] != nil && len(c.Providers(r)) == 0:
+			case c.Capabilities[r] != nil && providers[r] == 0:
 				add("%s: requires capability %q, which no component in the catalog provides", comp.Source, r)
 			}
 		}
@@ -358,42 +354,79 @@ func (comp *Component) allImageKeys() []string {
 }
 
 // claimProblems finds image keys two components claim for one release (a
-// key may pass from one component to another between releases).
+// key may pass from one component to another between releases). Claims of
+// components without variants are the same on every release and indexed
+// once; only components with variants are looked at per release.
 func (c *Catalog) claimProblems() []string {
 	var probs []string
 	reported := map[string]bool{}
-	names := c.ComponentNames()
+	report := func(comp *Component, other, k string, ver *semver.Version) {
+		msg := fmt.Sprintf("%s: image key %q of %s is already claimed by component %q", comp.Source, k, describeFile(comp.Images.File), other)
+		if ver != nil {
+			msg = fmt.Sprintf("%s: image key %q of %s is already claimed by component %q", comp.Source, k, describeFile(comp.imagesFor(ver).File), other)
+		}
+		if reported[msg] {
+			return
+		}
+		reported[msg] = true
+		if ver != nil {
+			msg += fmt.Sprintf(" (release %d.%d)", ver.Major(), ver.Minor())
+		}
+		probs = append(probs, msg)
+	}
+	static := map[string]string{} // file\x00key -> component
+	var varying []string
+	for _, n := range c.ComponentNames() {
+		comp := c.Components[n]
+		if len(comp.Variants) > 0 {
+			varying = append(varying, n)
+			continue
+		}
+		for _, k := range comp.Images.Keys {
+			id := comp.Images.File + "\x00" + k
+			if other, dup := static[id]; dup && other != n {
+				report(comp, other, k, nil)
+			} else {
+				static[id] = n
+			}
+		}
+	}
+	if len(varying) == 0 {
+		return probs
+	}
 	for _, ver := range probeVersions {
-		view := c.ForRelease(ver)
-		claims := map[string]string{} // file\x00key -> component
-		for _, n := range names {
-			comp := view.Components[n]
+		claims := map[string]string{}
+		for _, n := range varying {
+			comp := c.Components[n]
 			if !comp.supportsVersion(ver) {
 				continue
 			}
-			for _, k := range comp.Images.Keys {
-				id := comp.Images.File + "\x00" + k
+			im := comp.imagesFor(ver)
+			for _, k := range im.Keys {
+				id := im.File + "\x00" + k
 				other, dup := claims[id]
 				if !dup {
+					other, dup = static[id]
+				}
+				switch {
+				case !dup:
 					claims[id] = n
-					continue
+				case other != n:
+					report(comp, other, k, ver)
 				}
-				if other == n {
-					continue // listed twice: reported with the component
-				}
-				msg := fmt.Sprintf("%s: image key %q of %s is already claimed by component %q", comp.Source, k, describeFile(comp.Images.File), other)
-				if reported[msg] {
-					continue
-				}
-				reported[msg] = true
-				if len(comp.Variants)+len(view.Components[other].Variants) > 0 {
-					msg += fmt.Sprintf(" (release %d.%d)", ver.Major(), ver.Minor())
-				}
-				probs = append(probs, msg)
 			}
 		}
 	}
 	return probs
+}
+
+// imagesFor returns the component's images on release v: its variant's, or
+// its own.
+func (comp *Component) imagesFor(v *semver.Version) Images {
+	if vs := comp.variantsFor(v); len(vs) > 0 && vs[0].Images != nil {
+		return *vs[0].Images
+	}
+	return comp.Images
 }
 
 // kustomizationFiles are the names kustomize accepts for a kustomization.

@@ -93,7 +93,11 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	// component's [[variant]] for it applied.
 	cat = cat.ForRelease(rel.Version)
 	rel, own := cat.WithReleaseFiles(rel)
-	r := &resolver{cat: cat, rel: rel, req: req, facts: facts, reasons: map[string][]plan.Reason{}, ownFiles: own}
+	r := &resolver{cat: cat, rel: rel, req: req, facts: facts, reasons: map[string][]plan.Reason{}, ownFiles: own,
+		reasonSet: map[string]map[plan.Reason]bool{}, providers: map[string][]string{}, without_: map[string]bool{}}
+	for _, n := range req.Without {
+		r.without_[n] = true
+	}
 	if err := r.checkRequest(); err != nil {
 		return nil, nil, err
 	}
@@ -121,6 +125,18 @@ type resolver struct {
 	facts   *knowledge.Release
 	reasons map[string][]plan.Reason // selected component -> why
 	order   []string                 // selected, apply order
+	// reasonSet holds each selected component's reasons for lookups;
+	// providers the selected providers of each capability; queue the
+	// components selected but not yet expanded.
+	reasonSet map[string]map[plan.Reason]bool
+	providers map[string][]string
+	queue     []string
+	without_  map[string]bool
+	// claimed indexes, per release file component, the keys the catalog
+	// claims; checked lists the files already checked.
+	claimed map[string]map[string]bool
+	checked map[string]bool
+	keys    map[string]map[string]string // release file -> key -> reference
 	// ownFiles are the release files components brought themselves that
 	// rel lacked (file name -> component).
 	ownFiles map[string]string
@@ -165,21 +181,33 @@ func (r *resolver) checkRequest() error {
 	return nil
 }
 
-func (r *resolver) without(n string) bool { return slices.Contains(r.req.Without, n) }
+func (r *resolver) without(n string) bool { return r.without_[n] }
 
+// add records why n is in the selection and reports whether n is new
+// there; a reason already recorded is not added twice.
 func (r *resolver) add(n string, why plan.Reason) bool {
-	_, had := r.reasons[n]
-	for _, existing := range r.reasons[n] {
-		if existing == why {
-			return false
+	set, had := r.reasonSet[n]
+	if !had {
+		set = map[plan.Reason]bool{}
+		r.reasonSet[n] = set
+		r.queue = append(r.queue, n)
+		for _, capName := range r.cat.Components[n].Provides {
+			r.providers[capName] = append(r.providers[capName], n)
 		}
 	}
-	r.reasons[n] = append(r.reasons[n], why)
+	if !set[why] {
+		set[why] = true
+		r.reasons[n] = append(r.reasons[n], why)
+	}
 	return !had
 }
 
+// capabilityNeed is a selected component requiring a capability.
+type capabilityNeed struct{ capability, by string }
+
 // selectComponents starts from the profile and --with, then adds required
-// components and default capability providers until nothing changes.
+// components and default capability providers until nothing changes: a
+// worklist, so each component and requirement is looked at once.
 func (r *resolver) selectComponents() error {
 	for _, n := range r.cat.Profiles[r.req.Profile].Components {
 		if !r.without(n) {
@@ -189,70 +217,85 @@ func (r *resolver) selectComponents() error {
 	for _, n := range r.req.With {
 		r.add(n, plan.Reason{Kind: plan.ReasonWith})
 	}
-	for changed := true; changed; {
-		changed = false
-		for _, n := range slices.Sorted(maps.Keys(r.reasons)) {
+	var needs []capabilityNeed
+	for {
+		for len(r.queue) > 0 {
+			n := r.queue[0]
+			r.queue = r.queue[1:]
 			for _, req := range r.cat.Components[n].Requires {
 				if r.cat.Components[req] == nil {
-					continue // a capability, handled below
+					needs = append(needs, capabilityNeed{req, n})
+					continue
 				}
 				if r.without(req) {
 					return fmt.Errorf("--without %s: %s requires it (%s: %s)", req, n, n, r.why(n))
 				}
-				if r.add(req, plan.Reason{Kind: plan.ReasonRequired, By: n}) {
-					changed = true
-				}
+				r.add(req, plan.Reason{Kind: plan.ReasonRequired, By: n})
 			}
-		}
-		if changed {
-			continue
 		}
 		// Only once the component closure is stable, so that a provider
 		// selected some other way is seen before a default is pulled in.
-		for _, n := range slices.Sorted(maps.Keys(r.reasons)) {
-			for _, capName := range r.cat.Components[n].Requires {
-				capa := r.cat.Capabilities[capName]
-				if capa == nil || len(r.selectedProviders(capName)) > 0 {
-					continue
-				}
-				if r.cat.Components[capa.Default] == nil {
-					// Catalog validation allows a capability without a
-					// default only when nothing provides it.
-					return fmt.Errorf("%s requires a %s provider and no component in the catalog provides %s (%s: %s); add one with --catalog",
-						n, capName, capName, n, r.why(n))
-				}
-				if r.without(capa.Default) {
-					others := without(r.cat.Providers(capName), capa.Default)
-					hint := ""
-					if len(others) > 0 {
-						hint = fmt.Sprintf("; select another provider with --with %s", strings.Join(others, " or --with "))
-					}
-					return fmt.Errorf("--without %s: %s requires a %s provider and %s is its default (%s: %s)%s",
-						capa.Default, n, capName, capa.Default, n, r.why(n), hint)
-				}
-				r.add(capa.Default, plan.Reason{Kind: plan.ReasonCapability, Capability: capName, By: n})
-				changed = true
-			}
-			if changed {
-				break
-			}
+		// The first unmet need (by requiring component, then declaration)
+		// pulls in its default; the closure then runs again.
+		sort.SliceStable(needs, func(i, j int) bool { return needs[i].by < needs[j].by })
+		unmet := slices.IndexFunc(needs, func(nd capabilityNeed) bool { return len(r.providers[nd.capability]) == 0 })
+		if unmet < 0 {
+			break
 		}
+		nd := needs[unmet]
+		needs = slices.Delete(needs, 0, unmet+1)
+		capa := r.cat.Capabilities[nd.capability]
+		if r.cat.Components[capa.Default] == nil {
+			// Catalog validation allows a capability without a default
+			// only when nothing provides it.
+			return fmt.Errorf("%s requires a %s provider and no component in the catalog provides %s (%s: %s); add one with --catalog",
+				nd.by, nd.capability, nd.capability, nd.by, r.why(nd.by))
+		}
+		if r.without(capa.Default) {
+			others := without(r.cat.Providers(nd.capability), capa.Default)
+			hint := ""
+			if len(others) > 0 {
+				hint = fmt.Sprintf("; select another provider with --with %s", strings.Join(others, " or --with "))
+			}
+			return fmt.Errorf("--without %s: %s requires a %s provider and %s is its default (%s: %s)%s",
+				capa.Default, nd.by, nd.capability, capa.Default, nd.by, r.why(nd.by), hint)
+		}
+		r.add(capa.Default, plan.Reason{Kind: plan.ReasonCapability, Capability: nd.capability, By: nd.by})
 	}
-	r.order = slices.Sorted(maps.Keys(r.reasons))
-	sort.SliceStable(r.order, func(i, j int) bool {
-		return r.cat.Components[r.order[i]].Order < r.cat.Components[r.order[j]].Order
+	for n := range r.reasons {
+		sortReasons(r.reasons[n])
+	}
+	r.order = make([]string, 0, len(r.reasons))
+	for n := range r.reasons {
+		r.order = append(r.order, n)
+	}
+	sort.Slice(r.order, func(i, j int) bool {
+		a, b := r.cat.Components[r.order[i]], r.cat.Components[r.order[j]]
+		if a.Order != b.Order {
+			return a.Order < b.Order
+		}
+		return a.Name < b.Name
 	})
 	return nil
 }
 
-func (r *resolver) selectedProviders(capName string) []string {
-	var out []string
-	for _, n := range slices.Sorted(maps.Keys(r.reasons)) {
-		if slices.Contains(r.cat.Components[n].Provides, capName) {
-			out = append(out, n)
+// sortReasons puts a component's reasons in one order whatever the order
+// they were found in: the profile, --with, then requirements by component.
+func sortReasons(rs []plan.Reason) {
+	rank := map[string]int{plan.ReasonProfile: 0, plan.ReasonWith: 1, plan.ReasonRequired: 2, plan.ReasonCapability: 3}
+	sort.SliceStable(rs, func(i, j int) bool {
+		if rank[rs[i].Kind] != rank[rs[j].Kind] {
+			return rank[rs[i].Kind] < rank[rs[j].Kind]
 		}
-	}
-	return out
+		if rs[i].By != rs[j].By {
+			return rs[i].By < rs[j].By
+		}
+		return rs[i].Capability < rs[j].Capability
+	})
+}
+
+func (r *resolver) selectedProviders(capName string) []string {
+	return slices.Sorted(slices.Values(r.providers[capName]))
 }
 
 // why explains how n got into the selection, following requirements back to
@@ -394,14 +437,18 @@ func (r *resolver) addImages(p *plan.Plan) error {
 		if err := r.checkClaimed(f); err != nil {
 			return err
 		}
+		index := r.keyIndex(f)
 		for _, k := range c.Images.Keys {
-			ref, ok := f.Lookup(k)
+			ref, ok := index[k]
 			if !ok {
 				return fmt.Errorf("release %s: %s has no image key %q that component %q needs", r.rel, f.Name, k, n)
 			}
 			im := byRef[ref]
 			if im == nil {
-				im = &plan.Image{Ref: ref, Pinned: releases.IsDigestPinned(ref)}
+				// The release parser has checked every reference, and a
+				// valid reference holds "@" only before its digest: no
+				// second parse per image.
+				im = &plan.Image{Ref: ref, Pinned: strings.Contains(ref, "@")}
 				byRef[ref] = im
 				if !im.Pinned {
 					unpinned = append(unpinned, tagOnly{fmt.Sprintf("component %q image %q (%s)", n, k, f.Name), ref})
@@ -438,19 +485,50 @@ func (r *resolver) addImages(p *plan.Plan) error {
 	return nil
 }
 
+// keyIndex maps a release file's keys to their references, built once per
+// file: components look their keys up in it.
+func (r *resolver) keyIndex(f *releases.File) map[string]string {
+	if r.keys == nil {
+		r.keys = map[string]map[string]string{}
+	}
+	index, ok := r.keys[f.Name]
+	if !ok {
+		index = make(map[string]string, len(f.Images))
+		for _, im := range f.Images {
+			index[im.Key] = im.Ref
+		}
+		r.keys[f.Name] = index
+	}
+	return index
+}
+
 // checkClaimed refuses a release file with keys no catalog component claims:
-// those are images the device would boot without.
+// those are images the device would boot without. The claims of every
+// release file are indexed once, on the first file checked.
 func (r *resolver) checkClaimed(f *releases.File) error {
-	claimed := map[string]bool{}
-	for _, c := range r.cat.Components {
-		if c.Images.File == f.Component && c.SupportsRelease(r.rel) {
+	if r.claimed == nil {
+		r.claimed = map[string]map[string]bool{}
+		for _, c := range r.cat.Components {
+			if !c.SupportsRelease(r.rel) {
+				continue
+			}
+			keys := r.claimed[c.Images.File]
+			if keys == nil {
+				keys = map[string]bool{}
+				r.claimed[c.Images.File] = keys
+			}
 			for _, k := range c.Images.Keys {
-				claimed[k] = true
+				keys[k] = true
 			}
 		}
+		r.checked = map[string]bool{}
 	}
+	if r.checked[f.Name] {
+		return nil
+	}
+	r.checked[f.Name] = true
 	for _, im := range f.Images {
-		if !claimed[im.Key] {
+		if !r.claimed[f.Component][im.Key] {
 			return fmt.Errorf("release %s: %s: image key %q is not claimed by any component, so no plan would embed it; add it to a component's images.keys (see --catalog)",
 				r.rel, f.Name, im.Key)
 		}

@@ -63,14 +63,6 @@ var badInputs = []badInput{
 		code: exitError,
 	},
 	{
-		// The message must name the user's file, not the embedded
-		// component it clashes with.
-		name: "catalog/duplicate order",
-		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/duplicate-order", "--output", "{out}"},
-		want: `{bad}/catalogs/duplicate-order/components/edge-agent/component.toml: order 010 is already used by component "storage-lvms"`,
-		code: exitError,
-	},
-	{
 		name: "catalog/unknown requires with suggestion",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/unknown-requires", "--output", "{out}"},
 		want: `{bad}/catalogs/unknown-requires/components/edge-agent/component.toml: requires: unknown component or capability "cor"; did you mean "core"?`,
