@@ -25,11 +25,12 @@ run: build
 
 # The conformance suite (compose/conformance_test.go) writes its table
 # (release x arch x selection) to bin/conformance.txt; it is printed after
-# the tests. Without ../shared (a user's clone) the suite is skipped.
+# the tests. Without ../shared (a user's clone) the suite is skipped. The
+# tests keep their osbuild definitions cache in bin/cache, not the user's.
 CONFORMANCE := $(CURDIR)/bin/conformance.txt
 test: test-deps
 	@mkdir -p bin && rm -f $(CONFORMANCE)
-	CONFORMANCE_REPORT=$(CONFORMANCE) $(GO) test -count=1 ./...
+	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache $(GO) test -count=1 ./...
 	@if [ -f $(CONFORMANCE) ]; then cat $(CONFORMANCE); else echo "conformance: skipped (needs the upstream reference files in ../shared)"; fi
 
 # Installs the real tools tests use (Debian packages); CI runs on fresh machines.
@@ -49,7 +50,7 @@ install:
 
 # Regenerates the CLI reference in docs/cli (a test fails when it is stale).
 docs:
-	$(GO) run $(PKG) docs --dir docs/cli
+	$(GO) test ./cmd/microshift-compose -run "^TestDocsUpToDate$$" -count=1 -update-docs
 
 bench: build
 	./hack/bench.sh

@@ -30,28 +30,45 @@ var knownDistros = []string{
 
 var factory = sync.OnceValue(distrofactory.NewDefault)
 
-// osbuild parses its distro definitions (YAML) on every GetDistro call, tens
-// of milliseconds each, so distros are looked up once per process and name.
-var distros sync.Map // name -> lookup
+// osbuild parses its distro definitions (YAML) on every GetDistro call,
+// tens of milliseconds each, so distros are looked up once per process,
+// name and image type, from definitions reduced to that image type where
+// possible (defs.go).
+var distros sync.Map // lookupKey -> lookup
+
+type lookupKey struct{ distro, imageType string }
 
 type lookup struct{ d distro.Distro } // d is nil for an unknown name
 
-func getDistro(name string) distro.Distro {
-	if l, ok := distros.Load(name); ok {
+// getDistro returns the distro with at least imageType defined ("" for
+// every image type).
+func getDistro(name, imageType string) distro.Distro {
+	key := lookupKey{name, imageType}
+	if l, ok := distros.Load(key); ok {
 		return l.(lookup).d
 	}
-	d := factory().GetDistro(name)
-	distros.Store(name, lookup{d})
+	var d distro.Distro
+	if dir := reducedDefs(name, imageType); imageType != "" && dir != "" {
+		withDefs(dir, func() { d = factory().GetDistro(name) })
+	} else {
+		d = factory().GetDistro(name)
+	}
+	distros.Store(key, lookup{d})
 	return d
 }
 
 // ImageType looks up an osbuild image type, with suggestions on typos.
 func ImageType(distroName, imageType string, arch releases.Arch) (distro.ImageType, error) {
-	d := getDistro(distroName)
+	d := getDistro(distroName, imageType)
+	if d == nil {
+		// Maybe the distro has the name but not the image type (a
+		// reduced definition); ask again with every image type.
+		d = getDistro(distroName, "")
+	}
 	if d == nil {
 		var have []string
 		for _, n := range knownDistros {
-			if getDistro(n) != nil {
+			if getDistro(n, "") != nil {
 				have = append(have, n)
 			}
 		}
@@ -66,6 +83,12 @@ func ImageType(distroName, imageType string, arch releases.Arch) (distro.ImageTy
 	}
 	it, err := a.GetImageType(imageType)
 	if err != nil {
+		// The suggestions need every image type of the distro.
+		if full := getDistro(distroName, ""); full != nil {
+			if fa, err := full.GetArch(string(arch)); err == nil {
+				a = fa
+			}
+		}
 		types := a.ListImageTypes()
 		if m := suggest.Closest(imageType, types); m != "" {
 			return nil, fmt.Errorf("unknown image type %q for %s/%s; did you mean %q?", imageType, distroName, arch, m)

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/Masterminds/semver/v3"
 )
 
 // A bundle is the project's own file for one embedded release: every
@@ -34,6 +37,132 @@ var loadEmbedded = sync.OnceValues(func() ([]*Release, error) {
 
 // Embedded returns the releases compiled into the binary, newest first.
 func Embedded() ([]*Release, error) { return loadEmbedded() }
+
+// embeddedEntry is one embedded bundle as the index knows it: its file and
+// the version of its core files, read without parsing its images.
+type embeddedEntry struct {
+	name    string
+	version *semver.Version
+}
+
+// embeddedIndex lists the embedded bundles, newest first. Selecting a
+// release needs only this; the chosen bundle alone is then parsed, so a
+// command working on one release does not pay for the other nine.
+var embeddedIndex = sync.OnceValues(func() ([]embeddedEntry, error) {
+	entries, err := fs.ReadDir(embedded, "data")
+	if err != nil {
+		return nil, fmt.Errorf("reading embedded releases: %w", err)
+	}
+	var out []embeddedEntry
+	for _, e := range entries {
+		data, err := fs.ReadFile(embedded, "data/"+e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("reading embedded release %s: %w", e.Name(), err)
+		}
+		base, err := coreBase(data)
+		if err != nil {
+			return nil, fmt.Errorf("reading embedded release %s: %w", e.Name(), err)
+		}
+		v, err := semver.NewVersion(base)
+		if err != nil {
+			return nil, fmt.Errorf("reading embedded release %s: %w", e.Name(), err)
+		}
+		out = append(out, embeddedEntry{name: e.Name(), version: semver.New(v.Major(), v.Minor(), v.Patch(), "", "")})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version.GreaterThan(out[j].version) })
+	return out, nil
+})
+
+// coreBase returns release.base of a bundle's first core file
+// (release-<arch>.json), decoding nothing else: all core files of a
+// release have one version (ParseBundle checks when the bundle is used).
+func coreBase(data []byte) (string, error) {
+	core := map[string]bool{}
+	for _, a := range Arches {
+		core[FileName("", a)] = true
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	object := func(what string) error {
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return fmt.Errorf("%s: not a JSON object", what)
+		}
+		return nil
+	}
+	if err := object("bundle"); err != nil {
+		return "", err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		if key != "files" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return "", err
+			}
+			continue
+		}
+		if err := object("files"); err != nil {
+			return "", err
+		}
+		for dec.More() {
+			name, err := dec.Token()
+			if err != nil {
+				return "", err
+			}
+			if n, ok := name.(string); !ok || !core[n] {
+				var skip json.RawMessage
+				if err := dec.Decode(&skip); err != nil {
+					return "", err
+				}
+				continue
+			}
+			var file struct {
+				Release struct {
+					Base string `json:"base"`
+				} `json:"release"`
+			}
+			if err := dec.Decode(&file); err != nil {
+				return "", err
+			}
+			return file.Release.Base, nil
+		}
+	}
+	return "", errors.New("no core release file (release-<arch>.json)")
+}
+
+var parsedBundles sync.Map // bundle file name -> func() (*Release, error)
+
+// embeddedRelease parses one embedded bundle, once.
+func embeddedRelease(name string) (*Release, error) {
+	load, _ := parsedBundles.LoadOrStore(name, sync.OnceValues(func() (*Release, error) {
+		data, err := fs.ReadFile(embedded, "data/"+name)
+		if err != nil {
+			return nil, fmt.Errorf("reading embedded release %s: %w", name, err)
+		}
+		return ParseBundle("releases/data/"+name, data)
+	}))
+	return load.(func() (*Release, error))()
+}
+
+// SelectEmbedded returns the newest embedded release matching constraint
+// ("" = newest), parsing only that one.
+func SelectEmbedded(constraint string) (*Release, error) {
+	index, err := embeddedIndex()
+	if err != nil {
+		return nil, err
+	}
+	versions := make([]*semver.Version, len(index))
+	for i, e := range index {
+		versions[i] = e.version
+	}
+	i, err := selectVersion(versions, constraint)
+	if err != nil {
+		return nil, err
+	}
+	return embeddedRelease(index[i].name)
+}
 
 func loadBundles(fsys fs.FS, dir string) ([]*Release, error) {
 	entries, err := fs.ReadDir(fsys, dir)

@@ -169,3 +169,30 @@ func TestParseBundleErrors(t *testing.T) {
 		t.Errorf("ParseBundle(minimal) = %v, %v", r, err)
 	}
 }
+
+// TestSelectEmbeddedMatchesSelect checks that choosing an embedded release
+// from the index (which parses only the chosen bundle) picks what choosing
+// among all parsed bundles picks, and fails alike.
+func TestSelectEmbeddedMatchesSelect(t *testing.T) {
+	rels, err := releases.Embedded()
+	if err != nil {
+		t.Fatalf("Embedded() = %v", err)
+	}
+	for _, c := range []string{"", "4.14", "~4.18", "4.18.x", ">=4.16 <4.20", "<4.15", ">=5", "5.0", "9.9", "< 4.0", "not a constraint"} {
+		want, wantErr := releases.Select(rels, c)
+		got, gotErr := releases.SelectEmbedded(c)
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Errorf("SelectEmbedded(%q) error = %v, Select error = %v", c, gotErr, wantErr)
+			continue
+		}
+		if wantErr != nil {
+			if gotErr.Error() != wantErr.Error() {
+				t.Errorf("SelectEmbedded(%q) error = %q, want %q", c, gotErr, wantErr)
+			}
+			continue
+		}
+		if !got.Version.Equal(want.Version) || got.Origin != want.Origin {
+			t.Errorf("SelectEmbedded(%q) = %s (%s), want %s (%s)", c, got.Version, got.Origin, want.Version, want.Origin)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -168,30 +169,45 @@ func readLimited(fsys fs.FS, name string) ([]byte, error) {
 
 // Select returns the newest release satisfying constraint ("" = newest).
 func Select(rels []*Release, constraint string) (*Release, error) {
-	if len(rels) == 0 {
-		return nil, errors.New("no releases to choose from")
+	versions := make([]*semver.Version, len(rels))
+	for i, r := range rels {
+		versions[i] = r.Version
 	}
-	sorted := append([]*Release(nil), rels...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Version.GreaterThan(sorted[j].Version) })
+	i, err := selectVersion(versions, constraint)
+	if err != nil {
+		return nil, err
+	}
+	return rels[i], nil
+}
+
+// selectVersion returns the index of the newest version satisfying
+// constraint ("" = newest).
+func selectVersion(versions []*semver.Version, constraint string) (int, error) {
+	if len(versions) == 0 {
+		return 0, errors.New("no releases to choose from")
+	}
+	order := make([]int, len(versions))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return versions[order[a]].GreaterThan(versions[order[b]]) })
 	if strings.TrimSpace(constraint) == "" {
-		return sorted[0], nil
+		return order[0], nil
 	}
 	c, err := semver.NewConstraint(constraint)
 	if err != nil {
-		return nil, fmt.Errorf("parsing release constraint %q: %v", constraint, err)
+		return 0, fmt.Errorf("parsing release constraint %q: %v", constraint, err)
 	}
 	var have []string
-	for _, r := range sorted {
-		if c.Check(r.Version) {
-			return r, nil
+	for _, i := range order {
+		if c.Check(versions[i]) {
+			return i, nil
 		}
-		have = append(have, r.Stream())
+		have = append(have, fmt.Sprintf("%d.%d", versions[i].Major(), versions[i].Minor()))
 	}
-	// sorted newest first already; list oldest first, by version not text
-	for i, j := 0, len(have)-1; i < j; i, j = i+1, j-1 {
-		have[i], have[j] = have[j], have[i]
-	}
-	return nil, fmt.Errorf("no release matches %q (have %s)", constraint, strings.Join(have, ", "))
+	// newest first so far; list oldest first, by version not text
+	slices.Reverse(have)
+	return 0, fmt.Errorf("no release matches %q (have %s)", constraint, strings.Join(have, ", "))
 }
 
 // IsDigestPinned reports whether ref names its image by digest.
@@ -209,11 +225,7 @@ func IsDigestPinned(ref string) bool {
 // newest embedded release matching constraint.
 func Load(dir, constraint string) (*Release, error) {
 	if dir == "" {
-		rels, err := Embedded()
-		if err != nil {
-			return nil, err
-		}
-		r, err := Select(rels, constraint)
+		r, err := SelectEmbedded(constraint)
 		if err != nil {
 			return nil, fmt.Errorf("selecting embedded release: %w", err)
 		}

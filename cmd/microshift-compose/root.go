@@ -98,7 +98,6 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 		newReleaseCmd(),
 		newDiffCmd(),
 		newVersionCmd(),
-		newDocsCmd(),
 	)
 	// cobra's help command prints the root's help for an unknown topic and
 	// exits 0; this one reports it like any unknown command.

@@ -212,8 +212,9 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 		return nil, err
 	}
 	k := &Knowledge{Kubernetes: doc.Kubernetes, Packages: map[string]Range{}}
+	constraint := constraintParser()
 	rng := func(where, s string) (Range, error) {
-		c, err := semver.NewConstraint(s)
+		c, err := constraint(s)
 		if err != nil || strings.TrimSpace(s) == "" {
 			return Range{}, fmt.Errorf("%s: %s: release: invalid semver constraint %q", releasesName, where, s)
 		}

@@ -214,9 +214,10 @@ func ParseSchema(name string, data []byte) (*Schema, error) {
 		return nil, err
 	}
 	s := &Schema{}
+	constraint := constraintParser()
 	for i, k := range doc.Key {
 		where := fmt.Sprintf("%s: key[%d] %q", name, i, k.Path)
-		c, err := semver.NewConstraint(k.Release)
+		c, err := constraint(k.Release)
 		if err != nil || strings.TrimSpace(k.Release) == "" {
 			return nil, fmt.Errorf("%s: release: invalid semver constraint %q", where, k.Release)
 		}
@@ -237,4 +238,21 @@ func ParseSchema(name string, data []byte) (*Schema, error) {
 		})
 	}
 	return s, nil
+}
+
+// constraintParser returns semver.NewConstraint remembering what it
+// parsed: the knowledge files repeat a few ranges over hundreds of entries,
+// and a parsed constraint is only read afterwards, so one can be shared.
+func constraintParser() func(string) (*semver.Constraints, error) {
+	parsed := map[string]*semver.Constraints{}
+	return func(s string) (*semver.Constraints, error) {
+		if c, ok := parsed[s]; ok {
+			return c, nil
+		}
+		c, err := semver.NewConstraint(s)
+		if err == nil {
+			parsed[s] = c
+		}
+		return c, err
+	}
 }
