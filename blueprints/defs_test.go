@@ -270,3 +270,40 @@ func TestReducedDefsUnwritableCache(t *testing.T) {
 		t.Errorf("ImageType() = %v", err)
 	}
 }
+
+// BenchmarkDistroLookup is what a build pays osbuild/images for its image
+// type, once per process: the distro with every image type defined (what
+// osbuild reads by default) and from the reduced definitions.
+func BenchmarkDistroLookup(b *testing.B) {
+	b.Setenv(defsCacheEnv, b.TempDir())
+	const name, imageType = DefaultDistro, DefaultImageType
+	lookup := func(b *testing.B) {
+		d := factory().GetDistro(name)
+		if d == nil {
+			b.Fatalf("GetDistro(%s) = nil", name)
+		}
+		a, err := d.GetArch(string(releases.X86_64))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := a.GetImageType(imageType); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("full", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			lookup(b)
+		}
+	})
+	b.Run("reduced", func(b *testing.B) {
+		dir := reducedDefs(name, imageType)
+		if dir == "" {
+			b.Fatal("no reduced definitions")
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			withDefs(dir, func() { lookup(b) })
+		}
+	})
+}

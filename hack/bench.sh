@@ -21,6 +21,11 @@ bench_build() {
   echo "== build --profile full vs the documented manual path (hack/jq-path.sh: jq over the release file plus a blueprint header), whole processes (goal: ratio <= 1.0)"
   go test ./compose -run '^$' -bench 'BuildFull$' -benchtime 30x -benchmem | grep -E '^Benchmark' |
     awk '{ printf "in process, caches warm: %.1f ms, %s B, %s allocs per build\n", $3 / 1e6, $5, $7 }'
+  # What a build does once per process, each beside what it replaced.
+  { go test ./blueprints -run '^$' -bench 'DistroLookup' -benchtime 20x -benchmem
+    go test ./releases -run '^$' -bench 'SelectEmbedded|EmbeddedAll' -benchtime 20x -benchmem
+    go test ./releases/knowledge -run '^$' -bench 'Parse' -benchtime 20x -benchmem; } | grep -E '^Benchmark' |
+    awk '{ name = $1; sub(/-[0-9]+$/, "", name); printf "once per process: %-32s %6.1f ms, %s B\n", name, $3 / 1e6, $5 }'
   ensure hyperfine hyperfine
   ensure jq jq
   local out stream

@@ -48,7 +48,9 @@ type embeddedEntry struct {
 // embeddedIndex lists the embedded bundles, newest first. Selecting a
 // release needs only this; the chosen bundle alone is then parsed, so a
 // command working on one release does not pay for the other nine.
-var embeddedIndex = sync.OnceValues(func() ([]embeddedEntry, error) {
+var embeddedIndex = sync.OnceValues(readEmbeddedIndex)
+
+func readEmbeddedIndex() ([]embeddedEntry, error) {
 	entries, err := fs.ReadDir(embedded, "data")
 	if err != nil {
 		return nil, fmt.Errorf("reading embedded releases: %w", err)
@@ -71,7 +73,7 @@ var embeddedIndex = sync.OnceValues(func() ([]embeddedEntry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version.GreaterThan(out[j].version) })
 	return out, nil
-})
+}
 
 // coreBase returns release.base of a bundle's first core file
 // (release-<arch>.json), decoding nothing else: all core files of a
