@@ -230,6 +230,11 @@ func (c *Catalog) ForRelease(v *semver.Version) *Catalog {
 		}
 		out.Components[n] = comp.withVariant(applied)
 	}
+	if out.names == nil {
+		// A catalog built by hand: sort once here rather than on every
+		// ComponentNames call of the resolver.
+		out.names = out.sortNames()
+	}
 	return out
 }
 

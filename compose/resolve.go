@@ -265,17 +265,13 @@ func (r *resolver) selectComponents() error {
 	for n := range r.reasons {
 		sortReasons(r.reasons[n])
 	}
+	// ComponentNames is already in apply order (order, then name).
 	r.order = make([]string, 0, len(r.reasons))
-	for n := range r.reasons {
-		r.order = append(r.order, n)
-	}
-	sort.Slice(r.order, func(i, j int) bool {
-		a, b := r.cat.Components[r.order[i]], r.cat.Components[r.order[j]]
-		if a.Order != b.Order {
-			return a.Order < b.Order
+	for _, n := range r.cat.ComponentNames() {
+		if _, ok := r.reasons[n]; ok {
+			r.order = append(r.order, n)
 		}
-		return a.Name < b.Name
-	})
+	}
 	return nil
 }
 
