@@ -33,12 +33,7 @@ func TestEmbeddedMatchesReference(t *testing.T) {
 				t.Errorf("source %q, String() %q", emb.Source, emb.String())
 			}
 			// The origin names the upstream commit SOURCE.txt records.
-			commit := ""
-			for _, line := range strings.Split(string(source), "\n") {
-				if rest, ok := strings.CutPrefix(line, dir+": openshift/microshift at "); ok {
-					commit = strings.TrimRight(strings.Fields(rest)[0], ",")
-				}
-			}
+			commit := sourceCommit(string(source), dir)
 			if commit == "" || !strings.Contains(emb.Origin, commit) {
 				t.Errorf("Origin = %q, want it to name commit %q from SOURCE.txt", emb.Origin, commit)
 			}
@@ -156,4 +151,22 @@ func TestParseBundleErrors(t *testing.T) {
 	if err != nil || r.Stream() != "4.18" || r.Origin != "here" || len(r.Files()) != 1 {
 		t.Errorf("ParseBundle(minimal) = %v, %v", r, err)
 	}
+}
+
+// sourceCommit finds the commit SOURCE.txt records for a branch directory,
+// in either of its layouts: "main: openshift/microshift at <commit>, ..."
+// or "main:   <commit> (...)    release-4.18: <commit>" (several a line).
+func sourceCommit(source, dir string) string {
+	fields := strings.Fields(source)
+	for i, f := range fields {
+		if f != dir+":" || i+1 >= len(fields) {
+			continue
+		}
+		next := fields[i+1]
+		if next == "openshift/microshift" && i+3 < len(fields) && fields[i+2] == "at" {
+			next = fields[i+3]
+		}
+		return strings.TrimRight(next, ",")
+	}
+	return ""
 }
