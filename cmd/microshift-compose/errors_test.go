@@ -789,14 +789,14 @@ var badInputs = []badInput{
 	},
 	{
 		name: "mirror/bad --to",
-		args: []string{"mirror", "--profile", "full", "--to", "dir:{out}/images"},
-		want: `--to: invalid destination "dir:{out}/images": want oci:DIR (an OCI image layout) or docker://REGISTRY/PREFIX (a registry)`,
+		args: []string{"mirror", "--profile", "full", "--to", "docker-archive:{out}/images.tar"},
+		want: `--to: invalid destination "docker-archive:{out}/images.tar": want oci:DIR (an OCI image layout), dir:DIR (a layout plus one dir: per image, for bootc), oci-archive:FILE (a layout in one tar file) or docker://REGISTRY/PREFIX (a registry)`,
 		code: exitUsage,
 	},
 	{
 		name: "mirror/registry without host",
 		args: []string{"mirror", "--profile", "full", "--to", "docker://mirror/microshift"},
-		want: `--to: invalid destination "docker://mirror/microshift": "mirror" is not a registry host (want a host name with a dot or a port, as in docker://mirror.example.com:5000/microshift or docker://localhost:5000)`,
+		want: `--to: invalid destination "docker://mirror/microshift": "mirror" is not a registry host (want a host name with a dot or a port, as in mirror.example.com:5000/microshift or localhost:5000)`,
 		code: exitUsage,
 	},
 	{
