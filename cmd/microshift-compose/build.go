@@ -68,7 +68,11 @@ A failed build leaves a previous output directory untouched. Without
 				if err := reg.Validate(); err != nil {
 					return err
 				}
-				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: reg.client(), Arch: releases.Arch(p.Arch)})
+				rc, err := reg.client()
+				if err != nil {
+					return err
+				}
+				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: rc, Arch: releases.Arch(p.Arch)})
 				if err != nil {
 					return fmt.Errorf("resolving image sizes: %w", err)
 				}

@@ -784,7 +784,7 @@ var badInputs = []badInput{
 	{
 		name: "mirror/no --to",
 		args: []string{"mirror", "--profile", "full"},
-		want: `--to is required: oci:DIR or docker://REGISTRY/PREFIX`,
+		want: `--to is required: oci:DIR, dir:DIR, oci-archive:FILE or docker://REGISTRY/PREFIX`,
 		code: exitUsage,
 	},
 	{

@@ -90,9 +90,13 @@ compose.lock.json.`,
 					plans = append(plans, p)
 				}
 			}
+			rc, err := reg.client()
+			if err != nil {
+				return err
+			}
 			var out []footprintJSON
 			for _, p := range plans {
-				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: reg.client(), Arch: releases.Arch(p.Arch)})
+				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: rc, Arch: releases.Arch(p.Arch)})
 				if err != nil {
 					return fmt.Errorf("reading the footprint of profile %s: %w", p.Profile, err)
 				}

@@ -92,7 +92,11 @@ unauthorized (401), forbidden (403), arch-missing, invalid or error.`,
 			if err != nil {
 				return err
 			}
-			checks, err := rebase.Verify(cmd.Context(), selected, reg.client())
+			rc, err := reg.client()
+			if err != nil {
+				return err
+			}
+			checks, err := rebase.Verify(cmd.Context(), selected, rc)
 			if err != nil {
 				return err
 			}
