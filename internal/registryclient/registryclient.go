@@ -100,7 +100,9 @@ func (o Options) newState() *state {
 	return st
 }
 
-func (o Options) roundTripper() http.RoundTripper {
+// RoundTripper is the HTTP stack every request goes through (timeouts,
+// limits, retries), without authentication.
+func (o Options) RoundTripper() http.RoundTripper {
 	if o.state != nil {
 		return o.state.transport
 	}
@@ -154,7 +156,7 @@ func (o Options) Remote(ctx context.Context) []remote.Option {
 		remote.WithContext(ctx),
 		remote.WithAuthFromKeychain(o.keychain()),
 		remote.WithJobs(jobs),
-		remote.WithTransport(o.roundTripper()),
+		remote.WithTransport(o.RoundTripper()),
 		remote.WithRetryPredicate(never),
 		remote.WithRetryStatusCodes(),
 	}
@@ -173,7 +175,7 @@ func (o Options) PullTransport(ctx context.Context, repo name.Repository) (http.
 	if err != nil {
 		return nil, fmt.Errorf("resolving credentials for %s: %w", repo, err)
 	}
-	rt := o.roundTripper()
+	rt := o.RoundTripper()
 	if o.UserAgent != "" {
 		rt = transport.NewUserAgent(rt, o.UserAgent)
 	}
@@ -236,7 +238,7 @@ func (o Options) retryable(err error) bool {
 // 4xx answers, requests the transport gave up on and content that does not
 // match its digest are final.
 func Temporary(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTooLarge) {
+	if err == nil || errors.Is(err, context.Canceled) || isContextDeadline(err) || errors.Is(err, ErrTooLarge) {
 		return false
 	}
 	var rerr *RequestError
@@ -265,6 +267,19 @@ func Temporary(err error) bool {
 	msg := err.Error()
 	for _, s := range []string{"connection reset", "broken pipe", "server closed idle connection", "unexpected EOF", "EOF"} {
 		if strings.HasSuffix(msg, s) || strings.Contains(msg, s+" ") || strings.Contains(msg, s+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// isContextDeadline reports whether err is (or wraps) the
+// context.DeadlineExceeded value itself. errors.Is is not enough: net and
+// net/http timeouts say they are context.DeadlineExceeded too, and those
+// are worth another attempt.
+func isContextDeadline(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e == context.DeadlineExceeded {
 			return true
 		}
 	}

@@ -119,7 +119,10 @@ func (t *stack) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if !replayable || !retryableError(err) || n >= t.attempts {
+			if !retryableError(err) {
+				return nil, err // final whatever the attempt: no need to hide it
+			}
+			if !replayable || n >= t.attempts {
 				return nil, &RequestError{Method: req.Method, URL: redactURL(req), Attempts: n, cause: err, replayable: replayable}
 			}
 			slog.Debug("retrying registry request", "method", req.Method, "url", redactURL(req), "attempt", n, "error", err)
@@ -250,7 +253,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		limit = MaxMetadataSize
 		if resp.ContentLength > limit {
 			resp.Body.Close()
-			return nil, tooLarge(req, resp.ContentLength)
+			return nil, tooLarge(resp.ContentLength)
 		}
 	}
 	data, err := readLimited(newIdleReader(resp.Body, t.timeout), limit, resp.ContentLength)
@@ -260,7 +263,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if int64(len(data)) > limit {
 		if ok {
-			return nil, tooLarge(req, -1)
+			return nil, tooLarge(-1)
 		}
 		data = data[:limit] // an error body: the start says what went wrong
 	}
@@ -269,13 +272,13 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func tooLarge(req *http.Request, size int64) error {
+func tooLarge(size int64) error {
 	got := "more"
 	if size >= 0 {
 		got = strconv.FormatInt(size, 10) + " bytes"
 	}
-	return fmt.Errorf("%s %s: %w: the registry sends %s, and manifests and other metadata are limited to %d bytes (as podman and skopeo limit them)",
-		req.Method, redactURL(req), ErrTooLarge, got, MaxMetadataSize)
+	return fmt.Errorf("%w: the registry sends %s, and manifests and other metadata are limited to %d bytes (as podman and skopeo limit them)",
+		ErrTooLarge, got, MaxMetadataSize)
 }
 
 // readLimited reads r to its end or to limit+1 bytes, whichever is first.

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -111,7 +112,11 @@ type Pusher struct {
 	Host string
 	// Transport, when set, is used for every request.
 	Transport http.RoundTripper
-	pushed    map[string]bool
+	// User and Password authenticate, when set.
+	User, Password string
+	// Secure reaches the registry over HTTPS only.
+	Secure bool
+	pushed map[string]bool
 }
 
 func (p *Pusher) opts() []remote.Option {
@@ -119,10 +124,16 @@ func (p *Pusher) opts() []remote.Option {
 	if p.Transport != nil {
 		o = append(o, remote.WithTransport(p.Transport))
 	}
+	if p.User != "" {
+		o = append(o, remote.WithAuth(&authn.Basic{Username: p.User, Password: p.Password}))
+	}
 	return o
 }
 
 func (p *Pusher) repo(path string) (name.Repository, error) {
+	if p.Secure {
+		return name.NewRepository(p.Host + "/" + path)
+	}
 	return name.NewRepository(p.Host+"/"+path, name.Insecure)
 }
 
