@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/containers/image/v5/docker/reference"
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
@@ -121,11 +122,19 @@ func ParseRegistryPrefix(s string) (host, prefix string, err error) {
 	if _, err := name.NewRegistry(host, name.StrictValidation); err != nil {
 		return "", "", fmt.Errorf("registry %q: %v", host, err)
 	}
+	// The grammar containers/image applies to a registries.conf mirror
+	// location, which a device will read this as.
+	if named, err := reference.ParseNormalizedNamed(host + "/x/y"); err != nil || reference.Domain(named) != host {
+		return "", "", fmt.Errorf("%q is not a registry host name (as in mirror.example.com:5000)", host)
+	}
 	if prefix != "" {
 		if strings.ContainsAny(prefix, "@:") {
 			return "", "", fmt.Errorf("the prefix %q has a tag or digest; images keep their own digests (want REGISTRY/PREFIX)", prefix)
 		}
 		if _, err := name.NewRepository(host+"/"+prefix, name.StrictValidation); err != nil {
+			return "", "", fmt.Errorf("prefix %q: %v", prefix, err)
+		}
+		if _, err := reference.ParseNormalizedNamed(host + "/" + prefix + "/x/y"); err != nil {
 			return "", "", fmt.Errorf("prefix %q: %v", prefix, err)
 		}
 	}

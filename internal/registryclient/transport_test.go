@@ -28,9 +28,16 @@ import (
 // retried (the server counts attempts) and ends in an error; the test's own
 // deadline is what "never hangs" means. Nothing asserts on durations.
 
-// fast is registry access with a short timeout and quick retries.
-func fast(t *testing.T) registryclient.Options {
-	o, err := registryclient.Options{Timeout: 200 * time.Millisecond, Retries: 3}.Prepare()
+// fast is registry access with a short timeout and quick retries, for
+// tests where every attempt fails.
+func fast(t *testing.T) registryclient.Options { return withTimeout(t, 200*time.Millisecond) }
+
+// patient has a timeout no healthy local request reaches on a busy machine,
+// for tests where an attempt must succeed.
+func patient(t *testing.T) registryclient.Options { return withTimeout(t, 2*time.Second) }
+
+func withTimeout(t *testing.T, d time.Duration) registryclient.Options {
+	o, err := registryclient.Options{Timeout: d, Retries: 3}.Prepare()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +174,7 @@ func TestStalledManifestBodyIsRetried(t *testing.T) {
 		}
 		return false
 	})
-	o := fast(t)
+	o := patient(t)
 	d, err := remote.Get(ref, o.Remote(ctx)...)
 	mustNotHang(t, ctx)
 	if err != nil || d.Digest.String() != ref.DigestStr() {
@@ -286,7 +293,7 @@ func TestStalledUpload(t *testing.T) {
 		}
 		return false
 	})
-	o := fast(t)
+	o := patient(t)
 	repo := mustRepo(t, s.host+"/app/up")
 	pusher, err := remote.NewPusher(o.Remote(ctx)...)
 	if err != nil {
@@ -297,8 +304,8 @@ func TestStalledUpload(t *testing.T) {
 	if err != nil {
 		t.Fatalf("upload after a stalled attempt = %v, want success on a retry", err)
 	}
-	if got := patches.Load(); got != 2 {
-		t.Errorf("%d PATCH requests, want 2 (the stalled one and the retry)", got)
+	if got := patches.Load(); got < 2 {
+		t.Errorf("%d PATCH requests, want the stalled one and a retry", got)
 	}
 }
 
@@ -360,7 +367,7 @@ func TestRetryAfterAndStatusRetries(t *testing.T) {
 		}
 		return false
 	})
-	o := fast(t)
+	o := patient(t)
 	if _, err := remote.Get(ref, o.Remote(ctx)...); err != nil {
 		t.Fatalf("Get after 429 and 502 = %v", err)
 	}
