@@ -73,6 +73,9 @@ A failed build leaves a previous output directory untouched. Without
 			if err := boot.Validate(cmd); err != nil {
 				return err
 			}
+			if err := dev.Validate(); err != nil {
+				return err
+			}
 			if outDir == "" {
 				return usageError{fmt.Errorf("--output DIR is required")}
 			}

@@ -28,6 +28,14 @@ func (o *deviceOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.MirrorInsecure, "mirror-insecure", false, "let the device reach the mirror registry over plain HTTP or without verifying its certificate")
 }
 
+// Validate checks flag combinations; the files are read by apply.
+func (o *deviceOptions) Validate() error {
+	if o.Mirror == "" && (o.MirrorCA != "" || o.MirrorInsecure) {
+		return usageError{fmt.Errorf("--mirror-ca and --mirror-insecure configure the mirror registry: add --mirror-registry")}
+	}
+	return nil
+}
+
 // apply adds the device files to the plan and logs the warnings.
 func (o *deviceOptions) apply(p *plan.Plan) error {
 	warnings, err := compose.AddDeviceRegistry(p, compose.DeviceRegistry{PullSecret: o.PullSecret, Mirror: o.Mirror, MirrorCA: o.MirrorCA, MirrorInsecure: o.MirrorInsecure})

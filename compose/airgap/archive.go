@@ -61,7 +61,7 @@ func openArchive(ctx context.Context, file string) (*archiveWriter, error) {
 	var old *archiveStore
 	if exists {
 		if old, err = openArchiveStore(file); err != nil {
-			return nil, fmt.Errorf("oci-archive:%s: %w (%v); choose a new file name", file, ErrNotArchive, err)
+			return nil, fmt.Errorf("oci-archive:%s: %w (%v); choose a new file name", file, ErrNotArchive, errors.Unwrap(err))
 		}
 		defer old.close()
 		if _, ok := old.entry(layoutFile); !ok {
