@@ -30,7 +30,13 @@ var coreKeys = map[string]string{
 func syntheticRelease(t *testing.T) (host, dir string) {
 	t.Helper()
 	reg := testutil.StartRegistry(t)
-	p := &testutil.Pusher{Host: reg.Host}
+	return reg.Host, pushRelease(t, &testutil.Pusher{Host: reg.Host}, false)
+}
+
+// pushRelease pushes the synthetic release with p (Docker media types with
+// docker, as OpenShift's images have) and writes its release directory.
+func pushRelease(t *testing.T, p *testutil.Pusher, docker bool) (dir string) {
+	t.Helper()
 	base := testutil.NewLayer(1, 96<<10)
 	baseArm := testutil.NewLayer(2, 80<<10)
 	images := map[string]string{}
@@ -44,11 +50,15 @@ func syntheticRelease(t *testing.T) (host, dir string) {
 		}
 		var ref string
 		var err error
-		if seed%2 == 0 {
-			ref, _, err = p.PushIndex(path, []string{"amd64", "arm64"}, map[string][]testutil.Layer{
-				"amd64": {base, own}, "arm64": {baseArm, testutil.NewLayer(seed+1000, 4096)},
-			})
-		} else {
+		layers := map[string][]testutil.Layer{"amd64": {base, own}, "arm64": {baseArm, testutil.NewLayer(seed+1000, 4096)}}
+		switch {
+		case seed%2 == 0 && docker:
+			ref, _, err = p.PushDockerIndex(path, []string{"amd64", "arm64"}, layers)
+		case seed%2 == 0:
+			ref, _, err = p.PushIndex(path, []string{"amd64", "arm64"}, layers)
+		case docker:
+			ref, err = p.PushDockerImage(path, "amd64", []testutil.Layer{base, own})
+		default:
 			ref, err = p.PushImage(path, "amd64", []testutil.Layer{base, own})
 		}
 		if err != nil {
@@ -64,7 +74,7 @@ func syntheticRelease(t *testing.T) (host, dir string) {
 	if err := os.WriteFile(filepath.Join(dir, "release-x86_64.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return reg.Host, dir
+	return dir
 }
 
 // TestMirrorFootprintBootcFlow runs the README's flow against a real
