@@ -180,6 +180,7 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 			w("# Pulled now, with the pull secret; --all keeps the digest of multi-arch images.\n")
 			w("RUN --mount=type=secret,id=%s \\\n", BootcSecretID)
 			w("    set -eu; \\\n")
+			w("    mkdir -p %s; \\\n", bootcImages)
 			w("    while read -r ref; do \\\n")
 			w("        [ -n \"${ref}\" ] || continue; \\\n")
 			w("        sha=\"$(echo \"${ref}\" | sha256sum | cut -d' ' -f1)\"; \\\n")
