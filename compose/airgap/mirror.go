@@ -390,7 +390,10 @@ func describeBlob(t *blobTask, err error) error {
 	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
 		return fmt.Errorf("blob %s: %w in %s (404 Not Found): the registry lacks a blob the image's manifest references", t.desc.Digest, registryclient.ErrNotFound, from)
 	}
-	return registryclient.Describe(repo.Digest(t.desc.Digest.String()).String(), err)
+	if errors.As(err, &terr) {
+		return registryclient.Describe(repo.Digest(t.desc.Digest.String()).String(), err)
+	}
+	return fmt.Errorf("blob %s from %s: %w", t.desc.Digest, repo, err)
 }
 
 // count records the images copied and their distinct blobs and manifests.

@@ -210,7 +210,13 @@ func Backoff(n int) time.Duration {
 func (o Options) Retry(ctx context.Context, fn func() error) error {
 	var err error
 	for n := 1; ; n++ {
-		if err = fn(); err == nil || !o.retryable(err) || n >= o.Attempts() {
+		if err = fn(); err == nil || !o.retryable(err) {
+			return err
+		}
+		if n >= o.Attempts() {
+			if n > 1 {
+				err = fmt.Errorf("%w (gave up after %d attempts)", err, n)
+			}
 			return err
 		}
 		if !sleep(ctx, Backoff(n)) {
