@@ -49,6 +49,8 @@ registries store them (config and layer blobs):
   shared      blobs used by images of more than one component, counted once
               (the components' UNIQUE plus this is the total UNIQUE).
 
+Registries are reached as podman reaches them (auth files or --authfile,
+registries.conf mirrors, certs.d certificates; see mirror --help).
 Repeat --profile to compare profiles side by side. --output json prints a list
 with one entry per profile, in the form build --resolve-sizes writes to
 compose.lock.json.`,
