@@ -27,11 +27,9 @@ type Registry struct {
 	// CA signed the registry's certificate (nil for plain HTTP).
 	CA *CA
 	// Pusher pushes to the registry with its credentials and CA.
-	Pusher  *Pusher
-	cmd     *exec.Cmd
-	log     *bytes.Buffer
-	opts    RegistryOptions
-	cfgPath string
+	Pusher *Pusher
+	cmd    *exec.Cmd
+	log    *bytes.Buffer
 }
 
 // RegistryOptions secure a test registry.
@@ -135,7 +133,7 @@ http:
 	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
 		return nil, err
 	}
-	r := &Registry{Host: host, Storage: storage, log: &bytes.Buffer{}, User: o.User, Password: o.Password, CA: o.TLS, opts: o}
+	r := &Registry{Host: host, Storage: storage, log: &bytes.Buffer{}, User: o.User, Password: o.Password, CA: o.TLS}
 	r.Pusher = &Pusher{Host: host, User: o.User, Password: o.Password}
 	if o.TLS != nil {
 		r.Pusher.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: o.TLS.Pool()}}
