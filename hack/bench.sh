@@ -241,8 +241,8 @@ PY
 }
 
 # rss: peak RSS of mirror against a registry serving two 64 MiB manifests
-# (with and without Content-Length) and a stalled blob, measured by the
-# kernel (ru_maxrss) in the end-to-end test that also checks the errors.
+# (with and without Content-Length) and a stalled blob, measured with GNU
+# time in the end-to-end test that also checks the errors.
 bench_rss() {
   echo "== mirror peak RSS against a hostile registry (target: < 100 MB)"
   go test ./cmd/microshift-compose -count=1 -run '^TestMirrorHostileRegistry$' -v | grep -E 'peak RSS|^(ok|FAIL|---)'

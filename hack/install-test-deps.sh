@@ -16,6 +16,8 @@ check htpasswd apache2-utils
 # generated registries.conf.d drop-in, builds the bootc Containerfile).
 check skopeo skopeo
 check podman podman
+# GNU time measures mirror's peak RSS (a process Go starts inherits the test's).
+check /usr/bin/time time
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

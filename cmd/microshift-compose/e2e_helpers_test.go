@@ -10,9 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
@@ -113,7 +113,6 @@ func (e *userEnv) trust(t *testing.T, ca *testutil.CA, host string) {
 type procResult struct {
 	stdout, stderr string
 	code           int
-	maxRSSKiB      int64
 }
 
 // exec runs a program in the environment.
@@ -129,11 +128,28 @@ func (e *userEnv) exec(t *testing.T, dir string, prog string, args ...string) pr
 	if err != nil && !errors.As(err, &exit) {
 		t.Fatalf("running %s %q: %v", prog, args, err)
 	}
-	r := procResult{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSSKiB = ru.Maxrss
+	return procResult{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+}
+
+// execPeakRSS runs a program under GNU time and returns its result and
+// peak RSS in KiB. The kernel's ru_maxrss of a process Go starts would
+// include the test process's own peak (Go starts programs with vfork, and
+// exec carries the parent's high-water mark over); time forks for real.
+func (e *userEnv) execPeakRSS(t *testing.T, prog string, args ...string) (procResult, int64) {
+	t.Helper()
+	timeBin := needTool(t, "/usr/bin/time", "time")
+	out := filepath.Join(t.TempDir(), "rss")
+	r := e.exec(t, "", timeBin, append([]string{"-o", out, "-f", "%M", prog}, args...)...)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return r
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	kib, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+	if err != nil {
+		t.Fatalf("GNU time wrote %q", data)
+	}
+	return r, kib
 }
 
 // must runs a program that must succeed.
