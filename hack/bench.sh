@@ -4,7 +4,7 @@
 # verify, mirror, registry, rss (`./hack/bench.sh registry` runs one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=bin/microshift-compose
+BIN=${BIN:-bin/microshift-compose} # BIN=... compares another build
 sections=("$@")
 [ ${#sections[@]} -eq 0 ] && sections=(build render verify mirror registry rss)
 
