@@ -4,6 +4,12 @@
 # verify, mirror, registry, rss (`./hack/bench.sh registry` runs one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The Makefile exports these; set them when the script runs on its own.
+if [ -z "${GOFLAGS:-}" ]; then
+  GOFLAGS="-buildvcs=false -tags=$(make -s --no-print-directory tags)"
+  export GOFLAGS
+fi
+export CGO_ENABLED="${CGO_ENABLED:-0}"
 BIN=${BIN:-bin/microshift-compose} # BIN=... compares another build
 sections=("$@")
 [ ${#sections[@]} -eq 0 ] && sections=(build render verify mirror registry rss)

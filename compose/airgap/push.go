@@ -132,12 +132,15 @@ func (m *mirrorer) pushBlob(ctx context.Context, pusher *remote.Pusher, puller *
 	has := make([]bool, len(repos))
 	var mountFrom *name.Repository
 	for i, repo := range repos {
+		// With a pull-only token, some registries refuse to say anything
+		// about a repository that does not exist yet: unknown is "not
+		// there", and the upload's own check (with push access) decides.
 		ok, err := blobExists(ctx, puller, repo, t.desc.Digest)
-		if err != nil {
-			return st, err
+		if ctx.Err() != nil {
+			return st, ctx.Err()
 		}
-		has[i] = ok
-		if ok {
+		has[i] = ok && err == nil
+		if has[i] {
 			st.present++
 			if mountFrom == nil {
 				mountFrom = &repos[i]
