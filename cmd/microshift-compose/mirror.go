@@ -50,9 +50,10 @@ an OCI layout with --from) to a destination:
                                several repositories need is uploaded once and mounted
                                into the others.
 
---from oci:DIR or --from oci-archive:FILE reads the images from a layout instead of
-their registries (the disconnected side: an archive into a registry): every image
-the layout names, or the plan's with --lock or --profile.
+--from oci:DIR or --from oci-archive:FILE (oci:FILE works too) reads the images from
+a layout instead of their registries (the disconnected side: an archive into a
+registry), in place: every image the layout names, or the plan's with --lock or
+--profile.
 
 Of a multi-arch index, oci: and dir: get only the plan arch's manifest and blobs;
 the index itself is kept, so the reference keeps the digest the release pins (the

@@ -182,6 +182,10 @@ func TestMirrorArchive(t *testing.T) {
 	if err != nil || strings.Join(images, " ") != strings.Join(f.refs, " ") {
 		t.Errorf("LayoutImages() = %v, %v; want %v", images, err, f.refs)
 	}
+	// oci:FILE names the archive too.
+	if again, err := airgap.LayoutImages(airgap.OCI(a.Path), registryclient.Options{}); err != nil || len(again) != 4 {
+		t.Errorf("LayoutImages(oci:FILE) = %v, %v", again, err)
+	}
 
 	// The disconnected side: the archive into an empty registry.
 	dst := testutil.StartRegistry(t)

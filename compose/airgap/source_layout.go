@@ -51,6 +51,9 @@ const maxIndexFile = 16 << 20
 func openLayoutSource(from Target, reg registryclient.Options) (*layoutSource, error) {
 	var store blobStore
 	var err error
+	if st, serr := os.Stat(from.Path); serr == nil && st.Mode().IsRegular() && from.Transport == TransportOCI {
+		from.Transport = TransportArchive // oci:FILE: an archive, as skopeo's oci: would not take it
+	}
 	switch from.Transport {
 	case TransportOCI:
 		store, err = openDirStore(from.Path)
