@@ -39,7 +39,7 @@ func TestContainerfileGeneric(t *testing.T) {
 		}
 		return "files" + device
 	}
-	got := string(blueprints.Containerfile(p, "images.txt", mapPath))
+	got := string(blueprints.Containerfile(p, "images.txt", mapPath, blueprints.BootcOptions{}))
 	for _, want := range []string{
 		"#   podman build --platform linux/arm64 -t microshift-edge:5.0 -f Containerfile .\n",
 		"        'microshift-5.0.*' \\\n        lvm2 \\\n    && dnf clean all\n",
@@ -65,7 +65,51 @@ func TestContainerfileGeneric(t *testing.T) {
 			t.Errorf("Containerfile of a plan without images, services or firewall has %q:\n%s", absent, got)
 		}
 	}
-	if again := string(blueprints.Containerfile(p, "images.txt", mapPath)); again != got {
+	if again := string(blueprints.Containerfile(p, "images.txt", mapPath, blueprints.BootcOptions{})); again != got {
 		t.Errorf("Containerfile is not deterministic")
+	}
+}
+
+// TestContainerfileImageModes checks both ways images get into the image:
+// copied from the dir: layout mirror writes, or pulled during the build
+// with the pull secret as a build secret, which also becomes the device's
+// pull secret.
+func TestContainerfileImageModes(t *testing.T) {
+	p := &plan.Plan{
+		Release: plan.Release{Stream: "5.0"}, Arch: "x86_64", Profile: "minimal",
+		Images: []plan.Image{{Ref: "quay.io/a/b@sha256:" + strings.Repeat("0", 64)}},
+		Files:  []plan.File{{Path: "/etc/crio/openshift-pull-secret", Mode: "0600", Secret: true, Data: []byte("{}")}},
+	}
+	mapPath := func(device string) string { return "files" + device }
+	mirror := string(blueprints.Containerfile(p, "images.txt", mapPath, blueprints.BootcOptions{}))
+	pull := string(blueprints.Containerfile(p, "images.txt", mapPath, blueprints.BootcOptions{Images: blueprints.BootcImagesPull}))
+	for _, tc := range []struct {
+		name, got string
+		want      []string
+		absent    []string
+	}{
+		{"mirror", mirror, []string{
+			"#   microshift-compose mirror --lock compose.lock.json --to dir:images\n",
+			"#   podman build --platform linux/amd64 --secret id=pullsecret,src=pull-secret.json -t microshift-minimal:5.0 -f Containerfile .\n",
+			"COPY images/ /usr/lib/microshift-compose/images/\n",
+			"RUN --mount=type=secret,id=pullsecret \\\n    install -D -m 0600 /run/secrets/pullsecret /etc/crio/openshift-pull-secret\n",
+			`'    skopeo copy --quiet --preserve-digests "dir:/usr/lib/microshift-compose/images/${sha}" "containers-storage:${ref}"'`,
+		}, []string{"docker://", "files/etc/crio", "oci:"}},
+		{"pull", pull, []string{
+			"#   podman build --platform linux/amd64 --secret id=pullsecret,src=pull-secret.json -t microshift-minimal:5.0 -f Containerfile .\n",
+			"        skopeo copy --quiet --all --preserve-digests --retry-times 3 --authfile /run/secrets/pullsecret \\\n" +
+				"            \"docker://${ref}\" \"dir:/usr/lib/microshift-compose/images/${sha}\"; \\\n",
+		}, []string{"COPY images/", "files/etc/crio", "mirror --lock"}},
+	} {
+		for _, w := range tc.want {
+			if !strings.Contains(tc.got, w) {
+				t.Errorf("%s: Containerfile lacks %q:\n%s", tc.name, w, tc.got)
+			}
+		}
+		for _, a := range tc.absent {
+			if strings.Contains(tc.got, a) {
+				t.Errorf("%s: Containerfile has %q", tc.name, a)
+			}
+		}
 	}
 }

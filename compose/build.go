@@ -35,6 +35,9 @@ type BuildOptions struct {
 	ImageType string
 	// Bootc also renders the Containerfile of a bootc image.
 	Bootc bool
+	// BootcImages is how its images get in: blueprints.BootcImagesMirror
+	// (the default) or blueprints.BootcImagesPull.
+	BootcImages string
 }
 
 // OutputFile is one file of the output directory.
@@ -42,6 +45,9 @@ type OutputFile struct {
 	// Path is relative to the output directory, slash-separated.
 	Path string
 	Data []byte
+	// Private files (a blueprint holding the pull secret) are written
+	// 0600, the others 0644.
+	Private bool
 }
 
 // Output is everything build writes, in memory, in a stable order.
@@ -93,15 +99,18 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	}
 	out := &Output{Plan: p, Warnings: warnings}
 	out.Files = append(out.Files,
-		OutputFile{Path: BlueprintFile, Data: bpData},
+		OutputFile{Path: BlueprintFile, Data: bpData, Private: hasSecret(p)},
 		OutputFile{Path: ImagesFile, Data: ImageList(p)},
 		OutputFile{Path: LockFile, Data: lock},
 	)
 	for _, f := range p.Files {
+		if f.Secret {
+			continue // only in the blueprint; a Containerfile mounts it as a build secret
+		}
 		out.Files = append(out.Files, OutputFile{Path: OutputPath(f.Path), Data: f.Data})
 	}
 	if opts.Bootc {
-		out.Files = append(out.Files, OutputFile{Path: Containerfile, Data: blueprints.Containerfile(p, ImagesFile, OutputPath)})
+		out.Files = append(out.Files, OutputFile{Path: Containerfile, Data: blueprints.Containerfile(p, ImagesFile, OutputPath, blueprints.BootcOptions{Images: opts.BootcImages})})
 	}
 	return out, nil
 }

@@ -64,7 +64,11 @@ func Write(ctx context.Context, dir string, out *Output) (err error) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return fmt.Errorf("writing %s: %w", f.Path, err)
 		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+		mode := os.FileMode(0o644)
+		if f.Private {
+			mode = 0o600
+		}
+		if err := os.WriteFile(p, f.Data, mode); err != nil {
 			return fmt.Errorf("writing %s: %w", f.Path, err)
 		}
 	}

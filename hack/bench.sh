@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Prints the performance figures the issues ask for. Run with `make bench`
 # (which builds bin/microshift-compose first). Sections: build, resolve,
-# render, verify, mirror (`./hack/bench.sh mirror` runs one).
+# render, verify, mirror, registry, rss (`./hack/bench.sh registry` runs one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=bin/microshift-compose
+# The Makefile exports these; set them when the script runs on its own.
+if [ -z "${GOFLAGS:-}" ]; then
+  GOFLAGS="-buildvcs=false -tags=$(make -s --no-print-directory tags)"
+  export GOFLAGS
+fi
+export CGO_ENABLED="${CGO_ENABLED:-0}"
+BIN=${BIN:-bin/microshift-compose} # BIN=... compares another build
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(build resolve render verify mirror)
+[ ${#sections[@]} -eq 0 ] && sections=(build resolve render verify mirror registry rss)
 
 ensure() { # ensure <command> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
@@ -196,6 +202,98 @@ print(f"ours minus its {n} manifests ({manifests} bytes) = {int(ob) - manifests}
 print(f"on disk (du), whole layout: ours {mib(od)}, skopeo {mib(sd)}")
 PY
   mirror_cleanup
+}
+
+# registry: the same set mirrored registry -> registry, by us and by
+# `skopeo sync`, each into its own empty docker-registry behind a proxy that
+# counts what is uploaded (hack/countingproxy): blob bytes sent, uploads
+# completed, cross-repository mounts. One repository per image, so the
+# three shared base layers are what mounts save.
+reg_pids=() reg_work=
+reg_cleanup() {
+  local pid
+  for pid in "${reg_pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  reg_pids=()
+  if [ -n "$reg_work" ]; then rm -rf "$reg_work"; fi
+  reg_work=
+}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# start_registry DIR PORT: docker-registry on 127.0.0.1:PORT with storage in DIR.
+start_registry() {
+  mkdir -p "$1"
+  printf 'version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' "$1/storage" "$2" >"$1/registry.yml"
+  docker-registry serve "$1/registry.yml" >"$1/registry.log" 2>&1 &
+  reg_pids+=($!)
+  for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$2/v2/" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "bench: docker-registry on port $2 did not start" >&2; exit 1
+}
+
+bench_registry() {
+  echo "== mirror registry -> registry: bytes uploaded, microshift-compose vs skopeo sync (the bench set)"
+  ensure docker-registry docker-registry
+  ensure skopeo skopeo
+  ensure curl curl
+  [ -x /usr/bin/time ] || ensure time time
+  reg_work=$(mktemp -d "${TMPDIR:-/tmp}/mc-bench-registry.XXXXXX")
+  trap reg_cleanup EXIT
+  local src ours theirs pours ptheirs
+  src=$(free_port) ours=$(free_port) theirs=$(free_port)
+  start_registry "$reg_work/src" "$src"
+  start_registry "$reg_work/ours" "$ours"
+  start_registry "$reg_work/theirs" "$theirs"
+  go build -o "$reg_work/countingproxy" ./hack/countingproxy
+  pours=$(free_port) ptheirs=$(free_port)
+  "$reg_work/countingproxy" -listen "127.0.0.1:$pours" -to "http://127.0.0.1:$ours" 2>/dev/null &
+  reg_pids+=($!)
+  "$reg_work/countingproxy" -listen "127.0.0.1:$ptheirs" -to "http://127.0.0.1:$theirs" 2>/dev/null &
+  reg_pids+=($!)
+  for p in "$pours" "$ptheirs"; do
+    for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$p/_counts" >/dev/null 2>&1 && break; sleep 0.1; done
+  done
+
+  local set
+  set=$(go run ./hack/benchmirror -registry "127.0.0.1:$src" -lock "$reg_work/bench.lock.json")
+  echo "set: $set"
+  # skopeo sync reads the same images, by digest, from a YAML source.
+  python3 - "$reg_work/bench.lock.json" "127.0.0.1:$src" >"$reg_work/sync.yaml" <<'PY'
+import json, sys
+lock, host = sys.argv[1], sys.argv[2]
+repos = {}
+for im in json.load(open(lock))["images"]:
+    name, digest = im["ref"].split("@")
+    repos.setdefault(name[len(host) + 1:], []).append(digest)
+print(f"{host}:\n  tls-verify: false\n  images:")
+for repo, digests in sorted(repos.items()):
+    print(f"    {repo}:")
+    for d in digests:
+        print(f'      - "{d}"')
+PY
+  /usr/bin/time -o "$reg_work/ours.time" -f '%e %M' \
+    "$BIN" mirror --lock "$reg_work/bench.lock.json" --quiet --to "docker://127.0.0.1:$pours/mirror" >"$reg_work/ours.out"
+  /usr/bin/time -o "$reg_work/theirs.time" -f '%e %M' \
+    skopeo sync --src yaml --dest docker --dest-tls-verify=false "$reg_work/sync.yaml" "127.0.0.1:$ptheirs/mirror" >/dev/null 2>"$reg_work/theirs.err"
+  python3 - "$(curl -fsS "http://127.0.0.1:$pours/_counts")" "$(curl -fsS "http://127.0.0.1:$ptheirs/_counts")" \
+    "$(cat "$reg_work/ours.time")" "$(cat "$reg_work/theirs.time")" "$set" "$(cat "$reg_work/ours.out")" <<'PY'
+import json, sys
+ours, theirs = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+(os_, okb), (ts, tkb) = sys.argv[3].split(), sys.argv[4].split()
+unique = int(sys.argv[5].split("unique_bytes=")[1].split()[0])
+mib = lambda b: f"{b / 2**20:.1f} MiB"
+print(f"summary: {sys.argv[6]}")
+print(f"{'':28}{'blob uploads':>14}{'mounts':>8}{'bytes uploaded':>22}{'wall':>9}{'peak RSS':>11}")
+for name, c, s, kb in (("microshift-compose mirror", ours, os_, okb), ("skopeo sync", theirs, ts, tkb)):
+    print(f"{name:28}{c['uploads']:>14}{c['mounts']:>8}{mib(c['uploaded_bytes']):>12} ({c['uploaded_bytes']:>10}){float(s):>8.1f}s{int(kb) / 1024:>8.1f} MiB")
+print(f"unique config+layer bytes of the set: {mib(unique)} ({unique}); ours uploaded {ours['uploaded_bytes'] / unique:.3f}x that, skopeo {theirs['uploaded_bytes'] / unique:.3f}x")
+PY
+  reg_cleanup
+}
+
+# rss: peak RSS of mirror against a registry serving two 64 MiB manifests
+# (with and without Content-Length) and a stalled blob, measured with GNU
+# time in the end-to-end test that also checks the errors.
+bench_rss() {
+  echo "== mirror peak RSS against a hostile registry (target: < 100 MB)"
+  go test ./cmd/microshift-compose -count=1 -run '^TestMirrorHostileRegistry$' -v | grep -E 'peak RSS|^(ok|FAIL|---)'
 }
 
 for s in "${sections[@]}"; do "bench_$s"; done

@@ -6,10 +6,18 @@ set -euo pipefail
 need=()
 check() { command -v "$1" >/dev/null 2>&1 || need+=("$2"); }
 check git git
-# A real CNCF distribution registry on 127.0.0.1 (mirror, footprint, release verify).
+# A real CNCF distribution registry on 127.0.0.1 (mirror, footprint, release
+# verify), with TLS from a test CA and htpasswd auth.
 check docker-registry docker-registry
-# An independent reader of the OCI layouts mirror writes.
+check htpasswd apache2-utils
+# Independent readers of what mirror and build write: skopeo (Debian 12's
+# 1.9.3 is the oldest available, older than the containers/image that reads
+# Docker-typed manifests from an OCI layout) and podman (pulls through the
+# generated registries.conf.d drop-in, builds the bootc Containerfile).
 check skopeo skopeo
+check podman podman
+# GNU time measures mirror's peak RSS (a process Go starts inherits the test's).
+check /usr/bin/time time
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

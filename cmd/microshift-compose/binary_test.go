@@ -21,21 +21,11 @@ import (
 // Makefile's TAGS).
 const buildTags = "containers_image_openpgp,exclude_graphdriver_btrfs,exclude_graphdriver_devicemapper"
 
-// buildBinary compiles the command into a temporary directory, the way
-// `make build` does.
+// buildBinary compiles the command the way `make build` does, once for
+// all the tests that run it.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build the binary: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "microshift-compose")
-	cmd := exec.Command(gobin, "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false -tags="+buildTags, "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return e2eBinary(t)
 }
 
 type result struct {

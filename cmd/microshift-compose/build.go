@@ -19,8 +19,9 @@ func newBuildCmd() *cobra.Command {
 		rnd    renderOptions
 		bp     blueprintOptions
 		reg    registryOptions
+		dev    deviceOptions
+		boot   bootcOptions
 		outDir string
-		bootc  bool
 		sizes  bool
 	)
 	cmd := &cobra.Command{
@@ -36,9 +37,19 @@ func newBuildCmd() *cobra.Command {
                       the plan changes nothing
   manifests.d/        NNN-<component>/: prerendered kustomize manifests (kustomization.yaml
                       and one file per resource), images pinned to the plan's digests
-  files/              other files the device gets, at their device paths (e.g. lvmd.yaml)
+  files/              other files the device gets, at their device paths (e.g. lvmd.yaml,
+                      the mirror's registries.conf.d drop-in and CA)
   Containerfile       with --bootc: the same composition as a bootc image, embedding the
-                      images that 'mirror --to oci:<output>/images' writes
+                      images that 'mirror --to dir:<output>/images' writes, or pulling
+                      them during the image build (--bootc-images pull)
+
+The device's registry access: --pull-secret FILE goes to /etc/crio/openshift-pull-secret
+(0600), where CRI-O reads it: in the blueprint (written 0600), and in the Containerfile
+from a build secret (podman build --secret id=pullsecret,src=FILE), never in files/ or
+the lock. --mirror-registry REGISTRY[/PREFIX] writes a registries.conf.d drop-in that
+sends every image of the plan to the mirror first, with the mapping 'mirror --to
+docker://REGISTRY/PREFIX' pushes with (checked by resolving every image through it with
+containers/image); --mirror-ca adds the mirror's CA to /etc/containers/certs.d.
 
 Components with a manifests/ kustomization are rendered in process (no kustomize
 binary); components with a plugin run it first (docs/plugins.md). Every container
@@ -54,10 +65,18 @@ A failed build leaves a previous output directory untouched. Without
   microshift-compose build --profile storage-only --lvmd lvmd.yaml --config config.yaml --output out/
   microshift-compose build --profile networking-only --with storage-hostpath --allow-unpinned --output out-light/
   microshift-compose build --profile full --release 4.16 --output out-416/
-  microshift-compose build --profile full --arch x86_64 --bootc --output out/`,
+  microshift-compose build --profile full --arch x86_64 --bootc --output out/
+  microshift-compose build --profile full --pull-secret pull-secret.json --mirror-registry mirror.example.com:5000/microshift --mirror-ca ca.crt --output out/
+  microshift-compose build --profile full --bootc --bootc-images pull --pull-secret pull-secret.json --output out/`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := sel.Validate(); err != nil {
+				return err
+			}
+			if err := boot.Validate(cmd); err != nil {
+				return err
+			}
+			if err := dev.Validate(); err != nil {
 				return err
 			}
 			if outDir == "" {
@@ -67,17 +86,24 @@ A failed build leaves a previous output directory untouched. Without
 			if err != nil {
 				return err
 			}
+			if err := dev.apply(p); err != nil {
+				return err
+			}
 			if sizes {
 				if err := reg.Validate(); err != nil {
 					return err
 				}
-				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: reg.client(), Arch: releases.Arch(p.Arch)})
+				rc, err := reg.client()
+				if err != nil {
+					return err
+				}
+				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: rc, Arch: releases.Arch(p.Arch)})
 				if err != nil {
 					return fmt.Errorf("resolving image sizes: %w", err)
 				}
 				p.Footprint = fp
 			}
-			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{Distro: bp.Distro, ImageType: bp.ImageType, Bootc: bootc})
+			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{Distro: bp.Distro, ImageType: bp.ImageType, Bootc: boot.Enabled, BootcImages: boot.Images})
 			if err != nil {
 				return err
 			}
@@ -99,8 +125,9 @@ A failed build leaves a previous output directory untouched. Without
 	rnd.addFlags(cmd)
 	bp.addFlags(cmd)
 	reg.addFlags(cmd)
+	dev.addFlags(cmd)
+	boot.addFlags(cmd)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build)")
-	cmd.Flags().BoolVar(&bootc, "bootc", false, "also write a Containerfile that builds the composition as a bootc image")
 	cmd.Flags().BoolVar(&sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")
 	return cmd
 }

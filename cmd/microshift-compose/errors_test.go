@@ -806,19 +806,19 @@ var badInputs = []badInput{
 	{
 		name: "mirror/no --to",
 		args: []string{"mirror", "--profile", "full"},
-		want: `--to is required: oci:DIR or docker://REGISTRY/PREFIX`,
+		want: `--to is required: oci:DIR, dir:DIR, oci-archive:FILE or docker://REGISTRY/PREFIX`,
 		code: exitUsage,
 	},
 	{
 		name: "mirror/bad --to",
-		args: []string{"mirror", "--profile", "full", "--to", "dir:{out}/images"},
-		want: `--to: invalid destination "dir:{out}/images": want oci:DIR (an OCI image layout) or docker://REGISTRY/PREFIX (a registry)`,
+		args: []string{"mirror", "--profile", "full", "--to", "docker-archive:{out}/images.tar"},
+		want: `--to: invalid destination "docker-archive:{out}/images.tar": want oci:DIR (an OCI image layout), dir:DIR (a layout plus one dir: per image, for bootc), oci-archive:FILE (a layout in one tar file) or docker://REGISTRY/PREFIX (a registry)`,
 		code: exitUsage,
 	},
 	{
 		name: "mirror/registry without host",
 		args: []string{"mirror", "--profile", "full", "--to", "docker://mirror/microshift"},
-		want: `--to: invalid destination "docker://mirror/microshift": "mirror" is not a registry host (want a host name with a dot or a port, as in docker://mirror.example.com:5000/microshift or docker://localhost:5000)`,
+		want: `--to: invalid destination "docker://mirror/microshift": "mirror" is not a registry host (want a host name with a dot or a port, as in mirror.example.com:5000/microshift or localhost:5000)`,
 		code: exitUsage,
 	},
 	{
@@ -856,6 +856,144 @@ var badInputs = []badInput{
 		args: []string{"mirror", "--lock", "{out}/compose.lock.json", "--quiet", "--to", "oci:{out}/config.d"},
 		want: `mirroring to oci:{out}/config.d: oci:{out}/config.d: not an OCI image layout (it has files but no oci-layout); choose an empty or new directory`,
 		code: exitError,
+	},
+	{
+		name: "mirror/--timeout 0",
+		args: []string{"mirror", "--profile", "full", "--timeout", "0s", "--to", "oci:{out}/images"},
+		want: `--timeout must be positive, got 0s`,
+		code: exitUsage,
+	},
+	{
+		name: "mirror/missing --authfile",
+		args: []string{"mirror", "--profile", "minimal", "--arch", "x86_64", "--authfile", "{out}/auth.json", "--to", "oci:{out}/images"},
+		want: `--authfile {out}/auth.json: no such file or directory`,
+		code: exitError,
+	},
+	{
+		name: "mirror/broken registries.conf",
+		args: []string{"mirror", "--profile", "minimal", "--arch", "x86_64", "--registries-conf", "{bad}/registry/registries-broken.conf", "--to", "oci:{out}/images"},
+		want: `reading registries configuration: loading registries configuration "{bad}/registry/registries-broken.conf": toml: line 3 (last key "registry.mirror"): incompatible types: TOML value has type string; destination has type slice`,
+		code: exitError,
+	},
+	{
+		name: "mirror/missing registries.conf",
+		args: []string{"mirror", "--profile", "minimal", "--arch", "x86_64", "--registries-conf", "{out}/registries.conf", "--to", "oci:{out}/images"},
+		want: `--registries-conf {out}/registries.conf: no such file or directory`,
+		code: exitError,
+	},
+	{
+		name: "mirror/missing --cert-dir",
+		args: []string{"mirror", "--profile", "minimal", "--arch", "x86_64", "--cert-dir", "{out}/certs.d", "--to", "oci:{out}/images"},
+		want: `--cert-dir {out}/certs.d: no such file or directory`,
+		code: exitError,
+	},
+	{
+		name: "mirror/--from a registry",
+		args: []string{"mirror", "--from", "docker://quay.io/org", "--to", "oci:{out}/images"},
+		want: `--from: invalid source "docker://quay.io/org": registries are read from the plan's references (--lock or --profile) without --from; --from takes oci:DIR or oci-archive:FILE`,
+		code: exitUsage,
+	},
+	{
+		name: "mirror/--from with selection flags but no plan",
+		args: []string{"mirror", "--from", "oci:{out}/images", "--arch", "x86_64", "--to", "docker://mirror.example.com/ms"},
+		want: `--arch selects a plan: add --profile (or --lock), or drop it to copy every image of oci:{out}/images`,
+		code: exitUsage,
+	},
+	{
+		name: "mirror/--from a missing layout",
+		args: []string{"mirror", "--from", "oci:{out}/images", "--to", "docker://mirror.example.com/ms"},
+		want: `opening oci:{out}/images: no such file or directory`,
+		code: exitError,
+	},
+	{
+		name: "mirror/--from a directory that is not a layout",
+		args: []string{"mirror", "--from", "oci:{out}", "--to", "docker://mirror.example.com/ms"},
+		want: `oci:{out}: not an OCI image layout (no oci-layout in it)`,
+		code: exitError,
+	},
+	{
+		name: "mirror/--from a file that is not an archive",
+		args: []string{"mirror", "--from", "oci-archive:{bad}/registry/not-an-archive.tar", "--to", "docker://mirror.example.com/ms"},
+		want: `reading oci-archive:{bad}/registry/not-an-archive.tar: not a tar archive: unexpected EOF`,
+		code: exitError,
+	},
+	{
+		name: "mirror/archive over another file",
+		args: []string{"mirror", "--lock", "{out}/compose.lock.json", "--quiet", "--to", "oci-archive:{out}/images.txt"},
+		want: `mirroring to oci-archive:{out}/images.txt: oci-archive:{out}/images.txt: not an OCI image archive (not a tar archive: archive/tar: invalid tar header); choose a new file name`,
+		code: exitError,
+	},
+	{
+		name: "mirror/archive that is a directory",
+		args: []string{"mirror", "--profile", "full", "--to", "oci-archive:{out}/"},
+		want: `--to: invalid destination "oci-archive:{out}/": oci-archive:FILE names a file, not a directory`,
+		code: exitUsage,
+	},
+	{
+		name: "footprint/missing --authfile",
+		args: []string{"footprint", "--profile", "minimal", "--arch", "x86_64", "--authfile", "{out}/auth.json"},
+		want: `--authfile {out}/auth.json: no such file or directory`,
+		code: exitError,
+	},
+	{
+		name: "release verify/missing --authfile",
+		args: []string{"release", "verify", "{ref}/main", "--authfile", "{out}/auth.json"},
+		want: `--authfile {out}/auth.json: no such file or directory`,
+		code: exitError,
+	},
+	{
+		name: "build/pull secret not JSON",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--pull-secret", "{bad}/registry/pull-secret-not-json.json"},
+		want: `--pull-secret {bad}/registry/pull-secret-not-json.json: invalid pull secret: not valid JSON at line 2, column 1`,
+		code: exitError,
+	},
+	{
+		name: "build/pull secret with a credential helper",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--pull-secret", "{bad}/registry/pull-secret-helper.json"},
+		want: `--pull-secret {bad}/registry/pull-secret-helper.json: invalid pull secret: it names credential helpers (credHelpers, credsStore), which CRI-O on the device cannot run; export the credentials into "auths" (podman login --authfile FILE)`,
+		code: exitError,
+	},
+	{
+		name: "build/pull secret without credentials",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--pull-secret", "{bad}/registry/pull-secret-empty.json"},
+		want: `--pull-secret {bad}/registry/pull-secret-empty.json: invalid pull secret: it has no credentials (want "auths" with an entry per registry, as podman login writes)`,
+		code: exitError,
+	},
+	{
+		name: "build/missing pull secret",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--pull-secret", "{out}/pull-secret.json"},
+		want: `--pull-secret: pull secret {out}/pull-secret.json does not exist`,
+		code: exitError,
+	},
+	{
+		name: "build/mirror registry without host",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--mirror-registry", "mirror/ms"},
+		want: `--mirror-registry "mirror/ms": "mirror" is not a registry host (want a host name with a dot or a port, as in mirror.example.com:5000/microshift or localhost:5000)`,
+		code: exitError,
+	},
+	{
+		name: "build/mirror CA with a private key",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--mirror-registry", "mirror.example.com/ms", "--mirror-ca", "{bad}/registry/ca-with-key.pem"},
+		want: `--mirror-ca {bad}/registry/ca-with-key.pem: it holds a private key, which must not go to the device; give the CA certificate only`,
+		code: exitError,
+	},
+	{
+		name: "build/mirror CA without a mirror",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--mirror-ca", "{bad}/registry/ca-with-key.pem"},
+		want: `--mirror-ca and --mirror-insecure configure the mirror registry: add --mirror-registry`,
+		code: exitUsage,
+	},
+	{
+		name: "build/--bootc-images without --bootc",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--bootc-images", "pull"},
+		want: `--bootc-images chooses how the bootc Containerfile gets the images; add --bootc`,
+		code: exitUsage,
+	},
+	{
+		name: "build/unknown --bootc-images",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--bootc", "--bootc-images", "fetch"},
+		want: `--bootc-images: unknown mode "fetch" (want mirror or pull)`,
+		code: exitUsage,
 	},
 	{
 		name: "footprint/no profile",
@@ -970,7 +1108,7 @@ func TestBadInputFixturesExist(t *testing.T) {
 			}
 		}
 	}
-	for _, kind := range []string{"catalogs", "releases", "configs", "payloads", "csvs", "locks"} {
+	for _, kind := range []string{"catalogs", "releases", "configs", "payloads", "csvs", "locks", "registry"} {
 		entries, err := os.ReadDir(filepath.Join(bad, kind))
 		if err != nil {
 			t.Fatal(err)

@@ -49,6 +49,8 @@ registries store them (config and layer blobs):
   shared      blobs used by images of more than one component, counted once
               (the components' UNIQUE plus this is the total UNIQUE).
 
+Registries are reached as podman reaches them (auth files or --authfile,
+registries.conf mirrors, certs.d certificates; see mirror --help).
 Repeat --profile to compare profiles side by side. --output json prints a list
 with one entry per profile, in the form build --resolve-sizes writes to
 compose.lock.json.`,
@@ -90,15 +92,18 @@ compose.lock.json.`,
 					plans = append(plans, p)
 				}
 			}
+			rc, err := reg.client()
+			if err != nil {
+				return err
+			}
 			var out []footprintJSON
 			for _, p := range plans {
-				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: reg.client(), Arch: releases.Arch(p.Arch)})
+				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: rc, Arch: releases.Arch(p.Arch)})
 				if err != nil {
 					return fmt.Errorf("reading the footprint of profile %s: %w", p.Profile, err)
 				}
 				out = append(out, footprintJSON{Profile: p.Profile, Release: p.Release.Stream, Arch: p.Arch, Footprint: fp})
 			}
-			var err error
 			switch {
 			case format.json():
 				err = printJSON(cmd.OutOrStdout(), out)

@@ -3,11 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/compose/airgap"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/registryclient"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -20,45 +23,72 @@ func newMirrorCmd() *cobra.Command {
 		lock         lockOptions
 		reg          registryOptions
 		format       formatOptions
-		to           string
+		to, from     string
 		allPlatforms bool
 		quiet        bool
 	)
 	cmd := &cobra.Command{
-		Use:   "mirror --to oci:DIR|docker://REGISTRY/PREFIX (--profile NAME | --lock compose.lock.json)",
-		Short: "Copy every image of a plan into an OCI image layout or a mirror registry, verified and resumable",
-		Long: `mirror copies every image a plan needs, by digest, for the plan's arch:
+		Use:   "mirror --to DESTINATION (--profile NAME | --lock compose.lock.json | --from oci:DIR|oci-archive:FILE)",
+		Short: "Copy every image of a plan into an OCI layout, an archive file or a mirror registry, verified and resumable",
+		Long: `mirror copies every image a plan needs, by digest, from its registry (or from
+an OCI layout with --from) to a destination:
 
   --to oci:DIR                 one OCI image layout with all images; blobs shared by
                                images are stored once. Each image is named in index.json
                                by its reference (org.opencontainers.image.ref.name and
                                io.containerd.image.name), so
                                skopeo copy oci:DIR:REF containers-storage:REF loads it.
+  --to dir:DIR                 the layout of oci:DIR plus one skopeo dir: directory per
+                               image (DIR/<sha256 of the reference and a newline>/, listed
+                               in DIR/image-list.txt), blobs hard-linked: every skopeo
+                               version reads it. What build --bootc's Containerfile embeds.
+  --to oci-archive:FILE        the layout in one tar file, to carry across an air gap;
+                               it is staged in .FILE.partial/ (resumable) and renamed into
+                               place when complete. An existing FILE's images are kept.
   --to docker://REGISTRY/PREFIX  push to a registry: quay.io/org/repo@sha256:X goes to
-                               REGISTRY/PREFIX/org/repo@sha256:X, digests unchanged.
+                               REGISTRY/PREFIX/org/repo@sha256:X, digests unchanged. A blob
+                               several repositories need is uploaded once and mounted
+                               into the others.
 
-Of a multi-arch index only the plan arch's manifest and blobs are copied; the index
-itself is kept, so the reference keeps the digest the release pins (in an OCI layout
-the other platforms' manifests are left out, as the OCI layout spec allows). A
-registry cannot hold part of an index, so to a registry an index is copied whole.
---all-platforms copies every platform everywhere.
+--from oci:DIR or --from oci-archive:FILE (oci:FILE works too) reads the images from
+a layout instead of their registries (the disconnected side: an archive into a
+registry), in place: every image the layout names, or the plan's with --lock or
+--profile.
 
-Blobs are streamed to disk and checked against their digests; a blob that does not
-match is refused. A rerun skips blobs already present (after re-checking them) and
-discards partial blobs of an interrupted run. Requests are retried with backoff on
-5xx, 429, timeouts and dropped connections. Credentials come from the Docker and
-Podman auth files. Progress goes to stderr (bars on a terminal), the summary to stdout.`,
+Of a multi-arch index, oci: and dir: get only the plan arch's manifest and blobs;
+the index itself is kept, so the reference keeps the digest the release pins (the
+layout spec allows the other platforms' manifests to be absent). A registry cannot
+hold part of an index, so docker:// gets every platform, and so does oci-archive:,
+which is made to be loaded into a registry. --all-platforms copies every platform
+everywhere.
+
+Sources: registries.conf mirrors of a registry are tried first, as podman and skopeo
+do; credentials come from --authfile or $REGISTRY_AUTH_FILE, else the auth files
+podman reads; TLS is verified with the host's certs.d certificates unless
+--tls-verify=false or --insecure-registry. Every blob and manifest is checked against
+its digest; content that does not match is refused. Each request is retried with
+backoff on timeouts (--timeout), dropped connections, 408, 429 and 5xx. A rerun
+skips blobs already present (after re-checking them). Progress goes to stderr (bars
+on a terminal), the summary to stdout.`,
 		Example: `  microshift-compose mirror --profile full --arch x86_64 --to oci:out/images
-  microshift-compose mirror --lock out/compose.lock.json --to oci:out/images
-  microshift-compose mirror --lock out/compose.lock.json --to docker://mirror.example.com:5000/microshift`,
+  microshift-compose mirror --lock out/compose.lock.json --to dir:out/images
+  microshift-compose mirror --lock out/compose.lock.json --to oci-archive:microshift-images.tar
+  microshift-compose mirror --from oci-archive:microshift-images.tar --to docker://mirror.example.com:5000/microshift
+  microshift-compose mirror --lock out/compose.lock.json --to docker://mirror.example.com:5000/microshift --authfile auth.json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if to == "" {
-				return usageError{errors.New("--to is required: oci:DIR or docker://REGISTRY/PREFIX")}
+				return usageError{errors.New("--to is required: oci:DIR, dir:DIR, oci-archive:FILE or docker://REGISTRY/PREFIX")}
 			}
 			target, err := airgap.ParseDestination(to)
 			if err != nil {
 				return usageError{fmt.Errorf("--to: %w", err)}
+			}
+			var source airgap.Target
+			if from != "" {
+				if source, err = airgap.ParseSource(from); err != nil {
+					return usageError{fmt.Errorf("--from: %w", err)}
+				}
 			}
 			if err := reg.Validate(); err != nil {
 				return err
@@ -66,14 +96,33 @@ Podman auth files. Progress goes to stderr (bars on a terminal), the summary to 
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			p, err := planFrom(cmd, &lock, &cat, &rel, &sel, &rnd)
+			var refs []string
+			var arch releases.Arch
+			if from != "" && lock.Path == "" && sel.Profile == "" {
+				for _, n := range selectionFlags {
+					if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
+						return usageError{fmt.Errorf("--%s selects a plan: add --profile (or --lock), or drop it to copy every image of %s", n, from)}
+					}
+				}
+				if refs, err = airgap.LayoutImages(source, registryclient.Options{}); err != nil {
+					return err
+				}
+			} else {
+				p, err := planFrom(cmd, &lock, &cat, &rel, &sel, &rnd)
+				if err != nil {
+					return err
+				}
+				refs, arch = p.ImageRefs(), releases.Arch(p.Arch)
+			}
+			rc, err := reg.client()
 			if err != nil {
 				return err
 			}
-			sum, err := airgap.Mirror(cmd.Context(), p.ImageRefs(), target, airgap.Options{
-				Registry:     reg.client(),
-				Arch:         releases.Arch(p.Arch),
+			sum, err := airgap.Mirror(cmd.Context(), refs, target, airgap.Options{
+				Registry:     rc,
+				Arch:         arch,
 				AllPlatforms: allPlatforms,
+				From:         source,
 				Progress:     newProgress(cmd.ErrOrStderr(), quiet),
 			})
 			if err != nil {
@@ -82,8 +131,7 @@ Podman auth files. Progress goes to stderr (bars on a terminal), the summary to 
 			if format.json() {
 				return printJSON(cmd.OutOrStdout(), sum)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "mirrored %d images (%d blobs, %d manifests) to %s: %s fetched, %s already present, in %.1fs\n",
-				sum.Images, sum.Blobs, sum.Manifests, sum.Destination, humanBytes(sum.Fetched), humanBytes(sum.Skipped), sum.Duration.Seconds())
+			printMirrorSummary(cmd.OutOrStdout(), target, sum)
 			return nil
 		},
 	}
@@ -95,10 +143,23 @@ Podman auth files. Progress goes to stderr (bars on a terminal), the summary to 
 	reg.addFlags(cmd)
 	format.addFlags(cmd)
 	f := cmd.Flags()
-	f.StringVar(&to, "to", "", "destination: oci:DIR (an OCI image layout) or docker://REGISTRY/PREFIX")
+	f.StringVar(&to, "to", "", "destination: oci:DIR, dir:DIR, oci-archive:FILE or docker://REGISTRY/PREFIX")
+	f.StringVar(&from, "from", "", "read the images from an OCI layout, oci:DIR or oci-archive:FILE, instead of their registries")
 	f.BoolVar(&allPlatforms, "all-platforms", false, "copy every platform of multi-arch images, not only the plan's arch")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
+}
+
+// printMirrorSummary prints the one-line summary of a mirror.
+func printMirrorSummary(w io.Writer, to airgap.Target, sum *airgap.Summary) {
+	head := fmt.Sprintf("mirrored %d images (%d blobs, %d manifests) to %s", sum.Images, sum.Blobs, sum.Manifests, sum.Destination)
+	if to.Transport == airgap.TransportDocker {
+		fmt.Fprintf(w, "%s: %s uploaded in %d %s, %s mounted from other repositories in %d %s, %s already present, in %.1fs\n",
+			head, humanBytes(sum.Fetched), sum.Uploads, text.Plural(sum.Uploads, "blob", "blobs"),
+			humanBytes(sum.Mounted), sum.Mounts, text.Plural(sum.Mounts, "blob", "blobs"), humanBytes(sum.Skipped), sum.Duration.Seconds())
+		return
+	}
+	fmt.Fprintf(w, "%s: %s fetched, %s already present, in %.1fs\n", head, humanBytes(sum.Fetched), humanBytes(sum.Skipped), sum.Duration.Seconds())
 }
 
 // planFrom is the plan a registry command works on: the lock file's, or

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/microshift-compose/microshift-compose/compose/airgap"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
@@ -30,7 +31,13 @@ var coreKeys = map[string]string{
 func syntheticRelease(t *testing.T) (host, dir string) {
 	t.Helper()
 	reg := testutil.StartRegistry(t)
-	p := &testutil.Pusher{Host: reg.Host}
+	return reg.Host, pushRelease(t, &testutil.Pusher{Host: reg.Host}, false)
+}
+
+// pushRelease pushes the synthetic release with p (Docker media types with
+// docker, as OpenShift's images have) and writes its release directory.
+func pushRelease(t *testing.T, p *testutil.Pusher, docker bool) (dir string) {
+	t.Helper()
 	base := testutil.NewLayer(1, 96<<10)
 	baseArm := testutil.NewLayer(2, 80<<10)
 	images := map[string]string{}
@@ -44,11 +51,15 @@ func syntheticRelease(t *testing.T) (host, dir string) {
 		}
 		var ref string
 		var err error
-		if seed%2 == 0 {
-			ref, _, err = p.PushIndex(path, []string{"amd64", "arm64"}, map[string][]testutil.Layer{
-				"amd64": {base, own}, "arm64": {baseArm, testutil.NewLayer(seed+1000, 4096)},
-			})
-		} else {
+		layers := map[string][]testutil.Layer{"amd64": {base, own}, "arm64": {baseArm, testutil.NewLayer(seed+1000, 4096)}}
+		switch {
+		case seed%2 == 0 && docker:
+			ref, _, err = p.PushDockerIndex(path, []string{"amd64", "arm64"}, layers)
+		case seed%2 == 0:
+			ref, _, err = p.PushIndex(path, []string{"amd64", "arm64"}, layers)
+		case docker:
+			ref, err = p.PushDockerImage(path, "amd64", []testutil.Layer{base, own})
+		default:
 			ref, err = p.PushImage(path, "amd64", []testutil.Layer{base, own})
 		}
 		if err != nil {
@@ -64,7 +75,7 @@ func syntheticRelease(t *testing.T) (host, dir string) {
 	if err := os.WriteFile(filepath.Join(dir, "release-x86_64.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return reg.Host, dir
+	return dir
 }
 
 // TestMirrorFootprintBootcFlow runs the README's flow against a real
@@ -87,23 +98,26 @@ func TestMirrorFootprintBootcFlow(t *testing.T) {
 	}
 
 	// Progress: one plain line per image on a non-terminal stderr.
-	stdout, stderr, code := runCLI(t, "mirror", "--lock", lock, "--to", "oci:"+filepath.Join(out, "images"))
+	images := filepath.Join(out, "images")
+	stdout, stderr, code := runCLI(t, "mirror", "--lock", lock, "--to", "dir:"+images)
 	if code != 0 {
 		t.Fatalf("mirror --lock: exit %d: %s", code, stderr)
 	}
-	summary := regexp.MustCompile(`^mirrored 9 images \(\d+ blobs, \d+ manifests\) to oci:` + regexp.QuoteMeta(filepath.Join(out, "images")) + `: [0-9.]+ KiB fetched, 0 B already present, in [0-9.]+s\n$`)
+	summary := regexp.MustCompile(`^mirrored 9 images \(\d+ blobs, \d+ manifests\) to dir:` + regexp.QuoteMeta(images) + `: [0-9.]+ KiB fetched, 0 B already present, in [0-9.]+s\n$`)
 	if !summary.MatchString(stdout) {
 		t.Errorf("mirror summary = %q", stdout)
 	}
 	if lines := nonEmptyLines(stderr); len(lines) != 9 || !strings.HasPrefix(lines[0], "mirror: [1/9] 127.0.0.1:") {
 		t.Errorf("mirror progress on a non-terminal stderr = %q, want 9 plain lines", stderr)
 	}
-	// The Containerfile's check: every reference of images.txt resolves in the layout.
+	// The Containerfile's check: every reference of images.txt has its dir:
+	// directory (and, the layout being an OCI layout too, its index entry).
 	for _, ref := range nonEmptyLines(string(mustReadFile(t, filepath.Join(out, "images.txt")))) {
-		runSkopeo(t, "inspect", "--raw", "oci:"+filepath.Join(out, "images")+":"+ref)
+		runSkopeo(t, "inspect", "--raw", "dir:"+filepath.Join(images, airgap.DirName(ref)))
+		runSkopeo(t, "inspect", "--raw", "oci:"+images+":"+ref)
 	}
 	// A rerun with --quiet prints only the summary, and fetches nothing.
-	stdout = mustRun(t, "mirror", "--lock", lock, "--quiet", "--to", "oci:"+filepath.Join(out, "images"))
+	stdout = mustRun(t, "mirror", "--lock", lock, "--quiet", "--to", "dir:"+images)
 	if !strings.Contains(stdout, ": 0 B fetched, ") {
 		t.Errorf("mirror rerun summary = %q, want nothing fetched", stdout)
 	}
@@ -112,7 +126,7 @@ func TestMirrorFootprintBootcFlow(t *testing.T) {
 		Fetched int64 `json:"bytes_fetched"`
 		Skipped int64 `json:"bytes_skipped"`
 	}
-	if err := json.Unmarshal([]byte(mustRun(t, "mirror", "--lock", lock, "-q", "-o", "json", "--to", "oci:"+filepath.Join(out, "images"))), &sum); err != nil || sum.Images != 9 || sum.Fetched != 0 || sum.Skipped == 0 {
+	if err := json.Unmarshal([]byte(mustRun(t, "mirror", "--lock", lock, "-q", "-o", "json", "--to", "dir:"+images)), &sum); err != nil || sum.Images != 9 || sum.Fetched != 0 || sum.Skipped == 0 {
 		t.Errorf("mirror --output json = %+v, %v", sum, err)
 	}
 

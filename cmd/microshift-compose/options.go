@@ -20,7 +20,6 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/compose/plugin"
-	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
 )
@@ -164,35 +163,6 @@ type blueprintOptions struct {
 func (o *blueprintOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.Distro, "distro", "", "osbuild distro the blueprint is validated for (default: the RHEL the release runs on, e.g. rhel-9.4 for 4.18, rhel-9.8 for 5.0)")
 	cmd.Flags().StringVar(&o.ImageType, "image-type", blueprints.DefaultImageType, "osbuild image type the blueprint is validated for")
-}
-
-// registryOptions are how commands that talk to registries (mirror,
-// footprint, release update/verify) reach them.
-type registryOptions struct {
-	Jobs     int
-	Insecure []string
-	Retries  int
-}
-
-func (o *registryOptions) addFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.IntVarP(&o.Jobs, "jobs", "j", registryclient.DefaultJobs, "concurrent registry requests")
-	f.StringSliceVar(&o.Insecure, "insecure-registry", nil, "registry (host[:port]) to reach over plain HTTP; TLS is verified for all others")
-	f.IntVar(&o.Retries, "retries", registryclient.DefaultRetries, "attempts per request on 5xx, 429 and timeouts, with backoff")
-}
-
-func (o *registryOptions) Validate() error {
-	if o.Jobs < 1 {
-		return usageError{fmt.Errorf("--jobs must be at least 1, got %d", o.Jobs)}
-	}
-	if o.Retries < 1 {
-		return usageError{fmt.Errorf("--retries must be at least 1, got %d", o.Retries)}
-	}
-	return nil
-}
-
-func (o *registryOptions) client() registryclient.Options {
-	return registryclient.Options{Jobs: o.Jobs, Insecure: o.Insecure, Retries: o.Retries, UserAgent: "microshift-compose/" + versionString()}
 }
 
 // formatOptions is --output for listing commands.

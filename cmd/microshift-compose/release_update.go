@@ -169,7 +169,11 @@ A tag never replaces a digest unless --allow-tags is given.`,
 			if err != nil {
 				return err
 			}
-			uo.Registry = reg.client()
+			if upd.ResolveTags {
+				if uo.Registry, err = reg.client(); err != nil {
+					return err
+				}
+			}
 			u, err := rebase.Prepare(cmd.Context(), args[0], uo)
 			if err != nil {
 				return err

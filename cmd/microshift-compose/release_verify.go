@@ -52,7 +52,10 @@ file's arch (an index must list linux/<arch>; a single image's config must
 name that arch when it names one).
 
 Registries are queried concurrently (--jobs), each distinct image once, with
-credentials from the Docker/Podman auth files and TLS verified. The result is
+credentials from --authfile or the auth files podman reads, certs.d
+certificates and TLS verified, each request timed out (--timeout) and
+retried (--retries); the registries the release names are checked, not their
+registries.conf mirrors. The result is
 a table with one line per image entry (or --output json); the command exits 1
 when any image fails, naming the reason: unpinned, not-found (404),
 unauthorized (401), forbidden (403), arch-missing, invalid or error.`,
@@ -92,7 +95,11 @@ unauthorized (401), forbidden (403), arch-missing, invalid or error.`,
 			if err != nil {
 				return err
 			}
-			checks, err := rebase.Verify(cmd.Context(), selected, reg.client())
+			rc, err := reg.client()
+			if err != nil {
+				return err
+			}
+			checks, err := rebase.Verify(cmd.Context(), selected, rc)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
@@ -69,6 +70,7 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 				level = slog.LevelDebug
 			}
 			slog.SetDefault(slog.New(newLogHandler(stderr, level)))
+			routeLogrus(stderr, verbose)
 		},
 	}
 	root.SetOut(stdout)
@@ -159,6 +161,19 @@ func wrapArgs(c *cobra.Command) {
 	}
 	for _, sub := range c.Commands() {
 		wrapArgs(sub)
+	}
+}
+
+// routeLogrus sends what containers/image logs (with logrus) to stderr in
+// the tool's style: warnings, and with -v its debug lines (which auth file
+// credentials came from, which certs.d directory is read). It never logs
+// credentials.
+func routeLogrus(stderr io.Writer, verbose bool) {
+	logrus.SetOutput(stderr)
+	logrus.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true, DisableColors: true})
+	logrus.SetLevel(logrus.WarnLevel)
+	if verbose {
+		logrus.SetLevel(logrus.DebugLevel)
 	}
 }
 

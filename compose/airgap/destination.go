@@ -6,77 +6,162 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/containers/image/v5/docker/reference"
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 )
 
-// ErrBadDestination is wrapped by ParseDestination's errors.
-var ErrBadDestination = errors.New("invalid destination")
+// ErrBadDestination and ErrBadSource are wrapped by ParseDestination's
+// and ParseSource's errors.
+var (
+	ErrBadDestination = errors.New("invalid destination")
+	ErrBadSource      = errors.New("invalid source")
+)
 
-// Target is a parsed --to: an OCI image layout directory or a registry
-// prefix, exactly one of Dir and Registry set.
+// Transports, as the user writes them before the colon.
+const (
+	// TransportOCI is oci:DIR, an OCI image layout directory.
+	TransportOCI = "oci"
+	// TransportArchive is oci-archive:FILE, an OCI image layout in one tar
+	// file (what skopeo's oci-archive: transport reads).
+	TransportArchive = "oci-archive"
+	// TransportDir is dir:DIR, an OCI image layout directory that also
+	// holds one skopeo dir: directory per image (blobs hard-linked), the
+	// form every skopeo version reads: what the bootc Containerfile embeds.
+	TransportDir = "dir"
+	// TransportDocker is docker://REGISTRY/PREFIX, a registry.
+	TransportDocker = "docker"
+)
+
+// Target is a parsed --to or --from: a place images are copied to or from.
 type Target struct {
-	// Dir is the OCI image layout directory of oci:DIR.
-	Dir string
+	// Transport is one of the Transport constants.
+	Transport string
+	// Path is the directory or file of oci:, dir: and oci-archive:.
+	Path string
 	// Registry is the host[:port] of docker://REGISTRY/PREFIX.
 	Registry string
 	// Prefix is the repository path every image goes under ("" for none).
 	Prefix string
 }
 
-// ParseDestination parses oci:DIR or docker://REGISTRY[/PREFIX].
-func ParseDestination(s string) (Target, error) {
+// IsLayout reports whether the target is written as an OCI image layout
+// (oci:, dir: and, staged, oci-archive:).
+func (t Target) IsLayout() bool { return t.Transport != TransportDocker }
+
+// ParseDestination parses a --to: oci:DIR, dir:DIR, oci-archive:FILE or
+// docker://REGISTRY[/PREFIX].
+func ParseDestination(s string) (Target, error) { return parseTarget(s, ErrBadDestination) }
+
+func parseTarget(s string, sentinel error) (Target, error) {
 	bad := func(format string, args ...any) (Target, error) {
-		return Target{}, fmt.Errorf("%w %q: %s", ErrBadDestination, s, fmt.Sprintf(format, args...))
+		return Target{}, fmt.Errorf("%w %q: %s", sentinel, s, fmt.Sprintf(format, args...))
 	}
-	switch {
-	case strings.HasPrefix(s, "oci:"):
-		dir := strings.TrimPrefix(s, "oci:")
-		if dir == "" {
-			return bad("no directory after oci: (want oci:DIR)")
-		}
-		if strings.Contains(dir, ":") {
-			return bad("oci:DIR takes a directory only, without an image name: each image is named by its reference in the layout's index.json")
-		}
-		if strings.ContainsRune(dir, 0) {
-			return bad("the directory name has a NUL byte")
-		}
-		return Target{Dir: filepath.Clean(dir)}, nil
-	case strings.HasPrefix(s, "docker://"):
-		rest := strings.TrimSuffix(strings.TrimPrefix(s, "docker://"), "/")
-		host, prefix, _ := strings.Cut(rest, "/")
-		if host == "" {
-			return bad("no registry after docker:// (want docker://REGISTRY/PREFIX)")
-		}
-		if !strings.ContainsAny(host, ".:") {
-			return bad("%q is not a registry host (want a host name with a dot or a port, as in docker://mirror.example.com:5000/microshift or docker://localhost:5000)", host)
-		}
-		if _, err := name.NewRegistry(host, name.StrictValidation); err != nil {
-			return bad("registry %q: %v", host, err)
-		}
-		if prefix != "" {
-			if strings.ContainsAny(prefix, "@:") {
-				return bad("the prefix %q has a tag or digest; images keep their own digests (want docker://REGISTRY/PREFIX)", prefix)
-			}
-			if _, err := name.NewRepository(host+"/"+prefix, name.StrictValidation); err != nil {
-				return bad("prefix %q: %v", prefix, err)
-			}
-		}
-		return Target{Registry: host, Prefix: prefix}, nil
+	if strings.ContainsRune(s, 0) {
+		return bad("it has a NUL byte")
 	}
-	return bad("want oci:DIR (an OCI image layout) or docker://REGISTRY/PREFIX (a registry)")
+	for _, tr := range []struct{ prefix, transport, what string }{
+		{"oci:", TransportOCI, "DIR"},
+		{"dir:", TransportDir, "DIR"},
+		{"oci-archive:", TransportArchive, "FILE"},
+	} {
+		rest, ok := strings.CutPrefix(s, tr.prefix)
+		if !ok {
+			continue
+		}
+		if rest == "" {
+			return bad("no %s after %s (want %s%s)", strings.ToLower(tr.what), tr.prefix, tr.prefix, tr.what)
+		}
+		if strings.Contains(rest, ":") {
+			return bad("%s%s takes a path only, without an image name: each image is named by its reference in the layout's index.json", tr.prefix, tr.what)
+		}
+		p := filepath.Clean(rest)
+		if tr.transport == TransportArchive && (strings.HasSuffix(rest, "/") || p == "." || p == "..") {
+			return bad("oci-archive:FILE names a file, not a directory")
+		}
+		return Target{Transport: tr.transport, Path: p}, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "docker://"); ok {
+		host, prefix, err := ParseRegistryPrefix(strings.TrimSuffix(rest, "/"))
+		if err != nil {
+			return bad("%v", err)
+		}
+		return Target{Transport: TransportDocker, Registry: host, Prefix: prefix}, nil
+	}
+	return bad("want oci:DIR (an OCI image layout), dir:DIR (a layout plus one dir: per image, for bootc), oci-archive:FILE (a layout in one tar file) or docker://REGISTRY/PREFIX (a registry)")
 }
 
-// String is the destination as the user writes it.
+// ParseSource parses a --from: oci:DIR or oci-archive:FILE (a dir:DIR
+// destination is read as oci:DIR).
+func ParseSource(s string) (Target, error) {
+	if strings.HasPrefix(s, "docker://") {
+		return Target{}, fmt.Errorf("%w %q: registries are read from the plan's references (--lock or --profile) without --from; --from takes oci:DIR or oci-archive:FILE", ErrBadSource, s)
+	}
+	t, err := parseTarget(s, ErrBadSource)
+	if err != nil {
+		return Target{}, err
+	}
+	if t.Transport == TransportDir {
+		t.Transport = TransportOCI
+	}
+	return t, nil
+}
+
+// ParseRegistryPrefix parses REGISTRY[/PREFIX] (a mirror registry as
+// --to docker:// and --mirror-registry name it) into its host[:port] and
+// repository prefix.
+func ParseRegistryPrefix(s string) (host, prefix string, err error) {
+	host, prefix, _ = strings.Cut(s, "/")
+	if host == "" {
+		return "", "", errors.New("no registry (want REGISTRY/PREFIX, as in mirror.example.com:5000/microshift)")
+	}
+	if !strings.ContainsAny(host, ".:") {
+		return "", "", fmt.Errorf("%q is not a registry host (want a host name with a dot or a port, as in mirror.example.com:5000/microshift or localhost:5000)", host)
+	}
+	if _, err := name.NewRegistry(host, name.StrictValidation); err != nil {
+		return "", "", fmt.Errorf("registry %q: %v", host, err)
+	}
+	// The grammar containers/image applies to a registries.conf mirror
+	// location, which a device will read this as.
+	if named, err := reference.ParseNormalizedNamed(host + "/x/y"); err != nil || reference.Domain(named) != host {
+		return "", "", fmt.Errorf("%q is not a registry host name (as in mirror.example.com:5000)", host)
+	}
+	if prefix != "" {
+		if strings.ContainsAny(prefix, "@:") {
+			return "", "", fmt.Errorf("the prefix %q has a tag or digest; images keep their own digests (want REGISTRY/PREFIX)", prefix)
+		}
+		if _, err := name.NewRepository(host+"/"+prefix, name.StrictValidation); err != nil {
+			return "", "", fmt.Errorf("prefix %q: %v", prefix, err)
+		}
+		if _, err := reference.ParseNormalizedNamed(host + "/" + prefix + "/x/y"); err != nil {
+			return "", "", fmt.Errorf("prefix %q: %v", prefix, err)
+		}
+	}
+	return host, prefix, nil
+}
+
+// String is the target as the user writes it.
 func (t Target) String() string {
-	if t.Dir != "" {
-		return "oci:" + t.Dir
+	switch t.Transport {
+	case TransportDocker:
+		if t.Prefix == "" {
+			return "docker://" + t.Registry
+		}
+		return "docker://" + t.Registry + "/" + t.Prefix
+	case "":
+		return ""
 	}
+	return t.Transport + ":" + t.Path
+}
+
+// MirrorLocation is REGISTRY[/PREFIX] of a registry target: the location
+// of a registries.conf mirror.
+func (t Target) MirrorLocation() string {
 	if t.Prefix == "" {
-		return "docker://" + t.Registry
+		return t.Registry
 	}
-	return "docker://" + t.Registry + "/" + t.Prefix
+	return t.Registry + "/" + t.Prefix
 }
 
 // Repository is where an image of source repository src goes in a registry
@@ -91,3 +176,6 @@ func (t Target) Repository(reg registryclient.Options, src name.Repository) (nam
 	}
 	return reg.ParseRepository(t.Registry + "/" + path)
 }
+
+// OCI is the oci:DIR target.
+func OCI(dir string) Target { return Target{Transport: TransportOCI, Path: dir} }

@@ -141,7 +141,7 @@ func TestMirrorFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			reg.setFault(tc.fault)
-			sum, err := airgap.Mirror(ctx, refs, airgap.Target{Dir: dir}, fastOpts())
+			sum, err := airgap.Mirror(ctx, refs, airgap.OCI(dir), fastOpts())
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("Mirror() = %v, want success", err)
@@ -185,7 +185,7 @@ func TestMirrorAuthErrors(t *testing.T) {
 		want     string
 		sentinel error
 	}{
-		{"401", http.StatusUnauthorized, im.ref, im.ref + ": authentication required (401 Unauthorized): log in with 'podman login " + reg.host + "' (credentials are read from the Docker and Podman auth files)", registryclient.ErrUnauthorized},
+		{"401", http.StatusUnauthorized, im.ref, im.ref + ": authentication required (401 Unauthorized): log in with 'podman login " + reg.host + "' or pass --authfile (auth files are read where podman reads them: $REGISTRY_AUTH_FILE, ${XDG_RUNTIME_DIR}/containers/auth.json, ~/.config/containers/auth.json, ~/.docker/config.json)", registryclient.ErrUnauthorized},
 		{"403", http.StatusForbidden, im.ref, im.ref + ": access denied (403 Forbidden): the credentials for " + reg.host + " may not read this repository", registryclient.ErrDenied},
 		{"404", 0, reg.host + "/app/target@sha256:" + strings.Repeat("0", 64), reg.host + "/app/target@sha256:" + strings.Repeat("0", 64) + ": not found in the registry (404 Not Found): check the reference in the release file", registryclient.ErrNotFound},
 	} {
@@ -197,7 +197,7 @@ func TestMirrorAuthErrors(t *testing.T) {
 				}
 				return false
 			})
-			_, err := airgap.Mirror(ctx, []string{tc.ref}, airgap.Target{Dir: t.TempDir()}, fastOpts())
+			_, err := airgap.Mirror(ctx, []string{tc.ref}, airgap.OCI(t.TempDir()), fastOpts())
 			if err == nil || err.Error() != tc.want || !errors.Is(err, tc.sentinel) {
 				t.Fatalf("Mirror() = %v\nwant %q", err, tc.want)
 			}
@@ -227,7 +227,7 @@ func TestMirrorResume(t *testing.T) {
 	})
 	o := fastOpts()
 	o.Registry.Jobs = 1 // largest first: the target (300 KiB) is the first blob
-	if _, err := airgap.Mirror(cctx, refs, airgap.Target{Dir: dir}, o); !errors.Is(err, context.Canceled) {
+	if _, err := airgap.Mirror(cctx, refs, airgap.OCI(dir), o); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted Mirror() = %v, want context.Canceled", err)
 	}
 	blobs := filepath.Join(dir, "blobs", "sha256")
@@ -246,7 +246,7 @@ func TestMirrorResume(t *testing.T) {
 	}
 
 	reg.setFault(nil)
-	sum, err := airgap.Mirror(ctx, refs, airgap.Target{Dir: dir}, fastOpts())
+	sum, err := airgap.Mirror(ctx, refs, airgap.OCI(dir), fastOpts())
 	if err != nil {
 		t.Fatalf("resumed Mirror() = %v", err)
 	}
@@ -281,7 +281,7 @@ func TestMirrorNoPlatform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = airgap.Mirror(ctx, []string{ref}, airgap.Target{Dir: t.TempDir()}, fastOpts())
+	_, err = airgap.Mirror(ctx, []string{ref}, airgap.OCI(t.TempDir()), fastOpts())
 	want := ref + ": no manifest for the platform linux/amd64 (x86_64) in the index (it has linux/arm64)"
 	if err == nil || err.Error() != want || !errors.Is(err, airgap.ErrNoPlatform) {
 		t.Fatalf("Mirror() = %v\nwant %q", err, want)

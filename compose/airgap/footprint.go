@@ -16,7 +16,7 @@ import (
 // every component whose images use it, in the Unique bytes of a component
 // only when no other component uses it, and once in the total.
 func Footprint(ctx context.Context, p *plan.Plan, opts Options) (*plan.Footprint, error) {
-	r, err := newReader(ctx, opts.Registry, opts.Arch)
+	r, err := newRegistrySource(ctx, opts.Registry)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func Footprint(ctx context.Context, p *plan.Plan, opts Options) (*plan.Footprint
 	for i, pim := range p.Images {
 		g.Go(func() error {
 			var err error
-			images[i], err = r.resolve(gctx, pim.Ref, false)
+			images[i], err = resolve(gctx, r, pim.Ref, selection{arch: opts.Arch})
 			return err
 		})
 	}

@@ -104,6 +104,10 @@ func openLayout(dir string) (*layout, error) {
 		l.close()
 		return nil, err
 	}
+	if err := l.removePartialViews(); err != nil {
+		l.close()
+		return nil, err
+	}
 	return l, nil
 }
 

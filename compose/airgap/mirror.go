@@ -10,9 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/errgroup"
 
@@ -23,10 +21,15 @@ import (
 // Options configure Mirror and Footprint.
 type Options struct {
 	Registry registryclient.Options
-	// Arch is the plan's arch: the platform taken out of an index.
+	// Arch is the plan's arch: the platform taken out of an index. Empty
+	// (mirror --from a layout without a plan): what the layout holds.
 	Arch releases.Arch
 	// AllPlatforms copies every platform of an index.
 	AllPlatforms bool
+	// From is where images are read: the zero Target for their registries
+	// (through registries.conf mirrors), or an OCI layout (oci:DIR or
+	// oci-archive:FILE).
+	From Target
 	// Progress follows the copy; nil reports nothing.
 	Progress Progress
 }
@@ -40,39 +43,75 @@ type Summary struct {
 	Blobs int `json:"blobs"`
 	// Manifests are the manifests stored (indexes and image manifests).
 	Manifests int `json:"manifests"`
-	// Fetched is the blob bytes copied in this run.
+	// Fetched is the blob bytes copied in this run: written to a layout,
+	// or uploaded to a registry.
 	Fetched int64 `json:"bytes_fetched"`
-	// Skipped is the blob bytes already present and verified.
+	// Skipped is the blob bytes already present (and verified, in a
+	// layout): in a registry, per repository.
 	Skipped int64 `json:"bytes_skipped"`
+	// Mounted is the blob bytes a registry destination mounted from
+	// another of its repositories instead of receiving them again.
+	Mounted int64 `json:"bytes_mounted"`
+	// Uploads and Mounts count blob uploads and cross-repository mounts
+	// (registry destinations).
+	Uploads int `json:"blob_uploads"`
+	Mounts  int `json:"blob_mounts"`
 	// Duration is the wall time of the run.
 	Duration time.Duration `json:"-"`
 	Seconds  float64       `json:"seconds"`
 }
 
-// Mirror copies every image of refs to the target: for the plan's arch
-// only (an index keeps its digest and holds only that platform's manifest
-// in an OCI layout), or every platform with AllPlatforms. Blobs shared by
-// images are copied once. Failures of some images do not stop the others;
-// the error names the first failed image and how many failed.
+// Mirror copies every image of refs from opts.From to the target, verified:
+// for the plan's arch only (an index keeps its digest and holds only that
+// platform's manifest in oci: and dir: layouts), or every platform with
+// AllPlatforms and for registries and archives, which are loaded into
+// registries. Blobs shared by images are copied once, and once per
+// destination registry (other repositories mount them). Failures of some
+// images do not stop the others; the error names the first failed image
+// and how many failed.
 func Mirror(ctx context.Context, refs []string, to Target, opts Options) (*Summary, error) {
 	start := time.Now()
 	if opts.Progress == nil {
 		opts.Progress = NopProgress{}
 	}
 	defer opts.Progress.Stop()
+	if opts.From.Transport != "" && sameTarget(opts.From, to) {
+		return nil, fmt.Errorf("%w %q: it is also the source", ErrBadDestination, to)
+	}
 	m := &mirrorer{opts: opts, to: to, refs: refs}
-	var err error
-	if m.reader, err = newReader(ctx, opts.Registry, opts.Arch); err != nil {
+	src, err := openSource(ctx, opts)
+	if err != nil {
 		return nil, err
 	}
-	if to.Dir != "" {
-		if m.layout, err = openLayout(to.Dir); err != nil {
+	defer src.close()
+	m.src = src
+	var archive *archiveWriter
+	switch to.Transport {
+	case TransportOCI, TransportDir:
+		if m.layout, err = openLayout(to.Path); err != nil {
 			return nil, err
 		}
 		defer m.layout.close()
+	case TransportArchive:
+		if archive, err = openArchive(ctx, to.Path); err != nil {
+			return nil, err
+		}
+		defer archive.close()
+		m.layout = archive.staging
 	}
 	images, errs := m.resolveAll(ctx, refs)
-	sum, err := m.copy(ctx, images, errs)
+	var sum *Summary
+	if m.layout != nil {
+		sum, err = m.copyToLayout(ctx, images, errs)
+		if err == nil && archive != nil {
+			err = archive.commit(ctx)
+		}
+		if err != nil && archive != nil && sum != nil {
+			err = fmt.Errorf("%w (the completed images are kept in %s; run mirror again to resume)", err, archive.staging.dir)
+		}
+	} else {
+		sum, err = m.copyToRegistry(ctx, images, errs)
+	}
 	if sum != nil {
 		sum.Destination = to.String()
 		sum.Duration = time.Since(start)
@@ -81,12 +120,47 @@ func Mirror(ctx context.Context, refs []string, to Target, opts Options) (*Summa
 	return sum, err
 }
 
+// LayoutImages lists the images an OCI layout (oci:DIR or
+// oci-archive:FILE) names with a full reference: what mirror --from copies
+// without a plan.
+func LayoutImages(from Target, reg registryclient.Options) ([]string, error) {
+	s, err := openLayoutSource(from, reg)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	return s.names(), nil
+}
+
+func openSource(ctx context.Context, opts Options) (source, error) {
+	if opts.From.Transport == "" {
+		return newRegistrySource(ctx, opts.Registry)
+	}
+	return openLayoutSource(opts.From, opts.Registry)
+}
+
+func sameTarget(a, b Target) bool {
+	if a.Transport == TransportDocker || b.Transport == TransportDocker {
+		return false
+	}
+	return a.Path == b.Path
+}
+
 type mirrorer struct {
 	refs   []string
 	opts   Options
 	to     Target
-	reader *reader
+	src    source
 	layout *layout
+}
+
+// selection is which platforms of an index are copied: all of them for a
+// registry (it cannot hold part of an index, and a device pulls by the
+// index digest the release pins) and for an archive (it is loaded into a
+// registry), else the plan arch's.
+func (m *mirrorer) selection() selection {
+	whole := m.opts.AllPlatforms || m.to.Transport == TransportDocker || m.to.Transport == TransportArchive
+	return selection{whole: whole, arch: m.opts.Arch}
 }
 
 // resolveAll reads every image's manifests, concurrently. errs[i] is set
@@ -94,16 +168,13 @@ type mirrorer struct {
 func (m *mirrorer) resolveAll(ctx context.Context, refs []string) ([]*image, []error) {
 	images := make([]*image, len(refs))
 	errs := make([]error, len(refs))
+	sel := m.selection()
 	var g errgroup.Group
 	g.SetLimit(jobs(m.opts))
 	for i, ref := range refs {
 		g.Go(func() error {
-			// A registry holds all of an index or none of it: a partial
-			// index cannot be pushed, and a device pulls by the index
-			// digest the release pins, so registry targets get it whole.
-			whole := m.opts.AllPlatforms || m.layout == nil
-			images[i], errs[i] = m.reader.resolve(ctx, ref, whole)
-			if errs[i] == nil && m.layout == nil && !m.opts.AllPlatforms && images[i].Platforms > 1 {
+			images[i], errs[i] = resolve(ctx, m.src, ref, sel)
+			if errs[i] == nil && sel.whole && !m.opts.AllPlatforms && images[i].Platforms > 1 {
 				slog.Info("copying every platform of a multi-arch index to keep its digest (a registry cannot hold part of an index)", "image", ref, "platforms", images[i].Platforms)
 			}
 			return nil
@@ -113,38 +184,28 @@ func (m *mirrorer) resolveAll(ctx context.Context, refs []string) ([]*image, []e
 	return images, errs
 }
 
-// blobTask is one unique blob: where to read it and which images need it.
+// blobTask is one unique blob: the first image that needs it (to read it
+// from) and every image that does.
 type blobTask struct {
 	desc   v1.Descriptor
-	repo   name.Repository
+	from   *image
 	images []int
 }
 
-func (m *mirrorer) copy(ctx context.Context, images []*image, errs []error) (*Summary, error) {
-	if m.layout != nil {
-		return m.copyToLayout(ctx, images, errs)
-	}
-	return m.copyToRegistry(ctx, images, errs)
-}
-
-func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []error) (*Summary, error) {
-	// Unique blobs, largest first so that the long copies start early.
+// blobTasks lists the unique blobs of the images, largest first so that
+// the long copies start early, and the unique bytes.
+func blobTasks(images []*image) ([]*blobTask, int64) {
 	byDigest := map[v1.Hash]*blobTask{}
 	var tasks []*blobTask
-	remaining := make([]int, len(images))
-	sizes := make([]ImageBytes, len(images))
 	var total int64
 	for i, im := range images {
-		sizes[i].Ref = m.refs[i]
 		if im == nil {
 			continue
 		}
-		sizes[i].Bytes = im.Bytes()
-		remaining[i] = len(im.Blobs)
 		for _, b := range im.Blobs {
 			t := byDigest[b.Digest]
 			if t == nil {
-				t = &blobTask{desc: b, repo: im.ref.Context()}
+				t = &blobTask{desc: b, from: im}
 				byDigest[b.Digest] = t
 				tasks = append(tasks, t)
 				total += b.Size
@@ -153,16 +214,39 @@ func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []err
 		}
 	}
 	slices.SortStableFunc(tasks, func(a, b *blobTask) int {
-		if a.desc.Size != b.desc.Size {
-			if a.desc.Size > b.desc.Size {
-				return -1
-			}
+		switch {
+		case a.desc.Size > b.desc.Size:
+			return -1
+		case a.desc.Size < b.desc.Size:
 			return 1
 		}
 		return 0
 	})
+	return tasks, total
+}
+
+func (m *mirrorer) startProgress(images []*image) {
+	sizes := make([]ImageBytes, len(images))
+	for i, im := range images {
+		sizes[i].Ref = m.refs[i]
+		if im != nil {
+			sizes[i].Bytes = im.Bytes()
+		}
+	}
+	_, total := blobTasks(images)
+	m.opts.Progress.Start(sizes, total)
+}
+
+func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []error) (*Summary, error) {
+	tasks, _ := blobTasks(images)
+	remaining := make([]int, len(images))
+	for i, im := range images {
+		if im != nil {
+			remaining[i] = len(im.Blobs)
+		}
+	}
 	p := m.opts.Progress
-	p.Start(sizes, total)
+	m.startProgress(images)
 
 	var (
 		mu      sync.Mutex
@@ -186,6 +270,11 @@ func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []err
 					err = fmt.Errorf("%s: %w", im.Ref, err)
 					break
 				}
+			}
+		}
+		if err == nil && m.to.Transport == TransportDir {
+			if err = m.layout.writeDirView(im); err != nil {
+				err = fmt.Errorf("%s: %w", im.Ref, err)
 			}
 		}
 		if err != nil {
@@ -240,13 +329,18 @@ func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []err
 	if err := m.layout.setIndex(ok); err != nil {
 		return nil, err
 	}
+	if m.to.Transport == TransportDir {
+		if err := m.layout.writeDirList(); err != nil {
+			return nil, err
+		}
+	}
 	sum.count(ok)
 	return sum, failures(images, errs)
 }
 
 // fetchBlob makes the blob present in the layout: verified if already
-// there, else streamed from the registry (retried when the connection
-// drops), reporting whether it was fetched.
+// there, else streamed from the source (retried when the connection drops
+// or stalls), reporting whether it was fetched.
 func (m *mirrorer) fetchBlob(ctx context.Context, t *blobTask) (bool, error) {
 	p := m.opts.Progress
 	ok, err := m.layout.has(t.desc)
@@ -272,7 +366,7 @@ func (m *mirrorer) fetchBlob(ctx context.Context, t *blobTask) (bool, error) {
 }
 
 func (m *mirrorer) fetchOnce(ctx context.Context, t *blobTask, counted func(int64)) error {
-	rc, err := m.reader.openBlob(ctx, t.repo, t.desc)
+	rc, err := m.src.openBlob(ctx, t.from, t.desc)
 	if err != nil {
 		return err
 	}
@@ -281,89 +375,25 @@ func (m *mirrorer) fetchOnce(ctx context.Context, t *blobTask, counted func(int6
 }
 
 func describeBlob(t *blobTask, err error) error {
-	if errors.Is(err, ErrDigestMismatch) {
-		return fmt.Errorf("refusing blob from %s: %w", t.repo, err)
+	repo := t.from.from
+	from := t.from.Ref
+	if repo != nil {
+		from = repo.String()
 	}
-	if errors.Is(err, context.Canceled) {
+	if errors.Is(err, ErrDigestMismatch) {
+		return fmt.Errorf("refusing blob from %s: %w", from, err)
+	}
+	if errors.Is(err, context.Canceled) || repo == nil {
 		return err
 	}
 	var terr *transport.Error
 	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
-		return fmt.Errorf("blob %s: %w in %s (404 Not Found): the registry lacks a blob the image's manifest references", t.desc.Digest, registryclient.ErrNotFound, t.repo)
+		return fmt.Errorf("blob %s: %w in %s (404 Not Found): the registry lacks a blob the image's manifest references", t.desc.Digest, registryclient.ErrNotFound, from)
 	}
-	return registryclient.Describe(t.repo.Digest(t.desc.Digest.String()).String(), err)
-}
-
-// copyToRegistry pushes each image with go-containerregistry, which streams
-// blobs from the source registry (verifying them) and skips blobs the
-// destination has. Present blobs are counted first, for the summary.
-func (m *mirrorer) copyToRegistry(ctx context.Context, images []*image, errs []error) (*Summary, error) {
-	sizes := make([]ImageBytes, len(images))
-	var total int64
-	seen := map[v1.Hash]bool{}
-	for i, im := range images {
-		sizes[i].Ref = m.refs[i]
-		if im == nil {
-			continue
-		}
-		sizes[i].Bytes = im.Bytes()
-		for _, b := range im.Blobs {
-			if !seen[b.Digest] {
-				seen[b.Digest] = true
-				total += b.Size
-			}
-		}
+	if errors.As(err, &terr) {
+		return registryclient.Describe(repo.Digest(t.desc.Digest.String()).String(), err)
 	}
-	p := m.opts.Progress
-	p.Start(sizes, total)
-	sum := &Summary{}
-	var mu sync.Mutex
-	counted := map[v1.Hash]bool{}
-	// One Pusher for every image: it uploads a blob once per destination
-	// repository even when several images push it at the same time.
-	// Separate pushers raced, and the registry could end up with a manifest
-	// whose blob was not linked into the repository.
-	pusher, err := remote.NewPusher(m.opts.Registry.Remote(ctx)...)
-	if err != nil {
-		return nil, err
-	}
-	var g errgroup.Group
-	g.SetLimit(jobs(m.opts))
-	for i, im := range images {
-		if im == nil {
-			p.Done(i, errs[i])
-			continue
-		}
-		g.Go(func() error {
-			err := m.push(ctx, pusher, im, i, func(d v1.Descriptor, present bool) {
-				mu.Lock()
-				defer mu.Unlock()
-				if counted[d.Digest] {
-					return
-				}
-				counted[d.Digest] = true
-				if present {
-					sum.Skipped += d.Size
-				} else {
-					sum.Fetched += d.Size
-				}
-			})
-			if err != nil {
-				errs[i] = err
-			}
-			p.Done(i, err)
-			return nil
-		})
-	}
-	g.Wait()
-	var ok []*image
-	for i, im := range images {
-		if im != nil && errs[i] == nil {
-			ok = append(ok, im)
-		}
-	}
-	sum.count(ok)
-	return sum, failures(images, errs)
+	return fmt.Errorf("blob %s from %s: %w", t.desc.Digest, repo, err)
 }
 
 // count records the images copied and their distinct blobs and manifests.
@@ -378,49 +408,6 @@ func (s *Summary) count(copied []*image) {
 		}
 	}
 	s.Images, s.Blobs, s.Manifests = len(copied), len(blobs), len(manifests)
-}
-
-func (m *mirrorer) push(ctx context.Context, pusher *remote.Pusher, im *image, i int, account func(v1.Descriptor, bool)) error {
-	dstRepo, err := m.to.Repository(m.opts.Registry, im.ref.Context())
-	if err != nil {
-		return fmt.Errorf("%s: destination repository: %w", im.Ref, err)
-	}
-	dst := dstRepo.Digest(im.Top.Digest.String())
-	// Count what the destination already has, for the summary.
-	var present []bool
-	for _, b := range im.Blobs {
-		has := false
-		if l, err := m.reader.puller.Layer(ctx, dstRepo.Digest(b.Digest.String())); err == nil {
-			if e, ok := l.(interface{ Exists() (bool, error) }); ok {
-				has, _ = e.Exists()
-			}
-		}
-		present = append(present, has)
-	}
-	err = m.opts.Registry.Retry(ctx, func() error {
-		switch {
-		case im.desc.MediaType.IsIndex():
-			idx, err := im.desc.ImageIndex()
-			if err != nil {
-				return err
-			}
-			return pusher.Push(ctx, dst, idx)
-		default:
-			img, err := im.desc.Image()
-			if err != nil {
-				return err
-			}
-			return pusher.Push(ctx, dst, img)
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("copying %s: %w", im.Ref, registryclient.Describe(dst.String(), err))
-	}
-	for j, b := range im.Blobs {
-		account(b, present[j])
-		m.opts.Progress.Add(b.Size, []int{i})
-	}
-	return nil
 }
 
 // jobs is the concurrency bound: --jobs, or the default.

@@ -130,7 +130,7 @@ func TestMirrorPlatforms(t *testing.T) {
 			dir := t.TempDir()
 			o := opts(tc.arch, nil)
 			o.AllPlatforms = tc.all
-			sum, err := airgap.Mirror(ctx, tc.refs, airgap.Target{Dir: dir}, o)
+			sum, err := airgap.Mirror(ctx, tc.refs, airgap.OCI(dir), o)
 			if err != nil {
 				t.Fatalf("Mirror() = %v", err)
 			}
@@ -159,8 +159,10 @@ func TestMirrorToRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Mirror() = %v; registry log: %s", err, reg.Log())
 	}
-	if sum.Images != 4 || sum.Blobs != len(f.all) || sum.Fetched != sum64(f.all) {
-		t.Errorf("Mirror() = %+v; want 4 images, %d blobs (every platform of the indexes), %d bytes", sum, len(f.all), sum64(f.all))
+	// Three base layers are each in two repositories: uploaded once,
+	// mounted into the other.
+	if sum.Images != 4 || sum.Blobs != len(f.all) || sum.Fetched != sum64(f.all) || sum.Uploads != len(f.all) || sum.Mounts != 3 {
+		t.Errorf("Mirror() = %+v; want 4 images, %d blobs (every platform of the indexes), %d bytes in %d uploads, 3 mounts", sum, len(f.all), sum64(f.all), len(f.all))
 	}
 	for n, ref := range f.byName {
 		src, _ := name.ParseReference(ref)
@@ -178,7 +180,7 @@ func TestMirrorToRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second Mirror() = %v", err)
 	}
-	if sum.Fetched != 0 || sum.Skipped != sum64(f.all) {
+	if sum.Fetched != 0 || sum.Skipped != sum64(f.all) || sum.Uploads != 0 || sum.Mounts != 0 {
 		t.Errorf("second Mirror() fetched %d, skipped %d; want 0, %d", sum.Fetched, sum.Skipped, sum64(f.all))
 	}
 }
@@ -188,7 +190,7 @@ func TestMirrorRefusesOtherDirectories(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := airgap.Mirror(ctx, nil, airgap.Target{Dir: dir}, opts(releases.X86_64, nil))
+	_, err := airgap.Mirror(ctx, nil, airgap.OCI(dir), opts(releases.X86_64, nil))
 	want := "oci:" + dir + ": not an OCI image layout (it has files but no oci-layout); choose an empty or new directory"
 	if err == nil || err.Error() != want || !errors.Is(err, airgap.ErrNotLayout) {
 		t.Fatalf("Mirror(into a non-layout directory) = %v, want %q", err, want)
@@ -245,7 +247,7 @@ func skopeo(t *testing.T, args ...string) []byte {
 // TestMirrorEmptyPlan leaves a valid, empty layout.
 func TestMirrorEmptyPlan(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "images")
-	sum, err := airgap.Mirror(ctx, nil, airgap.Target{Dir: dir}, opts(releases.X86_64, nil))
+	sum, err := airgap.Mirror(ctx, nil, airgap.OCI(dir), opts(releases.X86_64, nil))
 	if err != nil || sum.Images != 0 {
 		t.Fatalf("Mirror(no images) = %+v, %v", sum, err)
 	}

@@ -6,19 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -28,11 +22,15 @@ var ErrNoPlatform = errors.New("no manifest for the platform")
 // ErrUnsupported is wrapped for manifests mirror cannot copy faithfully.
 var ErrUnsupported = errors.New("unsupported manifest")
 
+// ErrPartialIndex is wrapped when an image layout holds only some platforms
+// of an index and every platform is needed (a registry destination).
+var ErrPartialIndex = errors.New("the layout holds only some platforms of the index")
+
 // maxIndexDepth bounds nested indexes (an index of indexes is legal, and
 // rare; a cycle is impossible with content addressing, a deep chain is not).
 const maxIndexDepth = 4
 
-// manifestBlob is a manifest exactly as the registry served it: its digest
+// manifestBlob is a manifest exactly as the source served it: its digest
 // is the sha256 of Data, checked when it was read.
 type manifestBlob struct {
 	Digest    v1.Hash
@@ -44,10 +42,12 @@ type manifestBlob struct {
 // manifests to store (children before the top-level one they are
 // referenced from) and the config and layer blobs of the platforms copied.
 type image struct {
-	Ref  string         // as the plan writes it
-	ref  name.Reference // parsed, with --insecure-registry applied
-	Top  manifestBlob   // what Ref names: an index or a manifest
-	desc *remote.Descriptor
+	Ref string         // as the plan writes it
+	ref name.Reference // parsed: what the destination is named after
+	// from is the repository a registry source reads it from: its own, or
+	// a registries.conf mirror's. Nil for a layout source.
+	from *name.Repository
+	Top  manifestBlob // what Ref names: an index or a manifest
 	// Manifests are the manifest blobs to store, children first, Top last.
 	Manifests []manifestBlob
 	// Blobs are config and layer descriptors, unique, in manifest order.
@@ -55,8 +55,8 @@ type image struct {
 	// Platform is the digest of the plan arch's image manifest (Top's when
 	// Top is a manifest), what Footprint reports.
 	Platform v1.Hash
-	// Sparse is set when Top is an index of which only the plan arch's
-	// manifest is copied.
+	// Sparse is set when Top is an index of which only some manifests are
+	// copied.
 	Sparse bool
 	// Platforms is how many image manifests are copied.
 	Platforms int
@@ -71,113 +71,40 @@ func (im *image) Bytes() int64 {
 	return n
 }
 
-// reader reads manifests with one shared puller, and blobs with one HTTP
-// client per repository, so that auth is negotiated once per repository.
-type reader struct {
-	reg    registryclient.Options
-	puller *remote.Puller
-	arch   releases.Arch
-
-	mu      sync.Mutex
-	clients map[string]*blobClient
+// source is where images are copied from: their registries (through
+// registries.conf mirrors) or an image layout (a directory or an archive).
+type source interface {
+	// top reads the manifest ref names; the returned image has Ref, ref,
+	// Top (verified against the reference's digest) and, for a registry,
+	// from set.
+	top(ctx context.Context, ref string) (*image, error)
+	// child reads the manifest d an index of im lists, verified. A layout
+	// that lacks it returns an error wrapping errMissing.
+	child(ctx context.Context, im *image, d v1.Descriptor) (manifestBlob, error)
+	// openBlob starts streaming a blob. The body is not verified here:
+	// the destination hashes what it stores, which spares a second pass.
+	openBlob(ctx context.Context, im *image, d v1.Descriptor) (io.ReadCloser, error)
+	close() error
 }
 
-type blobClient struct {
-	once   sync.Once
-	client *http.Client
-	err    error
+// errMissing is a manifest or blob an image layout does not hold.
+var errMissing = errors.New("not in the layout")
+
+// selection says which manifests of an index to copy.
+type selection struct {
+	// whole copies every manifest; one the source lacks is an error.
+	whole bool
+	// arch, when whole is not set, picks linux/<arch>. Empty: every
+	// manifest the source holds (a layout mirrored for one arch).
+	arch releases.Arch
 }
 
-// openBlob starts streaming a blob. The body is not verified here: the
-// layout writer hashes what it stores, which spares a second pass over
-// every byte.
-func (r *reader) openBlob(ctx context.Context, repo name.Repository, d v1.Descriptor) (io.ReadCloser, error) {
-	r.mu.Lock()
-	if r.clients == nil {
-		r.clients = map[string]*blobClient{}
-	}
-	c := r.clients[repo.String()]
-	if c == nil {
-		c = &blobClient{}
-		r.clients[repo.String()] = c
-	}
-	r.mu.Unlock()
-	c.once.Do(func() {
-		var rt http.RoundTripper
-		if rt, c.err = r.reg.PullTransport(ctx, repo); c.err == nil {
-			c.client = &http.Client{Transport: rt}
-		}
-	})
-	if c.err != nil {
-		return nil, c.err
-	}
-	u := url.URL{Scheme: repo.Scheme(), Host: repo.RegistryStr(), Path: "/v2/" + repo.RepositoryStr() + "/blobs/" + d.Digest.String()}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+// resolve reads the manifests of ref from src and lists what a copy needs.
+func resolve(ctx context.Context, src source, ref string, sel selection) (*image, error) {
+	im, err := src.top(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if err := transport.CheckError(resp, http.StatusOK); err != nil {
-		resp.Body.Close()
-		return nil, err
-	}
-	if resp.ContentLength >= 0 && resp.ContentLength != d.Size {
-		resp.Body.Close()
-		return nil, fmt.Errorf("blob %s: %w: the registry sends %d bytes, the manifest says %d", d.Digest, ErrDigestMismatch, resp.ContentLength, d.Size)
-	}
-	return resp.Body, nil
-}
-
-func newReader(ctx context.Context, reg registryclient.Options, arch releases.Arch) (*reader, error) {
-	p, err := remote.NewPuller(reg.Remote(ctx)...)
-	if err != nil {
-		return nil, fmt.Errorf("setting up registry access: %w", err)
-	}
-	return &reader{reg: reg, puller: p, arch: arch}, nil
-}
-
-// get reads the manifest ref names, retrying drops go-containerregistry
-// does not retry itself. A digest reference is checked against the bytes.
-func (r *reader) get(ctx context.Context, ref name.Reference) (*remote.Descriptor, error) {
-	var desc *remote.Descriptor
-	err := r.reg.Retry(ctx, func() error {
-		var err error
-		desc, err = r.puller.Get(ctx, ref)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	sum, _, err := v1.SHA256(bytes.NewReader(desc.Manifest))
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := ref.(name.Digest); ok && sum.String() != d.DigestStr() {
-		return nil, fmt.Errorf("manifest %s: %w: the registry served content with digest %s", d.DigestStr(), ErrDigestMismatch, sum)
-	}
-	if sum != desc.Digest {
-		return nil, fmt.Errorf("manifest %s: %w: the registry served content with digest %s", desc.Digest, ErrDigestMismatch, sum)
-	}
-	return desc, nil
-}
-
-// resolve reads the manifests of ref. With whole set, every platform of an
-// index is copied; otherwise only the plan arch's manifest and its blobs,
-// under the index the reference names (a sparse index: its digest stays the
-// one the release pins).
-func (r *reader) resolve(ctx context.Context, refStr string, whole bool) (*image, error) {
-	ref, err := r.reg.ParseReference(refStr)
-	if err != nil {
-		return nil, fmt.Errorf("parsing image reference %q: %w", refStr, err)
-	}
-	desc, err := r.get(ctx, ref)
-	if err != nil {
-		return nil, registryclient.Describe(refStr, err)
-	}
-	im := &image{Ref: refStr, ref: ref, desc: desc, Top: manifestBlob{desc.Digest, desc.MediaType, desc.Manifest}}
 	seen := map[v1.Hash]bool{}
 	add := func(d v1.Descriptor) {
 		if !seen[d.Digest] {
@@ -185,13 +112,13 @@ func (r *reader) resolve(ctx context.Context, refStr string, whole bool) (*image
 			im.Blobs = append(im.Blobs, d)
 		}
 	}
-	if err := r.walk(ctx, im, im.Top, whole, 0, add); err != nil {
-		return nil, fmt.Errorf("%s: %w", refStr, err)
+	if err := walk(ctx, src, im, im.Top, sel, 0, add); err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
 	return im, nil
 }
 
-func (r *reader) walk(ctx context.Context, im *image, m manifestBlob, whole bool, depth int, add func(v1.Descriptor)) error {
+func walk(ctx context.Context, src source, im *image, m manifestBlob, sel selection, depth int, add func(v1.Descriptor)) error {
 	switch {
 	case m.MediaType.IsIndex():
 		if depth >= maxIndexDepth {
@@ -202,26 +129,35 @@ func (r *reader) walk(ctx context.Context, im *image, m manifestBlob, whole bool
 			return fmt.Errorf("parsing index %s: %w", m.Digest, err)
 		}
 		children := idx.Manifests
-		if !whole {
-			child, err := r.pick(idx)
+		if !sel.whole && sel.arch != "" {
+			child, err := pick(idx, sel.arch)
 			if err != nil {
 				return err
 			}
 			children = []v1.Descriptor{child}
-			im.Sparse = true
+			im.Sparse = len(idx.Manifests) > 1
 		}
 		for _, c := range children {
 			if err := checkDigest(c); err != nil {
 				return err
 			}
-			desc, err := r.get(ctx, im.ref.Context().Digest(c.Digest.String()))
+			cm, err := src.child(ctx, im, c)
+			if errors.Is(err, errMissing) {
+				if sel.whole {
+					return fmt.Errorf("%w %s (it lacks %s): a registry needs every platform of an index; mirror the image into the layout again with --all-platforms", ErrPartialIndex, m.Digest, describePlatform(c))
+				}
+				if sel.arch == "" {
+					im.Sparse = true
+					continue
+				}
+			}
 			if err != nil {
 				return fmt.Errorf("reading manifest %s: %w", c.Digest, err)
 			}
-			if desc.Size != c.Size {
-				return fmt.Errorf("manifest %s: %w: %d bytes, the index says %d", c.Digest, ErrDigestMismatch, desc.Size, c.Size)
+			if int64(len(cm.Data)) != c.Size {
+				return fmt.Errorf("manifest %s: %w: %d bytes, the index says %d", c.Digest, ErrDigestMismatch, len(cm.Data), c.Size)
 			}
-			if err := r.walk(ctx, im, manifestBlob{desc.Digest, desc.MediaType, desc.Manifest}, whole, depth+1, add); err != nil {
+			if err := walk(ctx, src, im, cm, sel, depth+1, add); err != nil {
 				return err
 			}
 		}
@@ -256,10 +192,17 @@ func (r *reader) walk(ctx context.Context, im *image, m manifestBlob, whole bool
 	return nil
 }
 
-// pick chooses the plan arch's manifest out of an index: linux/<GOARCH>,
+func describePlatform(d v1.Descriptor) string {
+	if d.Platform != nil {
+		return d.Platform.String() + " " + d.Digest.String()
+	}
+	return d.Digest.String()
+}
+
+// pick chooses the arch's manifest out of an index: linux/<GOARCH>,
 // preferring no variant or the arch's usual one (v8 for arm64).
-func (r *reader) pick(idx *v1.IndexManifest) (v1.Descriptor, error) {
-	want := r.arch.GOARCH()
+func pick(idx *v1.IndexManifest, arch releases.Arch) (v1.Descriptor, error) {
+	want := arch.GOARCH()
 	var have []string
 	var match []v1.Descriptor
 	for _, d := range idx.Manifests {
@@ -281,7 +224,7 @@ func (r *reader) pick(idx *v1.IndexManifest) (v1.Descriptor, error) {
 		return match[0], nil
 	}
 	slices.Sort(have)
-	return v1.Descriptor{}, fmt.Errorf("%w linux/%s (%s) in the index (it has %s)", ErrNoPlatform, want, r.arch, strings.Join(slices.Compact(have), ", "))
+	return v1.Descriptor{}, fmt.Errorf("%w linux/%s (%s) in the index (it has %s)", ErrNoPlatform, want, arch, strings.Join(slices.Compact(have), ", "))
 }
 
 func checkDigest(d v1.Descriptor) error {
@@ -290,6 +233,19 @@ func checkDigest(d v1.Descriptor) error {
 	}
 	if d.Size < 0 {
 		return fmt.Errorf("%w: descriptor %s has a negative size", ErrUnsupported, d.Digest)
+	}
+	return nil
+}
+
+// verifyManifest checks that data is the manifest d names: its sha256
+// and, when the descriptor gives one, its size.
+func verifyManifest(data []byte, want v1.Hash) error {
+	got, _, err := v1.SHA256(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("manifest %s: %w: the source served content with digest %s", want, ErrDigestMismatch, got)
 	}
 	return nil
 }

@@ -160,7 +160,11 @@ type File struct {
 	Component string `json:"component,omitempty"`
 	// Source names a user-supplied input the file is ("--lvmd lvmd.yaml").
 	Source string `json:"source,omitempty"`
-	SHA256 string `json:"sha256"`
+	// Secret marks a credential (the pull secret): the lock records where
+	// it goes, never its content or digest, and build writes it only into
+	// the blueprint.
+	Secret bool   `json:"secret,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
 	Size   int    `json:"size"`
 	Data   []byte `json:"-"`
 }

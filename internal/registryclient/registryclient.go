@@ -1,9 +1,14 @@
 // Package registryclient is how microshift-compose talks to container
-// registries, shared by mirror, footprint and the release tooling: auth from
-// the standard Docker/Podman auth files, TLS verification on (plain HTTP
-// only for registries the user names, and for loopback, as
-// go-containerregistry decides), retries with backoff on 5xx, 429 and
-// timeouts, and bounded concurrency. It holds no cobra and no state.
+// registries, shared by mirror, footprint and the release tooling. It
+// follows the containers rules podman, skopeo and buildah follow, through
+// containers/image's own packages: credentials from the auth files in their
+// lookup order (pkg/docker/config), registries.conf(.d) mirrors, blocked
+// and insecure registries (pkg/sysregistriesv2), certs.d CA and client
+// certificates (pkg/tlsclientconfig). TLS is verified except for insecure
+// registries (and loopback, as go-containerregistry decides). Every
+// request has timeouts (connect, TLS handshake, response headers, a stalled
+// body or upload) and is retried with backoff; metadata responses are
+// capped. It holds no cobra and no state beyond a prepared transport.
 package registryclient
 
 import (
@@ -13,7 +18,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -28,67 +32,119 @@ import (
 type Options struct {
 	// Jobs bounds concurrent requests per operation; 0 means DefaultJobs.
 	Jobs int
-	// Insecure lists registries (host[:port]) to reach over plain HTTP.
-	// Every other registry uses HTTPS with certificate verification.
+	// Insecure lists registries (host[:port]) reached without TLS
+	// verification, over plain HTTP when they do not speak TLS.
 	Insecure []string
-	// Retries is how many times a request failing with 5xx, 429 or a
-	// timeout is tried in all; 0 means DefaultRetries.
+	// SkipTLSVerify turns TLS verification off for every registry
+	// (--tls-verify=false).
+	SkipTLSVerify bool
+	// Retries is how many times a request is tried in all; 0 means
+	// DefaultRetries.
 	Retries int
-	// Keychain resolves credentials; nil means authn.DefaultKeychain
-	// (~/.docker/config.json, $DOCKER_CONFIG, and the Podman auth file).
+	// Timeout bounds each wait on a registry: connecting, the TLS
+	// handshake, the response headers, a body that stops delivering and
+	// an upload the registry stops reading. 0 means DefaultTimeout.
+	Timeout time.Duration
+	// AuthFile is the one auth file to read (--authfile, or
+	// $REGISTRY_AUTH_FILE: see ResolveAuthFile); "" is the containers
+	// lookup order (see Keychain).
+	AuthFile string
+	// RegistriesConf replaces /etc/containers/registries.conf (and the
+	// user's); "" is the containers default ($CONTAINERS_REGISTRIES_CONF
+	// honoured).
+	RegistriesConf string
+	// CertDir, when set, holds the CA and client certificates for every
+	// registry instead of the certs.d directories (see CertDirs).
+	CertDir string
+	// Keychain resolves credentials; nil means Keychain(SystemContext()).
 	Keychain authn.Keychain
-	// Transport replaces the HTTP transport (tests inject faults with it).
+	// Transport replaces the per-host HTTP transports (tests inject
+	// faults with it); timeouts on bodies, limits and retries still apply.
 	Transport http.RoundTripper
 	// UserAgent is sent with every request.
 	UserAgent string
+
+	state *state
 }
 
 // Defaults.
 const (
 	DefaultJobs    = 8
 	DefaultRetries = 5
+	DefaultTimeout = 30 * time.Second
 )
 
-// ParseReference parses a fully qualified image reference, applying
-// Insecure to its registry.
+func (o Options) timeout() time.Duration {
+	if o.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return o.Timeout
+}
+
+// Prepare checks the configuration (registries.conf parses) and builds the
+// transport once, so that every copy of the returned Options shares its
+// connections. Unprepared Options build a transport per call.
+func (o Options) Prepare() (Options, error) {
+	if err := o.checkRegistriesConf(); err != nil {
+		return o, err
+	}
+	o.state = o.newState()
+	return o, nil
+}
+
+func (o Options) newState() *state {
+	st := &state{insecureMirrors: map[string]bool{}}
+	o.state = st
+	st.tls = &tlsConfigs{certDir: o.CertDir, certDirs: CertDirs(), insecure: o.insecureHost}
+	st.transport = newTransport(o, st.tls)
+	return st
+}
+
+// RoundTripper is the HTTP stack every request goes through (timeouts,
+// limits, retries), without authentication.
+func (o Options) RoundTripper() http.RoundTripper {
+	if o.state != nil {
+		return o.state.transport
+	}
+	return o.newState().transport
+}
+
+// ParseReference parses a fully qualified image reference, marking its
+// registry insecure when it is.
 func (o Options) ParseReference(s string) (name.Reference, error) {
 	ref, err := name.ParseReference(s, name.StrictValidation)
 	if err != nil {
 		return nil, err
 	}
-	if slices.Contains(o.Insecure, ref.Context().RegistryStr()) {
+	if o.insecureHost(ref.Context().RegistryStr()) {
 		return name.ParseReference(s, name.StrictValidation, name.Insecure)
 	}
 	return ref, nil
 }
 
-// ParseRepository parses a repository ("registry/path"), applying Insecure.
+// ParseRepository parses a repository ("registry/path"), marking its
+// registry insecure when it is.
 func (o Options) ParseRepository(s string) (name.Repository, error) {
 	repo, err := name.NewRepository(s, name.StrictValidation)
 	if err != nil {
 		return name.Repository{}, err
 	}
-	if slices.Contains(o.Insecure, repo.RegistryStr()) {
+	if o.insecureHost(repo.RegistryStr()) {
 		return name.NewRepository(s, name.StrictValidation, name.Insecure)
 	}
 	return repo, nil
 }
 
-// retryBackoff and retryStatus are the retry policy Remote and Transport
-// share.
-func (o Options) retryBackoff() remote.Backoff {
-	return remote.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: o.Attempts()}
-}
-
-var retryStatus = []int{http.StatusRequestTimeout, http.StatusTooManyRequests,
-	http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
-
 func (o Options) keychain() authn.Keychain {
 	if o.Keychain == nil {
-		return authn.DefaultKeychain
+		return Keychain(o.SystemContext())
 	}
 	return o.Keychain
 }
+
+// never is go-containerregistry's retry predicate: the transport below it
+// already retried what is worth retrying, and Retry handles the rest.
+func never(error) bool { return false }
 
 // Remote returns the go-containerregistry options for these settings.
 func (o Options) Remote(ctx context.Context) []remote.Option {
@@ -100,11 +156,9 @@ func (o Options) Remote(ctx context.Context) []remote.Option {
 		remote.WithContext(ctx),
 		remote.WithAuthFromKeychain(o.keychain()),
 		remote.WithJobs(jobs),
-		remote.WithRetryBackoff(o.retryBackoff()),
-		remote.WithRetryStatusCodes(retryStatus...),
-	}
-	if o.Transport != nil {
-		opts = append(opts, remote.WithTransport(o.Transport))
+		remote.WithTransport(o.RoundTripper()),
+		remote.WithRetryPredicate(never),
+		remote.WithRetryStatusCodes(),
 	}
 	if o.UserAgent != "" {
 		opts = append(opts, remote.WithUserAgent(o.UserAgent))
@@ -112,19 +166,16 @@ func (o Options) Remote(ctx context.Context) []remote.Option {
 	return opts
 }
 
-// PullTransport returns an HTTP transport authenticated for pulling from repo,
-// with the retry policy of Remote: for requests go-containerregistry has
-// no call for, such as streaming a blob the caller verifies itself.
+// PullTransport returns an HTTP transport authenticated for pulling from
+// repo, with the timeouts, limits and retries of Remote: for requests
+// go-containerregistry has no call for, such as streaming a blob the caller
+// verifies itself.
 func (o Options) PullTransport(ctx context.Context, repo name.Repository) (http.RoundTripper, error) {
 	auth, err := authn.Resolve(ctx, o.keychain(), repo)
 	if err != nil {
 		return nil, fmt.Errorf("resolving credentials for %s: %w", repo, err)
 	}
-	base := o.Transport
-	if base == nil {
-		base = remote.DefaultTransport
-	}
-	rt := transport.NewRetry(base, transport.WithRetryBackoff(o.retryBackoff()), transport.WithRetryStatusCodes(retryStatus...))
+	rt := o.RoundTripper()
 	if o.UserAgent != "" {
 		rt = transport.NewUserAgent(rt, o.UserAgent)
 	}
@@ -152,31 +203,52 @@ func Backoff(n int) time.Duration {
 
 // Retry runs fn until it succeeds, fails in a way another attempt would not
 // mend, or Attempts() attempts are used, waiting Backoff between attempts.
-// The transport Remote configures already retries 5xx, 429 and 408 answers
-// and failed requests; Retry is for what it cannot see, a connection
-// dropped or reset while a response body is read, so it retries Temporary
-// errors that are not HTTP answers.
+// The transport already retries failed requests and 408, 429 and 5xx
+// answers; Retry is for what it cannot see: a body that stalls or a
+// connection dropped while a response is read, and the answer to a blob
+// upload's data, which only a new upload can retry.
 func (o Options) Retry(ctx context.Context, fn func() error) error {
 	var err error
 	for n := 1; ; n++ {
-		var terr *transport.Error
-		if err = fn(); err == nil || !Temporary(err) || errors.As(err, &terr) || n >= o.Attempts() {
+		if err = fn(); err == nil || !o.retryable(err) {
 			return err
 		}
-		select {
-		case <-ctx.Done():
+		if n >= o.Attempts() {
+			if n > 1 {
+				err = fmt.Errorf("%w (gave up after %d attempts)", err, n)
+			}
 			return err
-		case <-time.After(Backoff(n)):
+		}
+		if !sleep(ctx, Backoff(n)) {
+			return err
 		}
 	}
 }
 
+func (o Options) retryable(err error) bool {
+	var terr *transport.Error
+	if errors.As(err, &terr) {
+		// The transport retried this answer unless it was to upload data.
+		return terr.Request != nil && isUploadData(terr.Request) && Temporary(err)
+	}
+	var rerr *RequestError
+	if errors.As(err, &rerr) {
+		return !rerr.replayable && Temporary(rerr.Cause())
+	}
+	return Temporary(err)
+}
+
 // Temporary reports whether err is a failure that another attempt may not
-// meet: a 5xx, 408 or 429 response, a timeout, or a connection reset or
-// dropped mid-response. A cancelled context, 4xx answers and content that
-// does not match its digest are final.
+// meet: a 5xx, 408 or 429 response, a timeout, a stalled body, or a
+// connection refused, reset or dropped mid-response. A cancelled context,
+// 4xx answers, requests the transport gave up on and content that does not
+// match its digest are final.
 func Temporary(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || errors.Is(err, context.Canceled) || isContextDeadline(err) || errors.Is(err, ErrTooLarge) {
+		return false
+	}
+	var rerr *RequestError
+	if errors.As(err, &rerr) {
 		return false
 	}
 	var terr *transport.Error
@@ -188,7 +260,7 @@ func Temporary(err error) bool {
 		}
 		return false
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+	if errors.Is(err, ErrStalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) {
 		return true
 	}
@@ -201,6 +273,19 @@ func Temporary(err error) bool {
 	msg := err.Error()
 	for _, s := range []string{"connection reset", "broken pipe", "server closed idle connection", "unexpected EOF", "EOF"} {
 		if strings.HasSuffix(msg, s) || strings.Contains(msg, s+" ") || strings.Contains(msg, s+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// isContextDeadline reports whether err is (or wraps) the
+// context.DeadlineExceeded value itself. errors.Is is not enough: net and
+// net/http timeouts say they are context.DeadlineExceeded too, and those
+// are worth another attempt.
+func isContextDeadline(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e == context.DeadlineExceeded {
 			return true
 		}
 	}
@@ -234,7 +319,7 @@ func Describe(ref string, err error) error {
 		}
 		switch terr.StatusCode {
 		case http.StatusUnauthorized:
-			return fmt.Errorf("%s: %w (401 Unauthorized): log in with 'podman login %s' (credentials are read from the Docker and Podman auth files)", ref, ErrUnauthorized, registry)
+			return fmt.Errorf("%s: %w (401 Unauthorized): log in with 'podman login %s' or pass --authfile (auth files are read where podman reads them: %s)", ref, ErrUnauthorized, registry, AuthLookup)
 		case http.StatusForbidden:
 			return fmt.Errorf("%s: %w (403 Forbidden): the credentials for %s may not read this repository", ref, ErrDenied, registry)
 		case http.StatusNotFound:

@@ -81,7 +81,7 @@ func TestDescribe(t *testing.T) {
 		want     string
 		sentinel error
 	}{
-		{statusErr(401), ref + ": authentication required (401 Unauthorized): log in with 'podman login quay.io' (credentials are read from the Docker and Podman auth files)", ErrUnauthorized},
+		{statusErr(401), ref + ": authentication required (401 Unauthorized): log in with 'podman login quay.io' or pass --authfile (auth files are read where podman reads them: $REGISTRY_AUTH_FILE, ${XDG_RUNTIME_DIR}/containers/auth.json, ~/.config/containers/auth.json, ~/.docker/config.json)", ErrUnauthorized},
 		{statusErr(403), ref + ": access denied (403 Forbidden): the credentials for quay.io may not read this repository", ErrDenied},
 		{statusErr(404), ref + ": not found in the registry (404 Not Found): check the reference in the release file", ErrNotFound},
 		{errors.New("boom"), ref + ": boom", nil},

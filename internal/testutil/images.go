@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -79,31 +80,63 @@ func (r Raw) Descriptor(p *v1.Platform) v1.Descriptor {
 	return v1.Descriptor{MediaType: r.Type, Size: int64(len(r.Data)), Digest: r.Digest(), Platform: p}
 }
 
-// Image builds the config and manifest of an image of layers for arch.
+// Image builds the config and manifest of an image of layers for arch,
+// with OCI media types.
 func Image(arch string, layers []Layer) (config Raw, manifest Raw) {
+	return image(arch, layers, types.OCIConfigJSON, types.OCIManifestSchema1)
+}
+
+// DockerImage is Image with Docker's media types (schema 2 manifest,
+// container config, layers), as most images of OpenShift releases have:
+// the kind the skopeo of older RHEL bootc bases cannot read from an OCI
+// layout.
+func DockerImage(arch string, layers []Layer) (config Raw, manifest Raw) {
+	docker := make([]Layer, len(layers))
+	for i, l := range layers {
+		docker[i] = l.Docker()
+	}
+	return image(arch, docker, types.DockerConfigJSON, types.DockerManifestSchema2)
+}
+
+// Docker is the layer with Docker's layer media type (the same bytes).
+func (l Layer) Docker() Layer {
+	l.Desc.MediaType = types.DockerLayer
+	return l
+}
+
+func image(arch string, layers []Layer, configType, manifestType types.MediaType) (config Raw, manifest Raw) {
 	cfg := v1.ConfigFile{Architecture: arch, OS: "linux", RootFS: v1.RootFS{Type: "layers"}}
 	for _, l := range layers {
 		cfg.RootFS.DiffIDs = append(cfg.RootFS.DiffIDs, l.DiffID)
 	}
 	cdata, _ := json.Marshal(cfg)
-	config = Raw{cdata, types.OCIConfigJSON}
-	m := v1.Manifest{SchemaVersion: 2, MediaType: types.OCIManifestSchema1, Config: config.Descriptor(nil)}
+	config = Raw{cdata, configType}
+	m := v1.Manifest{SchemaVersion: 2, MediaType: manifestType, Config: config.Descriptor(nil)}
 	for _, l := range layers {
 		m.Layers = append(m.Layers, l.Desc)
 	}
 	mdata, _ := json.Marshal(m)
-	return config, Raw{mdata, types.OCIManifestSchema1}
+	return config, Raw{mdata, manifestType}
 }
 
 // Index builds an OCI index of manifests, one per platform.
 func Index(manifests []Raw, platforms []v1.Platform) Raw {
-	idx := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
+	return index(manifests, platforms, types.OCIImageIndex)
+}
+
+// DockerIndex builds a Docker manifest list.
+func DockerIndex(manifests []Raw, platforms []v1.Platform) Raw {
+	return index(manifests, platforms, types.DockerManifestList)
+}
+
+func index(manifests []Raw, platforms []v1.Platform, mt types.MediaType) Raw {
+	idx := v1.IndexManifest{SchemaVersion: 2, MediaType: mt}
 	for i, m := range manifests {
 		p := platforms[i]
 		idx.Manifests = append(idx.Manifests, m.Descriptor(&p))
 	}
 	data, _ := json.Marshal(idx)
-	return Raw{data, types.OCIImageIndex}
+	return Raw{data, mt}
 }
 
 // Pusher pushes synthetic content to a registry.
@@ -111,7 +144,11 @@ type Pusher struct {
 	Host string
 	// Transport, when set, is used for every request.
 	Transport http.RoundTripper
-	pushed    map[string]bool
+	// User and Password authenticate, when set.
+	User, Password string
+	// Secure reaches the registry over HTTPS only.
+	Secure bool
+	pushed map[string]bool
 }
 
 func (p *Pusher) opts() []remote.Option {
@@ -119,10 +156,16 @@ func (p *Pusher) opts() []remote.Option {
 	if p.Transport != nil {
 		o = append(o, remote.WithTransport(p.Transport))
 	}
+	if p.User != "" {
+		o = append(o, remote.WithAuth(&authn.Basic{Username: p.User, Password: p.Password}))
+	}
 	return o
 }
 
 func (p *Pusher) repo(path string) (name.Repository, error) {
+	if p.Secure {
+		return name.NewRepository(p.Host + "/" + path)
+	}
 	return name.NewRepository(p.Host+"/"+path, name.Insecure)
 }
 
@@ -167,12 +210,24 @@ func (p *Pusher) Manifest(path string, m Raw, tag string) (string, error) {
 // PushImage pushes the layers, config and manifest of a single-arch image
 // and returns its digest reference.
 func (p *Pusher) PushImage(path, arch string, layers []Layer) (string, error) {
+	return p.push(path, arch, layers, false)
+}
+
+// PushDockerImage is PushImage with Docker media types.
+func (p *Pusher) PushDockerImage(path, arch string, layers []Layer) (string, error) {
+	return p.push(path, arch, layers, true)
+}
+
+func (p *Pusher) push(path, arch string, layers []Layer, docker bool) (string, error) {
 	for _, l := range layers {
 		if err := p.Blob(path, l.Data, l.Desc.MediaType); err != nil {
 			return "", err
 		}
 	}
 	cfg, m := Image(arch, layers)
+	if docker {
+		cfg, m = DockerImage(arch, layers)
+	}
 	if err := p.Blob(path, cfg.Data, cfg.Type); err != nil {
 		return "", err
 	}
@@ -182,19 +237,35 @@ func (p *Pusher) PushImage(path, arch string, layers []Layer) (string, error) {
 // PushIndex pushes an image per arch (layers[arch]) and an index over them,
 // returning the index's digest reference and the per-arch manifest digests.
 func (p *Pusher) PushIndex(path string, arches []string, layers map[string][]Layer) (string, map[string]string, error) {
+	return p.pushIndex(path, arches, layers, false)
+}
+
+// PushDockerIndex is PushIndex with Docker media types (a manifest list).
+func (p *Pusher) PushDockerIndex(path string, arches []string, layers map[string][]Layer) (string, map[string]string, error) {
+	return p.pushIndex(path, arches, layers, true)
+}
+
+func (p *Pusher) pushIndex(path string, arches []string, layers map[string][]Layer, docker bool) (string, map[string]string, error) {
 	var manifests []Raw
 	var platforms []v1.Platform
 	digests := map[string]string{}
 	for _, arch := range arches {
-		ref, err := p.PushImage(path, arch, layers[arch])
+		ref, err := p.push(path, arch, layers[arch], docker)
 		if err != nil {
 			return "", nil, err
 		}
 		_, m := Image(arch, layers[arch])
+		if docker {
+			_, m = DockerImage(arch, layers[arch])
+		}
 		manifests = append(manifests, m)
 		platforms = append(platforms, v1.Platform{OS: "linux", Architecture: arch})
 		digests[arch] = ref
 	}
-	ref, err := p.Manifest(path, Index(manifests, platforms), "")
+	idx := Index(manifests, platforms)
+	if docker {
+		idx = DockerIndex(manifests, platforms)
+	}
+	ref, err := p.Manifest(path, idx, "")
 	return ref, digests, err
 }

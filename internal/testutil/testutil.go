@@ -64,6 +64,9 @@ func Shared(t testing.TB, elem ...string) string {
 		if origin := cloneOrigin(root); origin != "" {
 			candidates = append(candidates, filepath.Join(origin, "..", "shared"))
 		}
+		if main := mainWorktree(root); main != "" && main != root {
+			candidates = append(candidates, filepath.Join(main, "..", "shared"))
+		}
 	}
 	for _, base := range candidates {
 		p := filepath.Join(append([]string{base}, elem...)...)
@@ -128,4 +131,19 @@ func cloneOrigin(root string) string {
 func ReleaseDir(t testing.TB, branch string) string {
 	t.Helper()
 	return Shared(t, "reference", "microshift-release", branch)
+}
+
+// mainWorktree returns the main working tree of the repository root
+// belongs to, so that a checkout made with `git worktree add` elsewhere
+// finds ../shared beside it; "" when git cannot tell.
+func mainWorktree(root string) string {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--path-format=absolute", "--git-common-dir").Output()
+	if err != nil {
+		return ""
+	}
+	common := strings.TrimSpace(string(out))
+	if filepath.Base(common) != ".git" {
+		return ""
+	}
+	return filepath.Dir(common)
 }

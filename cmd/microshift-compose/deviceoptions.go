@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+)
+
+// deviceOptions are how the device pulls its images: the pull secret and
+// the mirror registry build writes device files for.
+type deviceOptions struct {
+	PullSecret     string
+	Mirror         string
+	MirrorCA       string
+	MirrorInsecure bool
+}
+
+func (o *deviceOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.PullSecret, "pull-secret", "", "auth file (podman login's, or console.redhat.com's pull secret) to place at "+compose.PullSecretPath+" (0600), where CRI-O reads it; only the blueprint holds its content")
+	f.StringVar(&o.Mirror, "mirror-registry", "", "REGISTRY[/PREFIX] the device pulls the images from first: writes "+compose.MirrorConfPath+" mapping every source registry of the plan to it, as 'mirror --to docker://REGISTRY/PREFIX' fills it")
+	f.StringVar(&o.MirrorCA, "mirror-ca", "", "PEM CA certificate of the mirror registry, placed at /etc/containers/certs.d/REGISTRY/ca.crt")
+	f.BoolVar(&o.MirrorInsecure, "mirror-insecure", false, "let the device reach the mirror registry over plain HTTP or without verifying its certificate")
+}
+
+// Validate checks flag combinations; the files are read by apply.
+func (o *deviceOptions) Validate() error {
+	if o.Mirror == "" && (o.MirrorCA != "" || o.MirrorInsecure) {
+		return usageError{fmt.Errorf("--mirror-ca and --mirror-insecure configure the mirror registry: add --mirror-registry")}
+	}
+	return nil
+}
+
+// apply adds the device files to the plan and logs the warnings.
+func (o *deviceOptions) apply(p *plan.Plan) error {
+	warnings, err := compose.AddDeviceRegistry(p, compose.DeviceRegistry{PullSecret: o.PullSecret, Mirror: o.Mirror, MirrorCA: o.MirrorCA, MirrorInsecure: o.MirrorInsecure})
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		slog.Warn(w)
+	}
+	return nil
+}
+
+// bootcOptions is --bootc and how its Containerfile gets the images.
+type bootcOptions struct {
+	Enabled bool
+	Images  string
+}
+
+func (o *bootcOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&o.Enabled, "bootc", false, "also write a Containerfile that builds the composition as a bootc image")
+	f.StringVar(&o.Images, "bootc-images", blueprints.BootcImagesMirror, "how the Containerfile gets the images: mirror (copied from the dir: layout 'mirror --to dir:OUTPUT/images' writes) or pull (pulled during the image build with the build secret "+blueprints.BootcSecretID+")")
+}
+
+func (o *bootcOptions) Validate(cmd *cobra.Command) error {
+	if o.Images != blueprints.BootcImagesMirror && o.Images != blueprints.BootcImagesPull {
+		return usageError{fmt.Errorf("--bootc-images: unknown mode %q (want mirror or pull)", o.Images)}
+	}
+	if cmd.Flags().Changed("bootc-images") && !o.Enabled {
+		return usageError{fmt.Errorf("--bootc-images chooses how the bootc Containerfile gets the images; add --bootc")}
+	}
+	return nil
+}

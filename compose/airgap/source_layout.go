@@ -1,0 +1,316 @@
+package airgap
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/microshift-compose/microshift-compose/internal/registryclient"
+)
+
+// ErrNotInLayout is wrapped when an image the plan needs is not named in
+// the layout a mirror reads from.
+var ErrNotInLayout = errors.New("not in the image layout")
+
+// blobStore is the content of an OCI image layout: a directory, or a tar
+// archive of one (what skopeo's oci-archive: transport reads and writes).
+type blobStore interface {
+	// open streams a blob; an absent one is an error wrapping errMissing.
+	open(d v1.Hash) (io.ReadCloser, int64, error)
+	// readFile reads a top-level file (index.json, oci-layout), at most
+	// limit bytes.
+	readFile(name string, limit int64) ([]byte, error)
+	close() error
+}
+
+// layoutSource reads images from an OCI image layout, by the names
+// index.json gives them (org.opencontainers.image.ref.name, the reference
+// as the plan writes it: what mirror --to oci: and oci-archive: write).
+type layoutSource struct {
+	desc   string // oci:DIR or oci-archive:FILE, for messages
+	store  blobStore
+	reg    registryclient.Options
+	byName map[string]v1.Descriptor
+}
+
+var _ source = (*layoutSource)(nil)
+
+// maxIndexFile bounds index.json: one entry per image is a few hundred bytes.
+const maxIndexFile = 16 << 20
+
+func openLayoutSource(from Target, reg registryclient.Options) (*layoutSource, error) {
+	var store blobStore
+	var err error
+	if st, serr := os.Stat(from.Path); serr == nil && st.Mode().IsRegular() && from.Transport == TransportOCI {
+		from.Transport = TransportArchive // oci:FILE: an archive, as skopeo's oci: would not take it
+	}
+	switch from.Transport {
+	case TransportOCI:
+		store, err = openDirStore(from.Path)
+	case TransportArchive:
+		store, err = openArchiveStore(from.Path)
+	default:
+		return nil, fmt.Errorf("%w %q: mirror reads from oci:DIR or oci-archive:FILE", ErrBadDestination, from)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &layoutSource{desc: from.String(), store: store, reg: reg, byName: map[string]v1.Descriptor{}}
+	if _, err := store.readFile(layoutFile, 4096); err != nil {
+		store.close()
+		return nil, fmt.Errorf("%s: %w (no %s in it)", from, ErrNotLayout, layoutFile)
+	}
+	data, err := store.readFile(indexFile, maxIndexFile)
+	if err != nil {
+		store.close()
+		return nil, fmt.Errorf("reading %s of %s: %w", indexFile, from, err)
+	}
+	idx, err := v1.ParseIndexManifest(bytes.NewReader(data))
+	if err != nil {
+		store.close()
+		return nil, fmt.Errorf("reading %s of %s: %w", indexFile, from, err)
+	}
+	for _, d := range idx.Manifests {
+		if n := d.Annotations[AnnotationRefName]; n != "" {
+			s.byName[n] = d
+		}
+	}
+	return s, nil
+}
+
+// names are the images the layout names with full references, sorted.
+func (s *layoutSource) names() []string {
+	var out []string
+	for n := range s.byName {
+		if _, err := s.reg.ParseReference(n); err == nil {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (s *layoutSource) close() error { return s.store.close() }
+
+func (s *layoutSource) top(_ context.Context, ref string) (*image, error) {
+	d, ok := s.byName[ref]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w %s (mirror it there first)", ref, ErrNotInLayout, s.desc)
+	}
+	parsed, err := s.reg.ParseReference(ref)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the name in %s is not a full image reference: %w", ref, s.desc, err)
+	}
+	m, err := s.manifest(d)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return &image{Ref: ref, ref: parsed, Top: m}, nil
+}
+
+func (s *layoutSource) child(_ context.Context, _ *image, d v1.Descriptor) (manifestBlob, error) {
+	return s.manifest(d)
+}
+
+// manifest reads and verifies the manifest d describes.
+func (s *layoutSource) manifest(d v1.Descriptor) (manifestBlob, error) {
+	if d.Size > registryclient.MaxMetadataSize {
+		return manifestBlob{}, fmt.Errorf("manifest %s: %w: %d bytes", d.Digest, registryclient.ErrTooLarge, d.Size)
+	}
+	rc, size, err := s.store.open(d.Digest)
+	if err != nil {
+		return manifestBlob{}, err
+	}
+	defer rc.Close()
+	if size != d.Size {
+		return manifestBlob{}, fmt.Errorf("manifest %s: %w: %d bytes in %s, the descriptor says %d", d.Digest, ErrDigestMismatch, size, s.desc, d.Size)
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, d.Size+1))
+	if err != nil {
+		return manifestBlob{}, fmt.Errorf("reading manifest %s: %w", d.Digest, err)
+	}
+	if err := verifyManifest(data, d.Digest); err != nil {
+		return manifestBlob{}, err
+	}
+	return manifestBlob{Digest: d.Digest, MediaType: d.MediaType, Data: data}, nil
+}
+
+func (s *layoutSource) openBlob(_ context.Context, _ *image, d v1.Descriptor) (io.ReadCloser, error) {
+	rc, size, err := s.store.open(d.Digest)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", d.Digest, err)
+	}
+	if size != d.Size {
+		rc.Close()
+		return nil, fmt.Errorf("blob %s: %w: %d bytes in %s, the manifest says %d", d.Digest, ErrDigestMismatch, size, s.desc, d.Size)
+	}
+	return rc, nil
+}
+
+// dirStore is a layout directory.
+type dirStore struct{ dir string }
+
+func openDirStore(dir string) (*dirStore, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening oci:%s: %w", dir, unwrapPath(err))
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("oci:%s: not a directory (an archive is oci-archive:FILE)", dir)
+	}
+	return &dirStore{dir: dir}, nil
+}
+
+func (s *dirStore) open(d v1.Hash) (io.ReadCloser, int64, error) {
+	f, err := os.Open(filepath.Join(s.dir, "blobs", d.Algorithm, d.Hex))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, fmt.Errorf("%s: %w", d, errMissing)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: not a regular file in the layout", d)
+	}
+	return f, st.Size(), nil
+}
+
+func (s *dirStore) readFile(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(filepath.Join(s.dir, name))
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer f.Close()
+	return readAtMost(f, limit)
+}
+
+func (s *dirStore) close() error { return nil }
+
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("larger than %d bytes", limit)
+	}
+	return data, nil
+}
+
+// archiveStore reads an OCI layout archived in an uncompressed tar without
+// unpacking it: one pass over the headers (seeking past file contents)
+// records where each file is, and blobs are read in place.
+type archiveStore struct {
+	f     *os.File
+	files map[string]archiveEntry
+}
+
+type archiveEntry struct{ offset, size int64 }
+
+// maxArchiveEntries bounds the archive's table of contents.
+const maxArchiveEntries = 1 << 20
+
+func openArchiveStore(file string) (*archiveStore, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("opening oci-archive:%s: %w", file, unwrapPath(err))
+	}
+	files, err := scanArchive(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("reading oci-archive:%s: %w", file, err)
+	}
+	return &archiveStore{f: f, files: files}, nil
+}
+
+// scanArchive lists the regular files of a tar: cleaned name -> where its
+// content is.
+func scanArchive(r io.ReadSeeker) (map[string]archiveEntry, error) {
+	pr := &posReader{r: r}
+	tr := tar.NewReader(pr)
+	files := map[string]archiveEntry{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files, nil
+		}
+		if err != nil {
+			if len(files) == 0 {
+				return nil, fmt.Errorf("not a tar archive: %w", err)
+			}
+			return nil, err
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		if len(files) >= maxArchiveEntries {
+			return nil, fmt.Errorf("more than %d files", maxArchiveEntries)
+		}
+		name := path.Clean("/" + h.Name)[1:]
+		files[name] = archiveEntry{offset: pr.pos, size: h.Size}
+	}
+}
+
+// posReader tracks the offset of an io.ReadSeeker that archive/tar reads
+// (and seeks past file contents in).
+type posReader struct {
+	r   io.ReadSeeker
+	pos int64
+}
+
+func (p *posReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.pos += int64(n)
+	return n, err
+}
+
+func (p *posReader) Seek(offset int64, whence int) (int64, error) {
+	n, err := p.r.Seek(offset, whence)
+	if err == nil {
+		p.pos = n
+	}
+	return n, err
+}
+
+func (s *archiveStore) entry(name string) (archiveEntry, bool) {
+	e, ok := s.files[name]
+	return e, ok
+}
+
+func (s *archiveStore) open(d v1.Hash) (io.ReadCloser, int64, error) {
+	e, ok := s.entry(path.Join("blobs", d.Algorithm, d.Hex))
+	if !ok {
+		return nil, 0, fmt.Errorf("%s: %w", d, errMissing)
+	}
+	return io.NopCloser(io.NewSectionReader(s.f, e.offset, e.size)), e.size, nil
+}
+
+func (s *archiveStore) readFile(name string, limit int64) ([]byte, error) {
+	e, ok := s.entry(name)
+	if !ok {
+		return nil, fs.ErrNotExist
+	}
+	return readAtMost(io.NewSectionReader(s.f, e.offset, e.size), limit)
+}
+
+func (s *archiveStore) close() error { return s.f.Close() }
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

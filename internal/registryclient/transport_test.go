@@ -1,0 +1,406 @@
+package registryclient_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/microshift-compose/microshift-compose/internal/registryclient"
+)
+
+// The timeout tests use a short --timeout and check that each failure is
+// retried (the server counts attempts) and ends in an error; the test's own
+// deadline is what "never hangs" means. Nothing asserts on durations.
+
+// fast is registry access with a short timeout and quick retries, for
+// tests where every attempt fails.
+func fast(t *testing.T) registryclient.Options { return withTimeout(t, 200*time.Millisecond) }
+
+// patient has a timeout no healthy local request reaches on a busy machine,
+// for tests where an attempt must succeed.
+func patient(t *testing.T) registryclient.Options { return withTimeout(t, 2*time.Second) }
+
+func withTimeout(t *testing.T, d time.Duration) registryclient.Options {
+	o, err := registryclient.Options{Timeout: d, Retries: 3}.Prepare()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// deadline is the context of a test that must not hang.
+func deadline(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func mustNotHang(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if ctx.Err() != nil {
+		t.Fatal("the request hung until the test's deadline")
+	}
+}
+
+// stallingRegistry is an in-process registry behind a handler that can stall
+// requests, counting them.
+type stallingRegistry struct {
+	*httptest.Server
+	host  string
+	mu    sync.Mutex
+	count map[string]int
+	// stall, when set, may take over a request (returning true).
+	stall func(w http.ResponseWriter, r *http.Request, n int) bool
+	done  chan struct{}
+}
+
+func newStallingRegistry(t *testing.T) *stallingRegistry {
+	s := &stallingRegistry{count: map[string]int{}, done: make(chan struct{})}
+	inner := registry.New(registry.Logger(nopLogger()))
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		key := r.Method + " " + r.URL.Path
+		s.count[key]++
+		n := s.count[key]
+		stall := s.stall
+		s.mu.Unlock()
+		if stall != nil && stall(w, r, n) {
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(s.done) }) // first: unblock hanging handlers
+	s.host = strings.TrimPrefix(s.URL, "http://")
+	return s
+}
+
+// hang blocks until the client goes away or the test ends: a registry
+// that accepted the request and never answers (nor reads an upload).
+func (s *stallingRegistry) hang(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-s.done:
+	}
+}
+
+func (s *stallingRegistry) set(fn func(w http.ResponseWriter, r *http.Request, n int) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stall, s.count = fn, map[string]int{}
+}
+
+func (s *stallingRegistry) n(method, path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count[method+" "+path]
+}
+
+// pushRandom pushes a random image and returns its digest reference.
+func pushRandom(t *testing.T, host, repo string, opts ...remote.Option) name.Digest {
+	t.Helper()
+	img, err := random.Image(64<<10, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(host + "/" + repo + ":v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img, opts...); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := img.Digest()
+	return ref.Context().Digest(d.String())
+}
+
+func TestNoAnswerIsRetriedThenFails(t *testing.T) {
+	ctx := deadline(t)
+	s := newStallingRegistry(t)
+	ref := pushRandom(t, s.host, "app/x")
+	s.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if strings.Contains(r.URL.Path, "/manifests/") {
+			s.hang(r)
+			return true
+		}
+		return false
+	})
+	o := fast(t)
+	_, err := remote.Get(ref, o.Remote(ctx)...)
+	mustNotHang(t, ctx)
+	var rerr *registryclient.RequestError
+	if !errors.As(err, &rerr) || rerr.Attempts != 3 || !strings.Contains(err.Error(), "timeout awaiting response headers") {
+		t.Fatalf("Get from a registry that never answers = %v; want a timeout after 3 attempts", err)
+	}
+	if got := s.n(http.MethodGet, "/v2/app/x/manifests/"+ref.DigestStr()); got != 3 {
+		t.Errorf("the registry saw %d requests, want 3 (--retries)", got)
+	}
+	if registryclient.Temporary(err) {
+		t.Errorf("Temporary(%v) = true; the transport already retried it", err)
+	}
+}
+
+func TestStalledManifestBodyIsRetried(t *testing.T) {
+	ctx := deadline(t)
+	s := newStallingRegistry(t)
+	ref := pushRandom(t, s.host, "app/x")
+	path := "/v2/app/x/manifests/" + ref.DigestStr()
+	s.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if r.URL.Path == path && r.Method == http.MethodGet && n <= 2 {
+			// Headers and a few bytes, then nothing.
+			w.Header().Set("Content-Type", "application/vnd.docker.distribution.manifest.v2+json")
+			w.Header().Set("Content-Length", "1000")
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte(`{"schemaVersion":`))
+			w.(http.Flusher).Flush()
+			s.hang(r)
+			return true
+		}
+		return false
+	})
+	o := patient(t)
+	d, err := remote.Get(ref, o.Remote(ctx)...)
+	mustNotHang(t, ctx)
+	if err != nil || d.Digest.String() != ref.DigestStr() {
+		t.Fatalf("Get with two stalled answers = %v, %v; want the manifest on the third attempt", d, err)
+	}
+	if got := s.n(http.MethodGet, path); got != 3 {
+		t.Errorf("the registry saw %d requests, want 3", got)
+	}
+}
+
+func TestStalledBlobBody(t *testing.T) {
+	ctx := deadline(t)
+	s := newStallingRegistry(t)
+	ref := pushRandom(t, s.host, "app/x")
+	img, err := remote.Image(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, _ := img.Layers()
+	digest, _ := layers[0].Digest()
+	path := "/v2/app/x/blobs/" + digest.String()
+	s.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if r.URL.Path == path && r.Method == http.MethodGet {
+			w.Header().Set("Content-Length", "65536")
+			w.WriteHeader(http.StatusOK)
+			w.Write(make([]byte, 4096))
+			w.(http.Flusher).Flush()
+			s.hang(r)
+			return true
+		}
+		return false
+	})
+	o := fast(t)
+	rt, err := o.PullTransport(ctx, ref.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
+	resp, err := (&http.Client{Transport: rt}).Do(req)
+	if err != nil {
+		t.Fatalf("GET blob: %v", err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	mustNotHang(t, ctx)
+	if !errors.Is(err, registryclient.ErrStalled) || n != 4096 {
+		t.Fatalf("reading a stalled blob = %d bytes, %v; want 4096 bytes, then ErrStalled", n, err)
+	}
+	if !registryclient.Temporary(err) {
+		t.Errorf("Temporary(%v) = false: a stalled body must be retried", err)
+	}
+	calls := 0
+	err = o.Retry(ctx, func() error { calls++; return err })
+	if calls != 3 || !errors.Is(err, registryclient.ErrStalled) {
+		t.Errorf("Retry of a stalled body: %d calls, %v; want 3", calls, err)
+	}
+}
+
+func TestSilentServers(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		scheme string
+		want   string
+	}{
+		// Accepts the connection, reads nothing, says nothing.
+		{"http", "http", "timeout awaiting response headers"},
+		// The same behind https: the TLS handshake never completes.
+		{"tls", "https", "TLS handshake timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := deadline(t)
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			var accepted atomic.Int32
+			go func() {
+				for {
+					c, err := l.Accept()
+					if err != nil {
+						return
+					}
+					accepted.Add(1)
+					go func() { io.Copy(io.Discard, c) }()
+				}
+			}()
+			o := fast(t)
+			_, err = o.RoundTripper().RoundTrip(mustReq(t, ctx, tc.scheme+"://"+l.Addr().String()+"/v2/"))
+			mustNotHang(t, ctx)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("request to a silent server = %v; want %q", err, tc.want)
+			}
+			if got := accepted.Load(); got != 3 {
+				t.Errorf("%d connections, want 3 (every attempt)", got)
+			}
+		})
+	}
+}
+
+// TestStalledUpload is a registry that stops reading an upload: the write
+// times out, and the upload is retried whole.
+func TestStalledUpload(t *testing.T) {
+	ctx := deadline(t)
+	s := newStallingRegistry(t)
+	img, err := random.Image(8<<20, 1) // more than the socket buffers hold
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, _ := img.Layers()
+	var patches atomic.Int32
+	s.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if r.Method == http.MethodPatch && patches.Add(1) == 1 {
+			s.hang(r) // never reads the body
+			return true
+		}
+		return false
+	})
+	o := patient(t)
+	repo := mustRepo(t, s.host+"/app/up")
+	pusher, err := remote.NewPusher(o.Remote(ctx)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = o.Retry(ctx, func() error { return pusher.Upload(ctx, repo, layers[0]) })
+	mustNotHang(t, ctx)
+	if err != nil {
+		t.Fatalf("upload after a stalled attempt = %v, want success on a retry", err)
+	}
+	if got := patches.Load(); got < 2 {
+		t.Errorf("%d PATCH requests, want the stalled one and a retry", got)
+	}
+}
+
+func TestOversizedManifests(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 64<<20)
+	for _, tc := range []struct {
+		name    string
+		handler func(w http.ResponseWriter)
+	}{
+		{"content-length", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+			w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+			w.Write(big)
+		}},
+		{"chunked", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+			w.WriteHeader(http.StatusOK)
+			for i := 0; i < len(big); i += 1 << 20 {
+				if _, err := w.Write(big[i : i+1<<20]); err != nil {
+					return
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := deadline(t)
+			var gets atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/v2/" {
+					return
+				}
+				gets.Add(1)
+				tc.handler(w)
+			}))
+			defer srv.Close()
+			host := strings.TrimPrefix(srv.URL, "http://")
+			o := fast(t)
+			_, err := remote.Get(mustRef(t, host+"/app/big:v1"), o.Remote(ctx)...)
+			if !errors.Is(err, registryclient.ErrTooLarge) {
+				t.Fatalf("Get of a 64 MiB manifest = %v, want ErrTooLarge", err)
+			}
+			if gets.Load() != 1 {
+				t.Errorf("%d GETs, want 1: an oversized manifest is not retried", gets.Load())
+			}
+		})
+	}
+}
+
+func TestRetryAfterAndStatusRetries(t *testing.T) {
+	ctx := deadline(t)
+	s := newStallingRegistry(t)
+	ref := pushRandom(t, s.host, "app/x")
+	path := "/v2/app/x/manifests/" + ref.DigestStr()
+	s.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if r.URL.Path == path && n <= 2 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader([]int{http.StatusTooManyRequests, http.StatusBadGateway}[n-1])
+			return true
+		}
+		return false
+	})
+	o := patient(t)
+	if _, err := remote.Get(ref, o.Remote(ctx)...); err != nil {
+		t.Fatalf("Get after 429 and 502 = %v", err)
+	}
+	if got := s.n(http.MethodGet, path); got != 3 {
+		t.Errorf("%d GETs, want 3 (go-containerregistry must not retry on top)", got)
+	}
+}
+
+func mustRef(t *testing.T, s string) name.Reference {
+	t.Helper()
+	r, err := name.ParseReference(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func mustRepo(t *testing.T, s string) name.Repository {
+	t.Helper()
+	r, err := name.NewRepository(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func mustReq(t *testing.T, ctx context.Context, u string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func nopLogger() *log.Logger { return log.New(io.Discard, "", 0) }
