@@ -117,13 +117,38 @@ PY
 }
 
 bench_verify() {
-  echo "== release verify of 100 images against a local docker-registry (target: < 2 s)"
+  echo "== release verify of 100 images (70 single-arch, 30 indexes, 10 repositories) against a local docker-registry, vs the manifest-fetch floor (target: <= 1.5x)"
   ensure docker-registry docker-registry
-  # The benchmark pushes 100 synthetic images (70 single-arch, 30 indexes,
-  # over 10 repositories), then times rebase.Verify with a new client per
-  # run: connection setup, registry pings, manifest and config fetches.
+  ensure curl curl
+  ensure hyperfine hyperfine
+  # In process: rebase.Verify with a new client per run (connection setup,
+  # registry pings, manifest and config fetches).
   go test ./releases/rebase -run '^$' -bench Verify100 -benchtime 20x -count 3 | grep -E '^Benchmark' |
-    awk '{ printf "%s: %.0f ms per verify of 100 images\n", $1, $3 / 1e6 }'
+    awk '{ printf "in process: %.0f ms per verify of 100 images\n", $3 / 1e6 }'
+  # Whole processes: `release verify` and one curl fetching exactly the
+  # documents verify reads (each manifest by digest, each single image's
+  # config), over as many connections as verify's --jobs: the floor.
+  reg_work=$(mktemp -d "${TMPDIR:-/tmp}/mc-bench-verify.XXXXXX")
+  trap reg_cleanup EXIT
+  local port set
+  port=$(free_port)
+  start_registry "$reg_work/registry" "$port"
+  set=$(go run ./hack/benchverify -registry "127.0.0.1:$port" -out "$reg_work")
+  echo "set: $set"
+  "$BIN" release verify "$reg_work/release" --insecure-registry "127.0.0.1:$port" --jobs 8 >/dev/null
+  curl -fsS --no-progress-meter --parallel --parallel-max 8 -K "$reg_work/curl.cfg"
+  hyperfine --warmup 3 --runs 20 -N --export-json "$reg_work/h.json" \
+    "$BIN release verify $reg_work/release --insecure-registry 127.0.0.1:$port --jobs 8" \
+    "curl -fsS --no-progress-meter --parallel --parallel-max 8 -K $reg_work/curl.cfg" \
+    "$BIN version" >/dev/null
+  python3 - "$reg_work/h.json" <<'PY'
+import json, sys
+ours, floor, version = json.load(open(sys.argv[1]))["results"]
+for name, r in (("microshift-compose release verify", ours), ("curl floor (same fetches, 8 parallel)", floor), ("microshift-compose version (process start)", version)):
+    print(f"{name}: median {r['median']*1000:.1f} ms (min {r['min']*1000:.1f}) over {len(r['times'])} runs")
+print(f"ratio: verify / floor = {ours['median']/floor['median']:.2f}")
+PY
+  reg_cleanup
 }
 
 # mirror: a synthetic set (24 images, ~1 GiB unique, >30% in shared base
