@@ -5,7 +5,8 @@
 // lookup order (pkg/docker/config), registries.conf(.d) mirrors, blocked
 // and insecure registries (pkg/sysregistriesv2), certs.d CA and client
 // certificates (pkg/tlsclientconfig). TLS is verified except for insecure
-// registries (and loopback, as go-containerregistry decides). Every
+// registries; plain HTTP is refused but for those and loopback (not for
+// the private addresses go-containerregistry would also try it on). Every
 // request has timeouts (connect, TLS handshake, response headers, a stalled
 // body or upload) and is retried with backoff; metadata responses are
 // capped. It holds no cobra and no state beyond a prepared transport.

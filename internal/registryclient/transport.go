@@ -336,6 +336,14 @@ type hostTransports struct {
 }
 
 func (h *hostTransports) RoundTrip(req *http.Request) (*http.Response, error) {
+	// go-containerregistry falls back to plain HTTP when HTTPS fails for
+	// loopback and private (RFC 1918) addresses; podman and skopeo never
+	// do for a registry whose TLS they verify. Refused here, before a
+	// connection, so that neither credentials nor trust go over HTTP
+	// without the user asking (loopback stays allowed, as documented).
+	if req.URL.Scheme == "http" && !h.tls.insecure(req.URL.Host) && !isLoopback(req.URL.Host) {
+		return nil, fmt.Errorf("refusing plain HTTP to %s: its TLS is verified (--tls-verify=false or --insecure-registry %s allow HTTP)", req.URL.Host, req.URL.Host)
+	}
 	t, err := h.get(req.URL.Host)
 	if err != nil {
 		return nil, err
@@ -374,6 +382,19 @@ func (h *hostTransports) get(host string) (*http.Transport, error) {
 	}
 	h.hosts[host] = t
 	return t, nil
+}
+
+// isLoopback reports whether host (host[:port]) is localhost or a loopback
+// address.
+func isLoopback(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // writeDeadlineConn fails a write the peer does not take within d: a

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
@@ -404,3 +405,49 @@ func mustReq(t *testing.T, ctx context.Context, u string) *http.Request {
 }
 
 func nopLogger() *log.Logger { return log.New(io.Discard, "", 0) }
+
+// go-containerregistry retries a private (RFC 1918) registry over plain
+// HTTP when HTTPS fails; podman does not, and neither do we unless the
+// registry is insecure: the HTTP request is refused before it is sent.
+// Loopback keeps its documented HTTP fallback.
+func TestNoPlainHTTPFallbackForPrivateRegistries(t *testing.T) {
+	keychain := authn.NewMultiKeychain() // anonymous: no auth file is read
+	for _, tc := range []struct {
+		name, host string
+		insecure   []string
+		refused    bool
+	}{
+		{"private address, TLS verified", "10.255.255.1:5000", nil, true},
+		{"private address, insecure", "10.255.255.1:5000", []string{"10.255.255.1:5000"}, false},
+		{"192.168 address", "192.168.255.254:5000", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := registryclient.Options{Timeout: 100 * time.Millisecond, Retries: 1, Insecure: tc.insecure, Keychain: keychain}
+			ref, err := name.ParseReference(tc.host + "/edge/app:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = remote.Get(ref, o.Remote(context.Background())...)
+			if err == nil {
+				t.Fatalf("Get(%s) succeeded against an address nothing listens on", ref)
+			}
+			want := "refusing plain HTTP to " + tc.host
+			if got := strings.Contains(err.Error(), want); got != tc.refused {
+				t.Errorf("Get(%s) = %v; want refused over HTTP: %v", ref, err, tc.refused)
+			}
+		})
+	}
+	// Loopback: HTTPS fails against a plain HTTP registry, HTTP works.
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ref, _ := name.ParseReference(host + "/edge/app:1")
+	img, _ := random.Image(64, 1)
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	o := registryclient.Options{Timeout: 2 * time.Second, Retries: 1, Keychain: keychain}
+	if _, err := remote.Get(ref, o.Remote(context.Background())...); err != nil {
+		t.Errorf("Get(%s) over loopback HTTP = %v", ref, err)
+	}
+}
