@@ -165,6 +165,17 @@ func (r *registry) fetch(ctx context.Context, s string, f *fetched) {
 			f.err = classify(ref, err)
 			return
 		}
+		// The config is a blob, read whole: a manifest announcing a huge
+		// one must not make verify hold it.
+		m, err := img.Manifest()
+		if err != nil {
+			f.err = &ImageError{ReasonInvalid, fmt.Sprintf("reading manifest: %v", err)}
+			return
+		}
+		if m.Config.Size > registryclient.MaxMetadataSize {
+			f.err = &ImageError{ReasonInvalid, fmt.Sprintf("the manifest's config is %d bytes, more than the %d an image config may have here", m.Config.Size, registryclient.MaxMetadataSize)}
+			return
+		}
 		if f.config, err = img.ConfigFile(); err != nil {
 			f.err = classify(ref, err)
 		}

@@ -2,6 +2,7 @@ package rebase_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -427,5 +428,59 @@ func BenchmarkVerify100(b *testing.B) {
 		if n := rebase.Failed(checks); n != 0 {
 			b.Fatalf("%d images failed: %+v", n, checks)
 		}
+	}
+}
+
+// blobCounter counts blob GETs the registry serves.
+type blobCounter struct {
+	next http.Handler
+	mu   sync.Mutex
+	gets int
+}
+
+func (b *blobCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/sha256:") {
+		b.mu.Lock()
+		b.gets++
+		b.mu.Unlock()
+	}
+	b.next.ServeHTTP(w, r)
+}
+
+// A manifest announcing a config larger than any image config fails as
+// invalid without verify reading the config: a hostile registry cannot make
+// it hold gigabytes.
+func TestVerifyRefusesHugeConfig(t *testing.T) {
+	b := &blobCounter{next: registry.New(registry.Logger(log.New(io.Discard, "", 0)))}
+	srv := httptest.NewServer(b)
+	defer srv.Close()
+	h := strings.TrimPrefix(srv.URL, "http://")
+	p := &testutil.Pusher{Host: h}
+	cfg, _ := testutil.Image("amd64", nil)
+	if err := p.Blob("edge/huge", cfg.Data, cfg.Type); err != nil {
+		t.Fatal(err)
+	}
+	desc := cfg.Descriptor(nil)
+	desc.Size = 8 << 30
+	data, err := json.Marshal(v1.Manifest{SchemaVersion: 2, MediaType: types.OCIManifestSchema1, Config: desc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := p.Manifest("edge/huge", testutil.Raw{Data: data, Type: types.OCIManifestSchema1}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.gets = 0
+	checks, err := rebase.Verify(context.Background(), []*releases.File{{Name: "release-x86_64.json", Arch: releases.X86_64,
+		Images: []releases.Image{{Key: "huge", Ref: ref}}}}, registryclient.Options{Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := checks[0]
+	if c.OK || c.Reason != rebase.ReasonInvalid || !strings.Contains(c.Message, "config is 8589934592 bytes") {
+		t.Errorf("check = ok %v %s %q, want invalid naming the config's size", c.OK, c.Reason, c.Message)
+	}
+	if b.gets != 0 {
+		t.Errorf("verify fetched %d blobs, want none", b.gets)
 	}
 }
