@@ -185,10 +185,25 @@ func plantSystemAuth(t *testing.T, path string, data []byte) {
 	t.Helper()
 	old, err := os.ReadFile(path)
 	had := err == nil
-	writeFileMode(t, path, data, 0o600)
+	// Replaced by rename, never rewritten in place: the tests of other
+	// packages, running at the same time, read this file too (it is in
+	// the containers lookup order) and must see a whole one.
+	replace := func(data []byte) error {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return err
+		}
+		tmp := path + ".microshift-compose-test"
+		if err := os.WriteFile(tmp, data, 0o600); err != nil {
+			return err
+		}
+		return os.Rename(tmp, path)
+	}
+	if err := replace(data); err != nil {
+		t.Fatalf("planting %s: %v", path, err)
+	}
 	t.Cleanup(func() {
 		if had {
-			os.WriteFile(path, old, 0o600)
+			replace(old)
 		} else {
 			os.Remove(path)
 		}
