@@ -18,6 +18,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -258,13 +259,33 @@ func (comp *Component) problems() []string {
 			if !fs.ValidPath(f.Source) {
 				add("%s: source %q must be a relative path inside the component directory", where, f.Source)
 			} else if comp.FS != nil {
-				if st, err := fs.Stat(comp.FS, f.Source); err != nil || !st.Mode().IsRegular() {
-					add("%s: source %q does not exist in the component directory", where, f.Source)
+				if problem := sourceProblem(comp.FS, f.Source); problem != "" {
+					add("%s: source %q %s", where, f.Source, problem)
 				}
 			}
 		}
 	}
 	return probs
+}
+
+// sourceProblem says what is wrong with a [[files]] source, "" when it is
+// a regular file inside the component directory within MaxFileSource.
+func sourceProblem(fsys fs.FS, name string) string {
+	st, err := fs.Stat(fsys, name)
+	var oe *inputfile.OutsideError
+	switch {
+	case errors.As(err, &oe):
+		return "is " + oe.Outside("component directory") + " (sources must be inside it)"
+	case errors.Is(err, fs.ErrNotExist):
+		return "does not exist in the component directory"
+	case err != nil:
+		return unwrapPath(err).Error()
+	case !st.Mode().IsRegular():
+		return "is " + inputfile.NotRegular(st.Mode()).Error()
+	case st.Size() > MaxFileSource:
+		return fmt.Sprintf("is larger than %d bytes (the limit for a device file)", MaxFileSource)
+	}
+	return ""
 }
 
 func imagesProblems(prefix string, im Images) []string {

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"sort"
 	"text/template"
 
+	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 )
 
 // deviceFiles collects the files the device gets besides rendered
@@ -40,8 +43,8 @@ func (r *resolver) deviceFiles(p *plan.Plan) ([]plan.File, error) {
 			data := []byte(f.Content)
 			if f.Source != "" {
 				var err error
-				if data, err = fs.ReadFile(c.FS, f.Source); err != nil {
-					return nil, fmt.Errorf("%s: reading file source %s: %w", c.Source, f.Source, err)
+				if data, err = inputfile.ReadFS(c.FS, f.Source, components.MaxFileSource); err != nil {
+					return nil, fmt.Errorf("%s: reading file source %s: %w", c.Source, f.Source, sourceError(err))
 				}
 			}
 			if f.Template {
@@ -49,8 +52,8 @@ func (r *resolver) deviceFiles(p *plan.Plan) ([]plan.File, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s: parsing template for %s: %v", c.Source, f.Path, err)
 				}
-				var b bytes.Buffer
-				if err := tmpl.Execute(&b, params); err != nil {
+				b := &cappedBuffer{limit: components.MaxFileSource}
+				if err := tmpl.Execute(b, params); err != nil {
 					return nil, fmt.Errorf("%s: rendering template for %s: %v", c.Source, f.Path, err)
 				}
 				data = b.Bytes()
@@ -81,4 +84,32 @@ func setFiles(p *plan.Plan, files []plan.File) error {
 	}
 	p.Files = files
 	return nil
+}
+
+// sourceError says what the input gate refused, without the path the
+// caller names already.
+func sourceError(err error) error {
+	var oe *inputfile.OutsideError
+	if errors.As(err, &oe) {
+		return errors.New(oe.Outside("component directory") + " (sources must be inside it)")
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// cappedBuffer is a bytes.Buffer that refuses to grow beyond limit: a
+// template's output is a device file like any other.
+type cappedBuffer struct {
+	bytes.Buffer
+	limit int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.limit {
+		return 0, fmt.Errorf("output is larger than %d bytes", b.limit)
+	}
+	return b.Buffer.Write(p)
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 )
 
 // Release is a set of release files for one MicroShift version.
@@ -120,7 +122,11 @@ func LoadDir(dir string) (*Release, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("release dir %s is not a directory", dir)
 	}
-	return loadFS(os.DirFS(dir), dir, func(n string) string { return filepath.Join(dir, n) })
+	fsys, err := inputfile.Dir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading release dir %s: %w", dir, errors.Unwrap(err))
+	}
+	return loadFS(fsys, dir, func(n string) string { return filepath.Join(dir, n) })
 }
 
 func loadFS(fsys fs.FS, source string, display func(string) string) (*Release, error) {
@@ -152,16 +158,13 @@ func loadFS(fsys fs.FS, source string, display func(string) string) (*Release, e
 }
 
 func readLimited(fsys fs.FS, name string) ([]byte, error) {
-	st, err := fs.Stat(fsys, name)
+	data, err := inputfile.ReadFS(fsys, name, MaxFileSize)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err // fs.PathError repeats the path
+		}
 		return nil, err
-	}
-	if st.Size() > MaxFileSize {
-		return nil, fmt.Errorf("file is larger than %d bytes", MaxFileSize)
-	}
-	data, err := fs.ReadFile(fsys, name)
-	if err != nil {
-		return nil, errors.Unwrap(err) // fs.PathError repeats the path
 	}
 	return data, nil
 }

@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -67,7 +69,7 @@ type Job struct {
 func Prepare(in Input) (*Job, error) {
 	j := &Job{component: in.Component, fs: filesys.MakeFsInMemory()}
 	if err := copyFS(in.FS, j.fs, componentRoot); err != nil {
-		return nil, fmt.Errorf("copying component %s into memory: %w", in.Component, err)
+		return nil, err
 	}
 	overlay := types.Kustomization{
 		TypeMeta: types.TypeMeta{APIVersion: types.KustomizationVersion, Kind: types.KustomizationKind},
@@ -105,27 +107,66 @@ func Prepare(in Input) (*Job, error) {
 	return j, nil
 }
 
+// MaxComponentBytes bounds what a component directory may hold for
+// rendering: every file is copied into memory. Each file is bounded by
+// inputfile.DefaultMaxFile as well.
+const MaxComponentBytes = 64 << 20
+
+// copyFS copies the component directory into memory through the input
+// gate: a symlink is followed only to a file inside the component, a named
+// pipe, device or socket is refused (it never blocks the build), files and
+// the whole are bounded, and YAML whose aliases would explode is refused
+// here, before kustomize expands it.
 func copyFS(src fs.FS, dst filesys.FileSystem, root string) error {
 	if src == nil {
 		return dst.MkdirAll(root)
 	}
+	var total int64
 	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			return gateError(err)
 		}
 		target := path.Join(root, p)
 		if d.IsDir() {
 			return dst.MkdirAll(target)
 		}
-		if !d.Type().IsRegular() {
-			return nil // symlinks and devices are not part of a component
+		if d.Type()&fs.ModeSymlink != 0 {
+			st, err := fs.Stat(src, p)
+			if err != nil {
+				return gateError(err)
+			}
+			if st.IsDir() {
+				return fmt.Errorf("%s: a symlink to a directory, which is not followed; put the files in the component", p)
+			}
+		} else if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: %w", p, inputfile.NotRegular(d.Type()))
 		}
-		data, err := fs.ReadFile(src, p)
+		data, err := inputfile.ReadFS(src, p, inputfile.DefaultMaxFile)
 		if err != nil {
-			return err
+			return gateError(err)
+		}
+		if total += int64(len(data)); total > MaxComponentBytes {
+			return fmt.Errorf("%s: the component directory holds more than %d bytes", p, MaxComponentBytes)
+		}
+		if err := inputfile.CheckYAML(data); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
 		}
 		return dst.WriteFile(target, data)
 	})
+}
+
+// gateError words what the input gate refused as "<path>: <why>", the
+// path relative to the component directory.
+func gateError(err error) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	var oe *inputfile.OutsideError
+	if errors.As(pe.Err, &oe) {
+		return fmt.Errorf("%s: %s (kustomize reads only files inside it)", pe.Path, oe.Outside("component directory"))
+	}
+	return fmt.Errorf("%s: %w", pe.Path, pe.Err)
 }
 
 // display turns an in-memory path into one relative to the component

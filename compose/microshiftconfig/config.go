@@ -104,6 +104,9 @@ func Load(path string) (*Config, error) {
 func Parse(display string, data []byte) (*Config, error) {
 	c := &Config{Source: display, Tree: map[string]any{}}
 	if len(bytes.TrimSpace(data)) > 0 {
+		if err := inputfile.CheckYAML(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", display, err)
+		}
 		js, err := yaml.YAMLToJSONStrict(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: invalid YAML: %s", display, text.OneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -35,6 +36,9 @@ func (o *Output) Empty() bool { return o.Documents == 0 }
 func ParseOutput(data []byte) (*Output, error) {
 	if !utf8Valid(data) {
 		return nil, errors.New("output is not UTF-8 text")
+	}
+	if err := inputfile.CheckYAML(data); err != nil {
+		return nil, fmt.Errorf("output: %w", err)
 	}
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -81,9 +82,9 @@ func readDir(dir string) (dfs []*dirFile, rel *releases.Release, err error) {
 		if !e.Type().IsRegular() {
 			return nil, nil, fmt.Errorf("%s: not a regular file", path)
 		}
-		data, err := os.ReadFile(path)
+		data, err := inputfile.Read("release file", path, releases.MaxFileSize)
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", path, cause(err))
+			return nil, nil, err
 		}
 		f, err := releases.ParseFile(path, e.Name(), data)
 		if err != nil {
