@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/k8sname"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -327,6 +328,9 @@ func (j *Job) Render() (*Result, error) {
 			File:       names[r],
 			Data:       data,
 		}
+		if err := checkNames(out); err != nil {
+			return nil, err
+		}
 		if prev, dup := seen[out.File]; dup {
 			return nil, fmt.Errorf("%s and %s would both be written to %s", prev, out.ID(), out.File)
 		}
@@ -342,6 +346,28 @@ func (j *Job) Render() (*Result, error) {
 	}
 	res.Kustomization = kustomization(res.Resources)
 	return res, nil
+}
+
+// checkNames refuses a rendered resource whose kind, apiVersion, name or
+// namespace the API server would reject: such a resource fails on the
+// device, and its name becomes a file name and a line of
+// kustomization.yaml.
+func checkNames(r Resource) error {
+	if err := k8sname.Kind(r.Kind); err != nil {
+		return err
+	}
+	if err := k8sname.APIVersion(r.APIVersion); err != nil {
+		return fmt.Errorf("%s: %w", r.Kind, err)
+	}
+	if err := k8sname.Name(r.APIVersion, r.Kind, r.Name); err != nil {
+		return fmt.Errorf("%s: %w", r.Kind, err)
+	}
+	if r.Namespace != "" {
+		if err := k8sname.Namespace(r.Namespace); err != nil {
+			return fmt.Errorf("%s %s: %w", r.Kind, r.Name, err)
+		}
+	}
+	return nil
 }
 
 // fileNames names files as `kustomize build -o DIR` does:
