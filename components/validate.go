@@ -19,7 +19,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -161,6 +163,8 @@ func (comp *Component) problems() []string {
 	}
 	if strings.TrimSpace(comp.Description) == "" {
 		add("missing description")
+	} else if text.HasUnsafe(comp.Description) {
+		add("description %q contains a control character (it is printed and written into blueprint.toml)", comp.Description)
 	}
 	if comp.Order < 0 || comp.Order > 999 {
 		add("order %d is out of range 0-999", comp.Order)
@@ -240,8 +244,9 @@ func (comp *Component) problems() []string {
 		case f.Path == "":
 			add("%s: missing path", where)
 			continue
-		case !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path:
-			add("%s: path %q must be absolute and clean", where, f.Path)
+		}
+		if err := safetext.DevicePath(f.Path); err != nil {
+			add("%s: path %q %v", where, f.Path, err)
 		}
 		if seenPath[f.Path] {
 			add("%s: path %q is listed twice", where, f.Path)

@@ -77,6 +77,9 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	if opts.ImageType == "" {
 		opts.ImageType = blueprints.DefaultImageType
 	}
+	if err := blueprints.CheckPlan(p); err != nil {
+		return nil, err
+	}
 	bp := blueprints.FromPlan(p)
 	warnings, err := blueprints.Validate(bp, opts.Distro, opts.ImageType, releases.Arch(p.Arch))
 	if err != nil {

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
@@ -399,9 +401,21 @@ func kustomization(rs []Resource) []byte {
 	b.WriteString("# Rendered by microshift-compose; do not edit.\n")
 	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
 	for _, r := range rs {
-		b.WriteString("- " + r.File + "\n")
+		b.WriteString("- " + yamlItem(r.File) + "\n")
 	}
 	return b.Bytes()
+}
+
+var plainItem = regexp.MustCompile(`^[a-z0-9][A-Za-z0-9._:@+-]*$`)
+
+// yamlItem writes a file name as a YAML list item: plain when it is made
+// of the characters checked names give (checkNames), else double-quoted
+// with escapes, so that no name can add an item or a key.
+func yamlItem(s string) string {
+	if plainItem.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(text.Escape(s))
 }
 
 var containerFields = []string{"containers", "initContainers", "ephemeralContainers"}
