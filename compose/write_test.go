@@ -333,16 +333,20 @@ func TestWriteRefuses(t *testing.T) {
 			want:  notOurs("notes.md", "is not something build writes"),
 		},
 		{
-			name:  "a foreign file in files/",
-			prev:  true,
-			setup: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "files", "etc", "thesis.tex"), []byte("mine\n")) },
-			want:  notOurs("files/etc/thesis.tex", "is not a file the previous build wrote"),
+			name: "a foreign file in files/",
+			prev: true,
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "files", "etc", "thesis.tex"), []byte("mine\n"))
+			},
+			want: notOurs("files/etc/thesis.tex", "is not a file the previous build wrote"),
 		},
 		{
-			name:  "a foreign file in manifests.d/",
-			prev:  true,
-			setup: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "manifests.d", "extra.yaml"), []byte("mine\n")) },
-			want:  notOurs("manifests.d/extra.yaml", "is not a file the previous build wrote"),
+			name: "a foreign file in manifests.d/",
+			prev: true,
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "manifests.d", "extra.yaml"), []byte("mine\n"))
+			},
+			want: notOurs("manifests.d/extra.yaml", "is not a file the previous build wrote"),
 		},
 		{
 			name: "a symlink where build writes a file",
@@ -356,10 +360,12 @@ func TestWriteRefuses(t *testing.T) {
 			want: notOurs("blueprint.toml", "is a symlink, which build never writes"),
 		},
 		{
-			name:  "a directory where build writes a file",
-			prev:  true,
-			setup: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, compose.Containerfile, "x"), []byte("mine\n")) },
-			want:  notOurs("Containerfile", "is not the kind of file build writes there"),
+			name: "a directory where build writes a file",
+			prev: true,
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, compose.Containerfile, "x"), []byte("mine\n"))
+			},
+			want: notOurs("Containerfile", "is not the kind of file build writes there"),
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
