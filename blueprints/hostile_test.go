@@ -108,7 +108,8 @@ func copyArgs(t testing.TB, rest string) (mode string, args []string) {
 }
 
 // shellWords splits a shell command line into words: single quotes group,
-// a quote inside is written '\” (what safetext.Shell writes), anything
+// a single quote inside is closed, escaped and reopened (what
+// safetext.Shell writes), anything
 // else unquoted is split on spaces. It fails on characters that would make
 // the shell do more than run one command with these words.
 func shellWords(t testing.TB, line string) []string {
