@@ -257,6 +257,11 @@ func readComponentDir(c *Component, show func(string) string) error {
 		}
 		return fmt.Errorf("%s: %v", show(ReleaseDir), unwrapPath(err))
 	}
+	if rel, err := fs.Sub(c.FS, ReleaseDir); err == nil {
+		if err := releases.CheckNoInterruptedUpdate(rel, show(ReleaseDir)); err != nil {
+			return err
+		}
+	}
 	for _, e := range entries {
 		rel := path.Join(ReleaseDir, e.Name())
 		if !e.Type().IsRegular() {

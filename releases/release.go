@@ -129,7 +129,31 @@ func LoadDir(dir string) (*Release, error) {
 	return loadFS(fsys, dir, func(n string) string { return filepath.Join(dir, n) })
 }
 
+// UpdateJournal is the file `release update` keeps in a release directory
+// while it replaces the files: when it is there, an update was interrupted
+// and the directory is part old, part new.
+const UpdateJournal = ".microshift-compose-update.journal"
+
+// CheckNoInterruptedUpdate refuses a release directory (fsys, shown as
+// dir) that holds an UpdateJournal.
+func CheckNoInterruptedUpdate(fsys fs.FS, dir string) error {
+	if _, err := fs.Stat(fsys, UpdateJournal); err == nil {
+		return &InterruptedError{Dir: dir}
+	}
+	return nil
+}
+
+// InterruptedError is a release directory an update did not finish.
+type InterruptedError struct{ Dir string }
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("release dir %s: an update was interrupted and left its files part old, part new (%s is there); run 'microshift-compose release update %s' to finish it", e.Dir, UpdateJournal, e.Dir)
+}
+
 func loadFS(fsys fs.FS, source string, display func(string) string) (*Release, error) {
+	if err := CheckNoInterruptedUpdate(fsys, source); err != nil {
+		return nil, err
+	}
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("reading release dir %s: %w", source, err)

@@ -79,6 +79,11 @@ func (o *updateOptions) Validate() error {
 	return nil
 }
 
+// hasSource reports whether a source of new references is given.
+func (o *updateOptions) hasSource() bool {
+	return len(o.Payloads) > 0 || o.CSV != "" || o.ResolveTags
+}
+
 // options reads the payloads and CSV and builds the library options.
 func (o *updateOptions) options(sel rebase.Selection) (rebase.UpdateOptions, error) {
 	uo := rebase.UpdateOptions{
@@ -134,6 +139,10 @@ catalog component's release/ directory) in place: only values change
 (image references and release.base), never keys, their order or the file's
 formatting, so the git diff shows exactly what moved. Files are written
 atomically, all or none, keeping their mode; --dry-run prints the diff instead.
+All or none holds across a crash or kill -9: the files are committed with a
+journal (.microshift-compose-update.journal) that every command refuses a
+release directory for until 'release update DIR' (sources or not) finishes
+the interrupted update.
 
 Sources:
   --payload ARCH=FILE   an OpenShift release payload per arch. Keys equal to a
@@ -163,6 +172,21 @@ A tag never replaces a digest unless --allow-tags is given.`,
 			for _, v := range []interface{ Validate() error }{&upd, &files, &reg, &format} {
 				if err := v.Validate(); err != nil {
 					return err
+				}
+			}
+			// An update killed after its commit point is finished first:
+			// its files are complete, and the directory is refused by
+			// every reader until then.
+			if !upd.DryRun {
+				n, err := rebase.FinishInterrupted(args[0])
+				if err != nil {
+					return err
+				}
+				if n > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "finished an interrupted update of %s: %d %s renamed into place\n", args[0], n, text.Plural(n, "file", "files"))
+					if !upd.hasSource() {
+						return nil
+					}
 				}
 			}
 			uo, err := upd.options(files.selection())
