@@ -143,6 +143,9 @@ func parseFile(display, fileName string, data []byte) (*File, *fileSpans, error)
 				if strings.TrimSpace(k) == "" {
 					return p.errorf("empty image key")
 				}
+				if text.HasUnsafe(k) {
+					return p.errorf("image key %q holds a control character", k)
+				}
 				ref, err := p.str(fmt.Sprintf("image %q", k))
 				if err != nil {
 					return err

@@ -65,8 +65,12 @@ next build, and a mirrored images/ layout in one is recovered.`,
   microshift-compose build --profile full --arch x86_64 --bootc --output out/`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := sel.Validate(); err != nil {
-				return err
+			// Every flag is checked, whether or not it is used: --jobs -1
+			// is a mistake even without --resolve-sizes.
+			for _, v := range []interface{ Validate() error }{&sel, &reg} {
+				if err := v.Validate(); err != nil {
+					return err
+				}
 			}
 			if outDir == "" {
 				return usageError{fmt.Errorf("--output DIR is required")}
@@ -76,9 +80,6 @@ next build, and a mirrored images/ layout in one is recovered.`,
 				return err
 			}
 			if sizes {
-				if err := reg.Validate(); err != nil {
-					return err
-				}
 				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: reg.client(), Arch: releases.Arch(p.Arch)})
 				if err != nil {
 					return fmt.Errorf("resolving image sizes: %w", err)

@@ -83,3 +83,7 @@ func unsafeRune(r rune) bool {
 // HasUnsafe reports whether s holds a character Escape would escape: what
 // validation refuses in paths and names that reach generated files.
 func HasUnsafe(s string) bool { return needsEscape(s) }
+
+// Cell makes s safe in a Markdown table cell: escaped (Escape), and its
+// pipes, which would start a new cell, backslash-escaped.
+func Cell(s string) string { return strings.ReplaceAll(Escape(s), "|", `\|`) }
