@@ -5,23 +5,27 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/k8sname"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/resid"
+	yaml3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 )
 
@@ -64,6 +68,10 @@ type Input struct {
 type Job struct {
 	component string
 	fs        filesys.FileSystem
+	// stream: the input is a plugin's resource stream; kustDir: the
+	// input is the kustomization in this directory (for batches).
+	stream  bool
+	kustDir string
 }
 
 // Prepare copies the component into memory, checks that every
@@ -81,6 +89,7 @@ func Prepare(in Input) (*Job, error) {
 	switch {
 	case in.Dir != "":
 		overlay.Resources = []string{path.Join("..", path.Base(componentRoot), in.Dir)}
+		j.kustDir = path.Join(componentRoot, in.Dir)
 	case in.Kustomization != nil:
 		for _, n := range kustomizationNames {
 			_ = j.fs.RemoveAll(path.Join(componentRoot, n))
@@ -89,11 +98,13 @@ func Prepare(in Input) (*Job, error) {
 			return nil, err
 		}
 		overlay.Resources = []string{path.Join("..", path.Base(componentRoot))}
+		j.kustDir = componentRoot
 	case in.Resources != nil:
 		if err := j.fs.WriteFile(path.Join(overlayRoot, streamFile), in.Resources); err != nil {
 			return nil, err
 		}
 		overlay.Resources = []string{streamFile}
+		j.stream = true
 	default:
 		return nil, fmt.Errorf("component %s: nothing to render", in.Component)
 	}
@@ -211,6 +222,10 @@ func checkLocal(fsys filesys.FileSystem) error {
 		if err := yaml.Unmarshal(data, &k); err != nil {
 			return fmt.Errorf("%s: invalid kustomization: %s", display(p), text.OneLine(err.Error()))
 		}
+		//lint:ignore SA1019 helmChartInflationGenerator is the old spelling of helmCharts
+		if len(k.HelmCharts) > 0 || k.HelmGlobals != nil || len(k.HelmChartInflationGenerator) > 0 {
+			return fmt.Errorf("%s: helmCharts are not rendered (builds run no Helm); render the chart with 'helm template' into the component's manifests, or print it from a plugin", display(p))
+		}
 		dir := path.Dir(p)
 		//lint:ignore SA1019 components may still use bases; they must be local too
 		for _, ref := range slices.Concat(k.Resources, k.Components, k.Bases) {
@@ -300,54 +315,102 @@ type Result struct {
 	Kustomization []byte
 }
 
-// Render runs kustomize on the job.
+// Render runs kustomize on the job: in batches when the input allows it
+// (see batches), else in one run.
 func (j *Job) Render() (*Result, error) {
+	if plan, ok := j.batches(BatchSize); ok {
+		rs, err := j.renderBatches(plan)
+		if err != nil {
+			return nil, err
+		}
+		return finish(rs)
+	}
+	m, err := run(j.fs, krusty.ReorderOptionUnspecified)
+	if err != nil {
+		return nil, err
+	}
+	return finish(m.Resources())
+}
+
+// run renders the overlay of fsys. reorder is kustomize's: Unspecified
+// sorts as the kustomize CLI does by default (Namespaces first, then RBAC,
+// config, workloads: its "legacy" order), None keeps input order.
+func run(fsys filesys.FileSystem, reorder krusty.ReorderOption) (resmap.ResMap, error) {
 	opts := krusty.MakeDefaultOptions()
-	// As the kustomize CLI does by default: Namespaces first, then RBAC,
-	// config, workloads (its "legacy" order).
-	opts.Reorder = krusty.ReorderOptionUnspecified
-	k := krusty.MakeKustomizer(opts)
-	m, err := k.Run(j.fs, overlayRoot)
+	opts.Reorder = reorder
+	m, err := krusty.MakeKustomizer(opts).Run(fsys, overlayRoot)
 	if err != nil {
 		msg := text.OneLine(err.Error())
 		msg = strings.ReplaceAll(msg, componentRoot+"/", "")
 		msg = strings.ReplaceAll(msg, overlayRoot+"/"+streamFile, "plugin output")
+		// kustomize's advice names its CLI's flag, which this tool has not.
+		msg = strings.ReplaceAll(msg, "must specify --enable-helm", "helmCharts are not rendered (builds run no Helm)")
 		return nil, fmt.Errorf("kustomize: %s", msg)
 	}
-	names := fileNames(m.GroupedByCurrentNamespace(), m.ClusterScoped())
-	res := &Result{}
+	return m, nil
+}
+
+// finish turns rendered resources, in apply order, into the Result: each
+// encoded as kustomize's CLI prints it, checked, named and scanned for
+// images. Encoding, the costly part, runs on every core.
+func finish(rs []*resource.Resource) (*Result, error) {
+	names := fileNames(rs)
+	out := make([]Resource, len(rs))
+	errs := make([]error, len(rs))
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(rs)/64))
+	next := make(chan int, len(rs))
+	for i := range rs {
+		next <- i
+	}
+	close(next)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = encode(rs[i], names[rs[i]])
+			}
+		}()
+	}
+	wg.Wait()
+	res := &Result{Resources: out}
 	seen := map[string]string{}
-	for _, r := range m.Resources() {
-		data, err := r.AsYAML()
-		if err != nil {
-			return nil, fmt.Errorf("encoding %s %s: %w", r.GetKind(), r.GetName(), err)
+	for i, r := range out {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		out := Resource{
-			APIVersion: r.GetApiVersion(),
-			Kind:       r.GetKind(),
-			Namespace:  r.GetNamespace(),
-			Name:       r.GetName(),
-			File:       names[r],
-			Data:       data,
+		if prev, dup := seen[r.File]; dup {
+			return nil, fmt.Errorf("%s and %s would both be written to %s", prev, r.ID(), r.File)
 		}
-		if err := checkNames(out); err != nil {
-			return nil, err
-		}
-		if prev, dup := seen[out.File]; dup {
-			return nil, fmt.Errorf("%s and %s would both be written to %s", prev, out.ID(), out.File)
-		}
-		seen[out.File] = out.ID()
-		obj, err := r.Map()
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", out.ID(), err)
-		}
-		if out.Kind != "CustomResourceDefinition" {
-			out.Images = findImages(obj)
-		}
-		res.Resources = append(res.Resources, out)
+		seen[r.File] = r.ID()
 	}
 	res.Kustomization = kustomization(res.Resources)
 	return res, nil
+}
+
+// encode renders one resource: its YAML as `kustomize build` prints it,
+// its names checked, and its container images.
+func encode(r *resource.Resource, file string) (Resource, error) {
+	out := Resource{
+		APIVersion: r.GetApiVersion(),
+		Kind:       r.GetKind(),
+		Namespace:  r.GetNamespace(),
+		Name:       r.GetName(),
+		File:       file,
+	}
+	if err := checkNames(out); err != nil {
+		return out, err
+	}
+	data, err := r.AsYAML()
+	if err != nil {
+		return out, fmt.Errorf("encoding %s: %w", out.ID(), err)
+	}
+	out.Data = data
+	if out.Kind != "CustomResourceDefinition" {
+		out.Images = findImages(r.YNode())
+	}
+	return out, nil
 }
 
 // checkNames refuses a rendered resource whose kind, apiVersion, name or
@@ -374,23 +437,27 @@ func checkNames(r Resource) error {
 
 // fileNames names files as `kustomize build -o DIR` does:
 // <group>_<version>_<kind>_<name>.yaml, lowercase, prefixed with
-// <namespace>_ when the namespaced resources span several namespaces.
-func fileNames(byNamespace map[string][]*resource.Resource, cluster []*resource.Resource) map[*resource.Resource]string {
+// <namespace>_ when the namespaced resources span several namespaces
+// (grouped by effective namespace, as kustomize's ResMap does).
+func fileNames(rs []*resource.Resource) map[*resource.Resource]string {
 	base := func(r *resource.Resource) string {
 		return strings.ToLower(r.GetGvk().StringWoEmptyField()) + "_" + strings.ToLower(r.GetName()) + ".yaml"
 	}
-	out := map[*resource.Resource]string{}
-	for _, ns := range slices.Sorted(maps.Keys(byNamespace)) {
-		for _, r := range byNamespace[ns] {
-			n := base(r)
-			if len(byNamespace) > 1 {
-				n = strings.ToLower(ns) + "_" + n
-			}
-			out[r] = n
+	namespaces := map[string]bool{}
+	ns := make([]string, len(rs))
+	for i, r := range rs {
+		ns[i] = r.CurId().EffectiveNamespace()
+		if ns[i] != resid.TotallyNotANamespace {
+			namespaces[ns[i]] = true
 		}
 	}
-	for _, r := range cluster {
-		out[r] = base(r)
+	out := make(map[*resource.Resource]string, len(rs))
+	for i, r := range rs {
+		n := base(r)
+		if ns[i] != resid.TotallyNotANamespace && len(namespaces) > 1 {
+			n = strings.ToLower(ns[i]) + "_" + n
+		}
+		out[r] = n
 	}
 	return out
 }
@@ -423,38 +490,64 @@ var containerFields = []string{"containers", "initContainers", "ephemeralContain
 // findImages walks an object for lists of containers wherever they are
 // (pods, every workload kind's template, CronJob's job template, custom
 // resources that embed pod specs), as kustomize's own image transformer
-// does for containers and initContainers.
-func findImages(v any) []Image {
+// does for containers and initContainers. It reads the YAML node tree,
+// keys in sorted order.
+func findImages(n *yaml3.Node) []Image {
 	var out []Image
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(x)) {
-				if slices.Contains(containerFields, k) {
-					if list, ok := x[k].([]any); ok {
-						for _, c := range list {
-							cm, ok := c.(map[string]any)
-							if !ok {
-								continue
-							}
-							img, _ := cm["image"].(string)
-							name, _ := cm["name"].(string)
-							out = append(out, Image{Field: k, Container: name, Ref: img})
-						}
-						continue
-					}
-				}
-				walk(x[k])
+	var walk func(*yaml3.Node)
+	walk = func(n *yaml3.Node) {
+		for n != nil && n.Kind == yaml3.AliasNode {
+			n = n.Alias
+		}
+		if n == nil {
+			return
+		}
+		switch n.Kind {
+		case yaml3.DocumentNode, yaml3.SequenceNode:
+			for _, c := range n.Content {
+				walk(c)
 			}
-		case []any:
-			for _, e := range x {
-				walk(e)
+		case yaml3.MappingNode:
+			type field struct {
+				key   string
+				value *yaml3.Node
+			}
+			fields := make([]field, 0, len(n.Content)/2)
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				fields = append(fields, field{n.Content[i].Value, n.Content[i+1]})
+			}
+			slices.SortStableFunc(fields, func(a, b field) int { return strings.Compare(a.key, b.key) })
+			for _, f := range fields {
+				if slices.Contains(containerFields, f.key) && f.value.Kind == yaml3.SequenceNode {
+					for _, c := range f.value.Content {
+						if c.Kind != yaml3.MappingNode {
+							continue
+						}
+						out = append(out, Image{Field: f.key, Container: scalar(c, "name"), Ref: scalar(c, "image")})
+					}
+					continue
+				}
+				walk(f.value)
 			}
 		}
 	}
-	walk(v)
+	walk(n)
 	return out
+}
+
+// scalar returns the string value of key in a mapping node, "" when it is
+// missing or not a string.
+func scalar(m *yaml3.Node, key string) string {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			v := m.Content[i+1]
+			if v.Kind == yaml3.ScalarNode && v.ShortTag() == "!!str" {
+				return v.Value
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // WriteTo writes the job's files to dir on disk (the overlay in
