@@ -142,9 +142,9 @@ func TestBatchesOnlyWhereLocal(t *testing.T) {
 			docs[i] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%d\n", i)
 		}
 		j, err := Prepare(Input{Component: "c", Dir: "manifests", FS: fstest.MapFS{
-			"manifests/kustomization.yaml": {Data: []byte(tc.kust)},
-			"manifests/a.yaml":             {Data: []byte(strings.Join(docs, "---\n"))},
-			"manifests/p.yaml":             {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c0\ndata: {a: b}\n")},
+			"manifests/kustomization.yaml":     {Data: []byte(tc.kust)},
+			"manifests/a.yaml":                 {Data: []byte(strings.Join(docs, "---\n"))},
+			"manifests/p.yaml":                 {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c0\ndata: {a: b}\n")},
 			"manifests/sub/kustomization.yaml": {Data: []byte("resources: []\n")},
 		}})
 		if err != nil {
