@@ -191,7 +191,7 @@ func loadParts(fsys fs.FS, display, onDisk string) (*parts, error) {
 			return nil, err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %v", show(catalogFile), err)
+		return nil, fmt.Errorf("%s: %v", show(catalogFile), outside(err, "catalog directory"))
 	}
 	entries, err := fs.ReadDir(fsys, componentsDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -205,7 +205,7 @@ func loadParts(fsys fs.FS, display, onDisk string) (*parts, error) {
 		file := path.Join(rel, componentFile)
 		data, err := readTOML(fsys, file)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", show(file), err)
+			return nil, fmt.Errorf("%s: %v", show(file), outside(err, "component directory"))
 		}
 		sub, err := fs.Sub(fsys, rel)
 		if err != nil {
@@ -240,15 +240,15 @@ func readComponentDir(c *Component, show func(string) string) error {
 		}
 		c.HasManifests = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s: %v", show(ManifestsDir), unwrapPath(err))
+		return fmt.Errorf("%s: %v", show(ManifestsDir), outside(unwrapPath(err), "component directory"))
 	}
 	if st, err := fs.Stat(c.FS, PluginFile); err == nil {
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%s: not a regular file (a plugin is an executable)", show(PluginFile))
+			return fmt.Errorf("%s: %v; a plugin is an executable", show(PluginFile), inputfile.NotRegular(st.Mode()))
 		}
 		c.HasPlugin = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s: %v", show(PluginFile), unwrapPath(err))
+		return fmt.Errorf("%s: %v", show(PluginFile), outside(unwrapPath(err), "component directory"))
 	}
 	entries, err := fs.ReadDir(c.FS, ReleaseDir)
 	if err != nil {
@@ -265,7 +265,7 @@ func readComponentDir(c *Component, show func(string) string) error {
 	for _, e := range entries {
 		rel := path.Join(ReleaseDir, e.Name())
 		if !e.Type().IsRegular() {
-			return fmt.Errorf("%s: not a regular file", show(rel))
+			return fmt.Errorf("%s: %v", show(rel), inputfile.NotRegular(e.Type()))
 		}
 		data, err := inputfile.ReadFS(c.FS, rel, releases.MaxFileSize)
 		if err != nil {
@@ -283,6 +283,17 @@ func readComponentDir(c *Component, show func(string) string) error {
 func readTOML(fsys fs.FS, name string) ([]byte, error) {
 	data, err := inputfile.ReadFS(fsys, name, MaxTOMLSize)
 	return data, unwrapPath(err)
+}
+
+// outside words the gate's refusal of a path leaving its directory for
+// the directory it must stay in ("catalog directory", "component
+// directory"); other errors pass.
+func outside(err error, dir string) error {
+	var oe *inputfile.OutsideError
+	if errors.As(err, &oe) {
+		return errors.New(oe.Outside(dir) + " (only files inside it are read)")
+	}
+	return err
 }
 
 // unwrapPath drops fs.PathError's repetition of the path; callers name the file.

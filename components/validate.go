@@ -273,6 +273,8 @@ func (comp *Component) problems() []string {
 	return probs
 }
 
+const notInComponent = "does not exist in the component directory"
+
 // sourceProblem says what is wrong with a [[files]] source, "" when it is
 // a regular file inside the component directory within MaxFileSource.
 func sourceProblem(fsys fs.FS, name string) string {
@@ -282,9 +284,9 @@ func sourceProblem(fsys fs.FS, name string) string {
 	case errors.As(err, &oe):
 		return "is " + oe.Outside("component directory") + " (sources must be inside it)"
 	case errors.Is(err, fs.ErrNotExist):
-		return "does not exist in the component directory"
+		return notInComponent
 	case err != nil:
-		return unwrapPath(err).Error()
+		return "cannot be read: " + unwrapPath(err).Error()
 	case !st.Mode().IsRegular():
 		return "is " + inputfile.NotRegular(st.Mode()).Error()
 	case st.Size() > MaxFileSource:
@@ -443,13 +445,23 @@ func (comp *Component) manifestProblems() []string {
 		}
 	}
 	if comp.HasManifests && comp.FS != nil {
-		found := false
+		found, problem := false, ""
 		for _, k := range kustomizationFiles {
-			if st, err := fs.Stat(comp.FS, path.Join(ManifestsDir, k)); err == nil && st.Mode().IsRegular() {
+			rel := path.Join(ManifestsDir, k)
+			switch p := sourceProblem(comp.FS, rel); {
+			case p == notInComponent:
+			case p != "":
+				if problem == "" {
+					problem = rel + " " + p
+				}
+			default:
 				found = true
 			}
 		}
-		if !found {
+		switch {
+		case problem != "":
+			add("%s", strings.Replace(problem, "(sources must be inside it)", "(kustomize reads only files inside it)", 1))
+		case !found:
 			add("%s/ has no kustomization.yaml", ManifestsDir)
 		}
 	}

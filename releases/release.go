@@ -166,7 +166,7 @@ func loadFS(fsys fs.FS, source string, display func(string) string) (*Release, e
 			continue
 		}
 		if !e.Type().IsRegular() {
-			return nil, fmt.Errorf("%s: not a regular file", display(e.Name()))
+			return nil, fmt.Errorf("%s: %w", display(e.Name()), inputfile.NotRegular(e.Type()))
 		}
 		data, err := readLimited(fsys, e.Name())
 		if err != nil {

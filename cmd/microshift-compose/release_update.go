@@ -37,10 +37,9 @@ func (o *updateOptions) addFlags(cmd *cobra.Command) {
 }
 
 // Validate checks the flags alone; it does not read the inputs.
+// Validate checks the flags; no source at all is checked by the command,
+// after it has finished an interrupted update (which needs none).
 func (o *updateOptions) Validate() error {
-	if len(o.Payloads) == 0 && o.CSV == "" && !o.ResolveTags {
-		return usageError{rebase.ErrNothingToUpdate}
-	}
 	if len(o.Payloads) > 0 && o.CSV != "" {
 		return usageError{errors.New("--payload and --csv cannot be combined; run one update per source")}
 	}
@@ -188,6 +187,9 @@ A tag never replaces a digest unless --allow-tags is given.`,
 						return nil
 					}
 				}
+			}
+			if !upd.hasSource() {
+				return usageError{rebase.ErrNothingToUpdate}
 			}
 			uo, err := upd.options(files.selection())
 			if err != nil {

@@ -146,6 +146,10 @@ func copyFS(src fs.FS, dst filesys.FileSystem, root string) error {
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			st, err := fs.Stat(src, p)
+			if errors.Is(err, fs.ErrNotExist) {
+				target, _ := fs.ReadLink(src, p)
+				return fmt.Errorf("%s: a symlink to %s, which does not exist", p, target)
+			}
 			if err != nil {
 				return gateError(err)
 			}

@@ -19,9 +19,9 @@ import (
 // did not finish.
 var ErrInterrupted = errors.New("an update was interrupted")
 
-// afterRename, when set (by tests), runs after each rename of a commit:
-// the kill -9 tests stop the process there.
-var afterRename func(n int)
+// TestHookAfterRename, when set (by tests only), runs after each rename of
+// a commit: the kill -9 tests stop the process there.
+var TestHookAfterRename func(n int)
 
 // maxJournal bounds a journal file: one line per file of a release
 // directory.
@@ -148,8 +148,8 @@ func Recover(journal string) (int, error) {
 				return renamed, fmt.Errorf("finishing the interrupted update of %s: %w", target, cause(err))
 			}
 			renamed++
-			if afterRename != nil {
-				afterRename(renamed)
+			if TestHookAfterRename != nil {
+				TestHookAfterRename(renamed)
 			}
 			continue
 		}

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	if n := os.Getenv(crashEnv); n != "" {
 		after, _ := strconv.Atoi(n)
 		dir := os.Getenv("ATOMICFILE_TEST_DIR")
-		atomicfile.SetAfterRename(func(i int) {
+		atomicfile.TestHookAfterRename = (func(i int) {
 			if i == after {
 				syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			}

@@ -61,6 +61,7 @@ type dirFS struct {
 }
 
 var (
+	_ fs.ReadLinkFS = (*dirFS)(nil)
 	_ fs.StatFS     = (*dirFS)(nil)
 	_ fs.ReadDirFS  = (*dirFS)(nil)
 	_ fs.ReadFileFS = (*dirFS)(nil)
@@ -97,6 +98,28 @@ func (d *dirFS) Stat(name string) (fs.FileInfo, error) {
 	st, err := d.root.Stat(name)
 	if err != nil {
 		return nil, d.pathError("stat", name, err)
+	}
+	return st, nil
+}
+
+func (d *dirFS) ReadLink(name string) (string, error) {
+	if !fs.ValidPath(name) {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	target, err := d.root.Readlink(name)
+	if err != nil {
+		return "", d.pathError("readlink", name, err)
+	}
+	return target, nil
+}
+
+func (d *dirFS) Lstat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "lstat", Path: name, Err: fs.ErrInvalid}
+	}
+	st, err := d.root.Lstat(name)
+	if err != nil {
+		return nil, d.pathError("lstat", name, err)
 	}
 	return st, nil
 }

@@ -84,7 +84,7 @@ func readDir(dir string) (dfs []*dirFile, rel *releases.Release, err error) {
 		}
 		path := filepath.Join(dir, e.Name())
 		if !e.Type().IsRegular() {
-			return nil, nil, fmt.Errorf("%s: not a regular file", path)
+			return nil, nil, fmt.Errorf("%s: %w", path, inputfile.NotRegular(e.Type()))
 		}
 		data, err := inputfile.Read("release file", path, releases.MaxFileSize)
 		if err != nil {
