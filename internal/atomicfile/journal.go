@@ -63,10 +63,14 @@ func Commit(journal string, files []File) (err error) {
 		}
 	}()
 	doc := journalDoc{Version: 1}
+	jdir := filepath.Dir(journal)
 	for _, f := range files {
 		target, err := resolve(f.Path)
 		if err != nil {
 			return err
+		}
+		if !sameDir(jdir, target) {
+			return fmt.Errorf("%s: a journaled commit writes only files beside its journal (%s)", f.Path, jdir)
 		}
 		mode, uid, gid, exists, err := current(f.Path, target)
 		if err != nil {
@@ -135,6 +139,18 @@ func Recover(journal string) (int, error) {
 	if err := dec.Decode(&doc); err != nil || doc.Version != 1 {
 		return 0, fmt.Errorf("%s: %w and its journal is damaged; restore the files from version control and remove the journal", journal, ErrInterrupted)
 	}
+	// A journal is data in a directory others may have written (a release
+	// directory from a pull request): it may name only files beside it,
+	// temporary files as Commit names them, and regular files, so that
+	// finishing it can never rename anything elsewhere.
+	for _, e := range doc.Files {
+		if !plainName(e.Target) || !plainName(e.Temp) || !strings.HasPrefix(e.Temp, "."+e.Target+".tmp-") {
+			return 0, fmt.Errorf("%s: %w and its journal names %q and %q, which are not a file and its temporary file beside it; restore the files from version control and remove the journal", journal, ErrInterrupted, e.Target, e.Temp)
+		}
+		if st, err := os.Lstat(absTo(journal, e.Target)); err == nil && !st.Mode().IsRegular() {
+			return 0, fmt.Errorf("%s: %w and %s is not a regular file; restore the files from version control and remove the journal", journal, ErrInterrupted, e.Target)
+		}
+	}
 	renamed := 0
 	dirs := map[string]bool{}
 	for _, e := range doc.Files {
@@ -189,6 +205,18 @@ func digest(path string) (string, error) {
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// plainName reports whether s names a file directly in a directory.
+func plainName(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, `/\`) && filepath.IsLocal(s)
+}
+
+// sameDir reports whether file is directly in dir.
+func sameDir(dir, file string) bool {
+	a, err1 := filepath.Abs(dir)
+	b, err2 := filepath.Abs(filepath.Dir(file))
+	return err1 == nil && err2 == nil && a == b
 }
 
 // relTo writes p relative to the journal's directory when it is inside it.

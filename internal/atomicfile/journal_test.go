@@ -129,3 +129,29 @@ func TestRecoverDamagedJournal(t *testing.T) {
 		t.Errorf("Recover(garbage) = %v, want ErrInterrupted", err)
 	}
 }
+
+// TestRecoverRefusesForeignPaths: a journal planted in a directory (a
+// release directory from someone else) cannot make Recover rename
+// anything but the files beside it.
+func TestRecoverRefusesForeignPaths(t *testing.T) {
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	write(t, victim, "precious\n", 0o644)
+	for _, entry := range []string{
+		`{"target": "` + victim + `", "temp": ".victim.tmp-1", "sha256": "x"}`,
+		`{"target": "../victim", "temp": "..victim.tmp-1", "sha256": "x"}`,
+		`{"target": "a.json", "temp": "` + filepath.Join(outside, ".a.json.tmp-1") + `", "sha256": "x"}`,
+		`{"target": "a.json", "temp": "evil", "sha256": "x"}`,
+	} {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "evil"), "evil\n", 0o644)
+		journal := filepath.Join(dir, "journal")
+		write(t, journal, `{"version": 1, "files": [`+entry+`]}`, 0o644)
+		if _, err := atomicfile.Recover(journal); !errors.Is(err, atomicfile.ErrInterrupted) {
+			t.Errorf("Recover(%s) = %v, want it refused", entry, err)
+		}
+		if got := read(t, victim); got != "precious\n" {
+			t.Fatalf("Recover(%s) changed a file outside its directory", entry)
+		}
+	}
+}
