@@ -354,26 +354,26 @@ func yamlCases() []hostileCase {
 func textCases() []hostileCase {
 	var cases []hostileCase
 	paths := map[string]string{
-		"a newline starting a RUN":   `/etc/x\nRUN touch /tmp/p\n#`,
-		"a carriage return":          `/etc/x\rRUN id`,
-		"a tab":                      `/etc/x\ty`,
-		"a NUL":                      `/etc/x\u0000y`,
-		"an escape sequence":         `/etc/\u001b[2Jx`,
-		"a bidi override":            `/etc/\u202egnp.exe`,
-		"a line separator":           `/etc/x\u2028RUN id`,
-		"a DEL":                      `/etc/x\u007f`,
-		"a glob star":                `/etc/*.conf`,
-		"a glob question mark":       `/etc/a?.conf`,
-		"a glob bracket":             `/etc/[ab].conf`,
-		"a backslash":                `/etc/a\\b`,
-		"a backslash at a line end":  `/etc/x\\`,
-		"a relative path":            `etc/x`,
-		"a .. component":             `/etc/../x`,
-		"a double slash":             `/etc//x`,
-		"a trailing slash":           `/etc/x/`,
-		"the root directory":         `/`,
-		"a 300-byte name":            "/etc/" + strings.Repeat("a", 300),
-		"a 5000-byte path":           strings.Repeat("/aaaa", 1000),
+		"a newline starting a RUN":  `/etc/x\nRUN touch /tmp/p\n#`,
+		"a carriage return":         `/etc/x\rRUN id`,
+		"a tab":                     `/etc/x\ty`,
+		"a NUL":                     `/etc/x\u0000y`,
+		"an escape sequence":        `/etc/\u001b[2Jx`,
+		"a bidi override":           `/etc/\u202egnp.exe`,
+		"a line separator":          `/etc/x\u2028RUN id`,
+		"a DEL":                     `/etc/x\u007f`,
+		"a glob star":               `/etc/*.conf`,
+		"a glob question mark":      `/etc/a?.conf`,
+		"a glob bracket":            `/etc/[ab].conf`,
+		"a backslash":               `/etc/a\\b`,
+		"a backslash at a line end": `/etc/x\\`,
+		"a relative path":           `etc/x`,
+		"a .. component":            `/etc/../x`,
+		"a double slash":            `/etc//x`,
+		"a trailing slash":          `/etc/x/`,
+		"the root directory":        `/`,
+		"a 300-byte name":           "/etc/" + strings.Repeat("a", 300),
+		"a 5000-byte path":          strings.Repeat("/aaaa", 1000),
 	}
 	names := make([]string, 0, len(paths))
 	for n := range paths {
@@ -414,6 +414,16 @@ func textCases() []hostileCase {
 			}, want: v.want})
 	}
 	cases = append(cases,
+		hostileCase{class: "text/values", name: "a --config path value with a control character",
+			setup: func(h *hostileEnv) ([]string, string) {
+				p := h.write("config.yaml", "manifests:\n  kustomizePaths: [\"/etc/x\\u0007\\nRUN id\"]\n")
+				return build(h, "--config", p), p
+			}, want: `manifests.kustomizePaths[0]: "/etc/x\a\nRUN id" holds a control character`},
+		hostileCase{class: "text/values", name: "a --config key with an escape sequence",
+			setup: func(h *hostileEnv) ([]string, string) {
+				p := h.write("config.yaml", "debugging:\n  \"log\\u001bLevel\": Debug\n")
+				return build(h, "--config", p), p
+			}, want: "holds a control character"},
 		hostileCase{class: "text/values", name: "a binary file source (blueprint.toml cannot carry it)",
 			setup: func(h *hostileEnv) ([]string, string) {
 				h.component("edge", "[[files]]\npath = \"/etc/edge/blob\"\nsource = \"blob\"\n")

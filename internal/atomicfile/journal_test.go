@@ -1,11 +1,14 @@
 package atomicfile_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -154,4 +157,46 @@ func TestRecoverRefusesForeignPaths(t *testing.T) {
 			t.Fatalf("Recover(%s) changed a file outside its directory", entry)
 		}
 	}
+}
+
+// FuzzRecover finishes arbitrary journals: never a panic, never a change
+// outside the journal's directory, one-line errors, and the journal gone
+// when it succeeds.
+func FuzzRecover(f *testing.F) {
+	f.Add([]byte(`{"version": 1, "files": [{"target": "a.json", "temp": ".a.json.tmp-1", "sha256": "` + sha("new\n") + `"}]}`))
+	f.Add([]byte(`{"version": 1, "files": [{"target": "../victim", "temp": ".a.json.tmp-1", "sha256": "x"}]}`))
+	f.Add([]byte(`{"version": 1, "files": []}`))
+	f.Add([]byte(`{`))
+	f.Fuzz(func(t *testing.T, journal []byte) {
+		root := t.TempDir()
+		dir := filepath.Join(root, "dir")
+		os.Mkdir(dir, 0o755)
+		victim := filepath.Join(root, "victim")
+		write(t, victim, "precious\n", 0o644)
+		write(t, filepath.Join(dir, "a.json"), "old\n", 0o644)
+		write(t, filepath.Join(dir, ".a.json.tmp-1"), "new\n", 0o644)
+		jpath := filepath.Join(dir, "journal")
+		write(t, jpath, string(journal), 0o644)
+		_, err := atomicfile.Recover(jpath)
+		if got := read(t, victim); got != "precious\n" {
+			t.Fatalf("Recover changed a file outside its directory")
+		}
+		if entries, _ := os.ReadDir(root); len(entries) != 2 {
+			t.Fatalf("Recover left %d entries beside its directory", len(entries))
+		}
+		if err != nil {
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("error is not one line: %q", err)
+			}
+			return
+		}
+		if atomicfile.Pending(jpath) {
+			t.Fatalf("Recover succeeded and left the journal")
+		}
+	})
+}
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }

@@ -2,6 +2,7 @@ package inputfile
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 func TestRead(t *testing.T) {
@@ -219,4 +222,38 @@ func symlink(t *testing.T, target, link string) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzCheckYAML: CheckYAML never panics or hangs, and what it accepts
+// expands to a bounded size when a YAML library decodes it (aliases and
+// all): at most the limit's nodes, which JSON writes in bounded bytes.
+func FuzzCheckYAML(f *testing.F) {
+	f.Add([]byte("a: &a [1, 2]\nb: *a\n"))
+	f.Add([]byte("base: &b {x: 1}\nm:\n  <<: *b\n"))
+	f.Add([]byte("a: &a [*a]\n"))
+	f.Add([]byte("a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"))
+	f.Add([]byte("---\n- &x y\n---\n- *x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := CheckYAML(data); err != nil {
+			if !errors.Is(err, ErrYAMLAliases) || strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("CheckYAML error %q is not one line wrapping ErrYAMLAliases", err)
+			}
+			return
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		for {
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				return
+			}
+			out, err := json.Marshal(v)
+			if err != nil {
+				continue // maps with non-string keys
+			}
+			limit := (int64(len(data))*MaxYAMLExpansionFactor + MaxYAMLExpansionSlack) * int64(len(data)+16)
+			if int64(len(out)) > limit {
+				t.Fatalf("accepted %d bytes of YAML that expand to %d bytes of JSON", len(data), len(out))
+			}
+		}
+	})
 }

@@ -59,3 +59,36 @@ func TestKindAndAPIVersion(t *testing.T) {
 		t.Error("Namespace(Edge) = nil")
 	}
 }
+
+// FuzzName: a name accepted for any kind is safe in a file name and a
+// kustomization.yaml line: no path separators, no spaces, no control
+// characters, no YAML indicators at its start.
+func FuzzName(f *testing.F) {
+	for _, s := range []string{"a", "system:auth-delegator", "A B", "a/b", "..", "a\nb", "*", "&x"} {
+		f.Add("v1", "ConfigMap", s)
+		f.Add("rbac.authorization.k8s.io/v1", "ClusterRole", s)
+	}
+	f.Fuzz(func(t *testing.T, apiVersion, kind, name string) {
+		if APIVersion(apiVersion) != nil || Kind(kind) != nil {
+			return
+		}
+		if err := Name(apiVersion, kind, name); err != nil {
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("error is not one line: %q", err)
+			}
+			return
+		}
+		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\ \t\n\r%*?[]'\"`$&!|#{}") || !isASCIIPrint(name) {
+			t.Fatalf("Name(%q, %q) accepted %q", apiVersion, kind, name)
+		}
+	})
+}
+
+func isASCIIPrint(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
