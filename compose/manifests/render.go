@@ -226,7 +226,7 @@ func checkLocal(fsys filesys.FileSystem) error {
 		if err := yaml.Unmarshal(data, &k); err != nil {
 			return fmt.Errorf("%s: invalid kustomization: %s", display(p), text.OneLine(err.Error()))
 		}
-		//lint:ignore SA1019 helmChartInflationGenerator is the old spelling of helmCharts
+		// helmChartInflationGenerator is the old spelling of helmCharts.
 		if len(k.HelmCharts) > 0 || k.HelmGlobals != nil || len(k.HelmChartInflationGenerator) > 0 {
 			return fmt.Errorf("%s: helmCharts are not rendered (builds run no Helm); render the chart with 'helm template' into the component's manifests, or print it from a plugin", display(p))
 		}
