@@ -44,8 +44,10 @@ func DevicePath(p string) error {
 		return errors.New("is not valid UTF-8")
 	case text.HasUnsafe(p):
 		return errors.New("contains a control character (a newline, tab, escape or similar)")
-	case !path.IsAbs(p) || path.Clean(p) != p:
+	case !path.IsAbs(p):
 		return errors.New("must be absolute and clean")
+	case path.Clean(p) != p:
+		return fmt.Errorf("must be absolute and clean (write %q)", path.Clean(p))
 	case p == "/":
 		return errors.New("is the root directory, not a file")
 	case strings.ContainsAny(p, globChars):
