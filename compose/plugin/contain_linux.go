@@ -25,8 +25,9 @@ import (
 const reaperArg = "__microshift-compose-plugin-reaper"
 
 func init() {
-	if len(os.Args) == 4 && os.Args[1] == reaperArg {
-		os.Exit(reap(os.Args[2], os.Args[3]))
+	if len(os.Args) == 5 && os.Args[1] == reaperArg {
+		parent, _ := strconv.Atoi(os.Args[2])
+		os.Exit(reap(parent, os.Args[3], os.Args[4]))
 	}
 }
 
@@ -45,7 +46,7 @@ func contain(dir string, env []string, command string, stdout, stderr *os.File) 
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("/proc/self/exe", reaperArg, filepath.Join(dir, PluginFile), command)
+	cmd := exec.Command("/proc/self/exe", reaperArg, strconv.Itoa(os.Getpid()), filepath.Join(dir, PluginFile), command)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, stdout, stderr
 	cmd.ExtraFiles = []*os.File{statusW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
@@ -154,7 +155,7 @@ const killGrace = 5 * time.Second
 // reap is the reaper process: it runs the plugin and kills whatever the
 // plugin leaves. It returns the reaper's exit code; how the plugin ended
 // goes to fd 3.
-func reap(plugin, command string) int {
+func reap(parent int, plugin, command string) int {
 	status := os.NewFile(3, "status")
 	if status == nil {
 		return 70
@@ -167,8 +168,8 @@ func reap(plugin, command string) int {
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	if os.Getppid() == 1 {
-		return 0 // the caller is gone already
+	if os.Getppid() != parent {
+		return 0 // the caller died before PR_SET_PDEATHSIG took hold
 	}
 	cmd := exec.Command(plugin, command)
 	cmd.Env = os.Environ()
