@@ -10,6 +10,8 @@ check git git
 check docker-registry docker-registry
 # An independent reader of the OCI layouts mirror writes.
 check skopeo skopeo
+# The plugin containment tests start setsid daemons.
+check setsid util-linux
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
