@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/safetext"
 )
 
 // Paths the bootc Containerfile uses; README.md documents them.
@@ -130,7 +131,7 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 	if len(files) > 0 {
 		w("\n# Device files: the MicroShift config drop-in and the components' files.\n")
 		for _, c := range copies(files, outputPath) {
-			w("COPY --chmod=%s %s %s\n", c.mode, c.src, c.dst)
+			w("%s\n", copyInstruction(c.mode, c.src, c.dst))
 		}
 	}
 	if secret != nil {
@@ -143,10 +144,10 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 		w("\n# Services.\n")
 		var cmds []string
 		if len(p.Services.Enabled) > 0 {
-			cmds = append(cmds, "systemctl enable "+strings.Join(p.Services.Enabled, " "))
+			cmds = append(cmds, "systemctl enable "+shellWords(p.Services.Enabled))
 		}
 		if len(p.Services.Disabled) > 0 {
-			cmds = append(cmds, "systemctl disable "+strings.Join(p.Services.Disabled, " "))
+			cmds = append(cmds, "systemctl disable "+shellWords(p.Services.Disabled))
 		}
 		w("RUN %s\n", strings.Join(cmds, " && \\\n    "))
 	}
@@ -156,13 +157,13 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 		var args []string
 		for _, port := range fw.Ports {
 			spec, proto, _ := strings.Cut(port, ":")
-			args = append(args, "--zone=public --add-port="+spec+"/"+proto)
+			args = append(args, "--zone=public "+shellQuote("--add-port="+spec+"/"+proto))
 		}
 		for _, s := range fw.Services {
-			args = append(args, "--zone=public --add-service="+s)
+			args = append(args, "--zone=public "+shellQuote("--add-service="+s))
 		}
 		for _, s := range fw.TrustedSources {
-			args = append(args, "--zone=trusted --add-source="+s)
+			args = append(args, "--zone=trusted "+shellQuote("--add-source="+s))
 		}
 		cmds := make([]string, len(args))
 		for i, a := range args {
@@ -276,14 +277,17 @@ var loaderScript = []string{
 
 func dirOf(p string) string { return p[:strings.LastIndex(p, "/")] }
 
-// shellQuote quotes s for sh when it has characters the shell would expand.
-func shellQuote(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.+/=:,@", r))
-	}) < 0 {
-		return s
+// shellQuote quotes s for sh when it has characters the shell would
+// expand (safetext.Shell: the one quoting rule of generated text).
+func shellQuote(s string) string { return safetext.Shell(s) }
+
+// shellWords quotes each word.
+func shellWords(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = shellQuote(w)
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return strings.Join(q, " ")
 }
 
 func goArch(arch string) string {

@@ -64,3 +64,28 @@ func checkErr(t *testing.T, msg, display string) {
 		t.Fatalf("error does not start with %q: %q", display+": ", msg)
 	}
 }
+
+// FuzzDecodeCatalog feeds catalog.toml documents (capabilities and
+// profiles) to the decoder and the catalog's validation: no panics, every
+// error one line that names the file.
+func FuzzDecodeCatalog(f *testing.F) {
+	data, err := fs.ReadFile(embedded, "data/"+catalogFile)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte("[profiles.a]\ndescription = \"x\"\ncomponents = [\"core\", \"core\"]\n[capabilities.\"b\\nc\"]\ndefault = \"z\"\n"))
+	f.Add([]byte("[profiles]\na = 1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const display = "fuzz/catalog.toml"
+		p := &parts{components: map[string]*Component{}, capabilities: map[string]*Capability{}, profiles: map[string]*Profile{}}
+		if err := p.decodeCatalog(display, data); err != nil {
+			checkErr(t, err.Error(), display)
+			return
+		}
+		cat := &Catalog{Components: p.components, Capabilities: p.capabilities, Profiles: p.profiles}
+		for _, e := range cat.Problems() {
+			checkErr(t, e.Error(), display)
+		}
+	})
+}

@@ -18,12 +18,21 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
-// MaxTOMLSize bounds catalog files; real ones are a few hundred bytes.
-const MaxTOMLSize = 1 << 20
+// Limits on what a catalog directory may hold (README.md, "Limits").
+const (
+	// MaxTOMLSize bounds catalog.toml and component.toml; real ones are a
+	// few hundred bytes.
+	MaxTOMLSize = 1 << 20
+	// MaxFileSource bounds a [[files]] source and a rendered template:
+	// the file is carried inline in blueprint.toml and the lock. Real
+	// ones are configuration files of a few kilobytes.
+	MaxFileSource = 1 << 20
+)
 
 // A catalog directory holds an optional catalog.toml (capabilities and
 // profiles) and components/<name>/component.toml, one directory per
@@ -104,8 +113,10 @@ func LoadOnly(dir string) (*Catalog, error) {
 	return parts.finish()
 }
 
-// loadDir reads a catalog directory on disk; a missing, non-directory or
-// empty dir is an error rather than an empty catalog.
+// loadDir reads a catalog directory on disk through the input gate (each
+// component rooted at its own directory: its symlinks must stay inside it);
+// a missing, non-directory or empty dir is an error rather than an empty
+// catalog.
 func loadDir(dir string) (*parts, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -117,7 +128,11 @@ func loadDir(dir string) (*parts, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("catalog %s is not a directory", dir)
 	}
-	p, err := loadParts(os.DirFS(dir), dir, dir)
+	fsys, err := inputfile.Dir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading catalog %s: %w", dir, unwrapPath(err))
+	}
+	p, err := loadParts(fsys, dir, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +192,7 @@ func loadParts(fsys fs.FS, display, onDisk string) (*parts, error) {
 			return nil, err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %v", show(catalogFile), err)
+		return nil, fmt.Errorf("%s: %v", show(catalogFile), outside(err, "catalog directory"))
 	}
 	entries, err := fs.ReadDir(fsys, componentsDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -191,11 +206,11 @@ func loadParts(fsys fs.FS, display, onDisk string) (*parts, error) {
 		file := path.Join(rel, componentFile)
 		data, err := readTOML(fsys, file)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", show(file), err)
+			return nil, fmt.Errorf("%s: %v", show(file), outside(err, "component directory"))
 		}
 		sub, err := fs.Sub(fsys, rel)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %v", show(rel), unwrapPath(err))
 		}
 		c, err := decodeComponent(show(file), data)
 		if err != nil {
@@ -225,12 +240,16 @@ func readComponentDir(c *Component, show func(string) string) error {
 			return fmt.Errorf("%s: not a directory (a component's manifests are a kustomization directory)", show(ManifestsDir))
 		}
 		c.HasManifests = true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %v", show(ManifestsDir), outside(unwrapPath(err), "component directory"))
 	}
 	if st, err := fs.Stat(c.FS, PluginFile); err == nil {
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%s: not a regular file (a plugin is an executable)", show(PluginFile))
+			return fmt.Errorf("%s: %v; a plugin is an executable", show(PluginFile), inputfile.NotRegular(st.Mode()))
 		}
 		c.HasPlugin = true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %v", show(PluginFile), outside(unwrapPath(err), "component directory"))
 	}
 	entries, err := fs.ReadDir(c.FS, ReleaseDir)
 	if err != nil {
@@ -239,19 +258,17 @@ func readComponentDir(c *Component, show func(string) string) error {
 		}
 		return fmt.Errorf("%s: %v", show(ReleaseDir), unwrapPath(err))
 	}
+	if rel, err := fs.Sub(c.FS, ReleaseDir); err == nil {
+		if err := releases.CheckNoInterruptedUpdate(rel, show(ReleaseDir)); err != nil {
+			return err
+		}
+	}
 	for _, e := range entries {
 		rel := path.Join(ReleaseDir, e.Name())
 		if !e.Type().IsRegular() {
-			return fmt.Errorf("%s: not a regular file", show(rel))
+			return fmt.Errorf("%s: %v", show(rel), inputfile.NotRegular(e.Type()))
 		}
-		st, err := fs.Stat(c.FS, rel)
-		if err != nil {
-			return fmt.Errorf("%s: %v", show(rel), unwrapPath(err))
-		}
-		if st.Size() > releases.MaxFileSize {
-			return fmt.Errorf("%s: file is larger than %d bytes", show(rel), releases.MaxFileSize)
-		}
-		data, err := fs.ReadFile(c.FS, rel)
+		data, err := inputfile.ReadFS(c.FS, rel, releases.MaxFileSize)
 		if err != nil {
 			return fmt.Errorf("%s: %v", show(rel), unwrapPath(err))
 		}
@@ -265,18 +282,19 @@ func readComponentDir(c *Component, show func(string) string) error {
 }
 
 func readTOML(fsys fs.FS, name string) ([]byte, error) {
-	st, err := fs.Stat(fsys, name)
-	if err != nil {
-		return nil, unwrapPath(err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	if st.Size() > MaxTOMLSize {
-		return nil, fmt.Errorf("file is larger than %d bytes", MaxTOMLSize)
-	}
-	data, err := fs.ReadFile(fsys, name)
+	data, err := inputfile.ReadFS(fsys, name, MaxTOMLSize)
 	return data, unwrapPath(err)
+}
+
+// outside words the gate's refusal of a path leaving its directory for
+// the directory it must stay in ("catalog directory", "component
+// directory"); other errors pass.
+func outside(err error, dir string) error {
+	var oe *inputfile.OutsideError
+	if errors.As(err, &oe) {
+		return errors.New(oe.Outside(dir) + " (only files inside it are read)")
+	}
+	return err
 }
 
 // unwrapPath drops fs.PathError's repetition of the path; callers name the file.

@@ -18,7 +18,10 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -156,6 +159,8 @@ func (comp *Component) problems() []string {
 	}
 	if strings.TrimSpace(comp.Description) == "" {
 		add("missing description")
+	} else if text.HasUnsafe(comp.Description) {
+		add("description %q contains a control character (it is printed and written into blueprint.toml)", comp.Description)
 	}
 	if comp.Order < 0 || comp.Order > 999 {
 		add("order %d is out of range 0-999", comp.Order)
@@ -235,8 +240,9 @@ func (comp *Component) problems() []string {
 		case f.Path == "":
 			add("%s: missing path", where)
 			continue
-		case !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path:
-			add("%s: path %q must be absolute and clean", where, f.Path)
+		}
+		if err := safetext.DevicePath(f.Path); err != nil {
+			add("%s: path %q %v", where, f.Path, err)
 		}
 		if seenPath[f.Path] {
 			add("%s: path %q is listed twice", where, f.Path)
@@ -254,13 +260,35 @@ func (comp *Component) problems() []string {
 			if !fs.ValidPath(f.Source) {
 				add("%s: source %q must be a relative path inside the component directory", where, f.Source)
 			} else if comp.FS != nil {
-				if st, err := fs.Stat(comp.FS, f.Source); err != nil || !st.Mode().IsRegular() {
-					add("%s: source %q does not exist in the component directory", where, f.Source)
+				if problem := sourceProblem(comp.FS, f.Source); problem != "" {
+					add("%s: source %q %s", where, f.Source, problem)
 				}
 			}
 		}
 	}
 	return probs
+}
+
+const notInComponent = "does not exist in the component directory"
+
+// sourceProblem says what is wrong with a [[files]] source, "" when it is
+// a regular file inside the component directory within MaxFileSource.
+func sourceProblem(fsys fs.FS, name string) string {
+	st, err := fs.Stat(fsys, name)
+	var oe *inputfile.OutsideError
+	switch {
+	case errors.As(err, &oe):
+		return "is " + oe.Outside("component directory") + " (sources must be inside it)"
+	case errors.Is(err, fs.ErrNotExist):
+		return notInComponent
+	case err != nil:
+		return "cannot be read: " + unwrapPath(err).Error()
+	case !st.Mode().IsRegular():
+		return "is " + inputfile.NotRegular(st.Mode()).Error()
+	case st.Size() > MaxFileSource:
+		return fmt.Sprintf("is larger than %d bytes (the limit for a device file)", MaxFileSource)
+	}
+	return ""
 }
 
 func imagesProblems(prefix string, im Images) []string {
@@ -450,13 +478,23 @@ func (comp *Component) manifestProblems() []string {
 		}
 	}
 	if comp.HasManifests && comp.FS != nil {
-		found := false
+		found, problem := false, ""
 		for _, k := range kustomizationFiles {
-			if st, err := fs.Stat(comp.FS, path.Join(ManifestsDir, k)); err == nil && st.Mode().IsRegular() {
+			rel := path.Join(ManifestsDir, k)
+			switch p := sourceProblem(comp.FS, rel); {
+			case p == notInComponent:
+			case p != "":
+				if problem == "" {
+					problem = rel + " " + p
+				}
+			default:
 				found = true
 			}
 		}
-		if !found {
+		switch {
+		case problem != "":
+			add("%s", strings.Replace(problem, "(sources must be inside it)", "(kustomize reads only files inside it)", 1))
+		case !found:
 			add("%s/ has no kustomization.yaml", ManifestsDir)
 		}
 	}

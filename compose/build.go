@@ -83,6 +83,9 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	if opts.ImageType == "" {
 		opts.ImageType = blueprints.DefaultImageType
 	}
+	if err := blueprints.CheckPlan(p); err != nil {
+		return nil, err
+	}
 	bp := blueprints.FromPlan(p)
 	warnings, err := blueprints.Validate(bp, opts.Distro, opts.ImageType, releases.Arch(p.Arch))
 	if err != nil {
@@ -178,8 +181,9 @@ func EncodeLock(p *plan.Plan) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// withEmptyLists makes nil slices encode as [] so that the lock's shape does
-// not depend on whether a list happens to be empty.
+// withEmptyLists makes nil slices and maps encode as [] and {}, at every
+// level, so that the lock's shape does not depend on whether a list
+// happens to be empty, and a lock never holds null (ParseLock refuses one).
 func withEmptyLists(p *plan.Plan) *plan.Plan {
 	c := *p
 	c.With, c.Without = nonNil(c.With), nonNil(c.Without)
@@ -187,26 +191,42 @@ func withEmptyLists(p *plan.Plan) *plan.Plan {
 	c.Services.Enabled, c.Services.Disabled = nonNil(c.Services.Enabled), nonNil(c.Services.Disabled)
 	c.Firewall.Ports, c.Firewall.Services = nonNil(c.Firewall.Ports), nonNil(c.Firewall.Services)
 	c.Firewall.TrustedSources = nonNil(c.Firewall.TrustedSources)
-	if c.Components == nil {
-		c.Components = []plan.Component{}
+	c.Components = make([]plan.Component, len(p.Components))
+	for i, comp := range p.Components {
+		comp.Provides = nonNil(comp.Provides)
+		if comp.Reasons == nil {
+			comp.Reasons = []plan.Reason{}
+		}
+		c.Components[i] = comp
 	}
-	if c.Packages == nil {
-		c.Packages = []plan.Package{}
+	c.Packages = make([]plan.Package, len(p.Packages))
+	for i, pkg := range p.Packages {
+		pkg.Components = nonNil(pkg.Components)
+		c.Packages[i] = pkg
 	}
-	if c.Images == nil {
-		c.Images = []plan.Image{}
+	c.Images = make([]plan.Image, len(p.Images))
+	for i, im := range p.Images {
+		if im.Uses == nil {
+			im.Uses = []plan.ImageUse{}
+		}
+		c.Images[i] = im
 	}
 	if c.Files == nil {
 		c.Files = []plan.File{}
 	}
-	if c.Manifests == nil {
-		c.Manifests = []plan.Manifest{}
+	c.Manifests = make([]plan.Manifest, len(p.Manifests))
+	for i, m := range p.Manifests {
+		m.Resources, m.Images = nonNil(m.Resources), nonNil(m.Images)
+		c.Manifests[i] = m
 	}
 	if c.ConfigSources == nil {
 		c.ConfigSources = []plan.ConfigSetting{}
 	}
 	if c.Config == nil {
 		c.Config = map[string]any{}
+	}
+	if c.Capabilities == nil {
+		c.Capabilities = map[string]string{}
 	}
 	return &c
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
@@ -322,7 +323,7 @@ func renderConfig(p *plan.Plan) ([]byte, error) {
 	srcs := append([]plan.ConfigSetting(nil), p.ConfigSources...)
 	sort.Slice(srcs, func(i, j int) bool { return srcs[i].Path < srcs[j].Path })
 	for _, s := range srcs {
-		fmt.Fprintf(&b, "#   %-*s  %s\n", width, s.Path, s.Source)
+		fmt.Fprintf(&b, "#   %-*s  %s\n", width, safetext.Comment(s.Path), safetext.Comment(s.Source))
 	}
 	b.Write(body)
 	return b.Bytes(), nil

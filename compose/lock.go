@@ -55,6 +55,12 @@ func ParseLock(display string, data []byte) (*plan.Plan, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("%s: more than one JSON document", display)
 	}
+	// encoding/json decodes null into a zero value without a word; a lock
+	// build writes has no null, so one is a hand edit or damage. Nor has it
+	// control characters, which diff would print into Markdown.
+	if err := checkValues(display, data); err != nil {
+		return nil, err
+	}
 	if p.Schema != plan.Schema {
 		return nil, fmt.Errorf("%s: lock schema %d, this microshift-compose reads schema %d; rebuild the lock with this version", display, p.Schema, plan.Schema)
 	}
@@ -75,4 +81,114 @@ func ParseLock(display string, data []byte) (*plan.Plan, error) {
 func line(data []byte, offset int64) int {
 	l, _ := text.Position(data, offset)
 	return l
+}
+
+// nullable are the lock fields whose value may be null: the config tree and
+// its values (YAML null), and the footprint section (written by mirror's
+// registry code, read by diff for sizes only).
+func nullable(path []string) bool {
+	switch {
+	case len(path) >= 1 && path[0] == "footprint":
+		return true
+	case len(path) >= 1 && path[0] == "config":
+		return true
+	case len(path) == 3 && path[0] == "config_sources" && path[2] == "value":
+		return true
+	}
+	return false
+}
+
+// checkValues refuses a JSON null anywhere but where nullable allows it,
+// and a key or string with a control character outside the config tree,
+// naming the field path and line: "images[0].uses[0]: null".
+func checkValues(display string, data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type frame struct {
+		array bool
+		index int
+		key   string
+		// expectKey: in an object, the next string token is a key.
+		expectKey bool
+	}
+	var stack []*frame
+	path := func() []string {
+		var out []string
+		for _, f := range stack {
+			if f.array {
+				if len(out) == 0 {
+					out = append(out, fmt.Sprintf("[%d]", f.index))
+				} else {
+					out[len(out)-1] += fmt.Sprintf("[%d]", f.index)
+				}
+			} else {
+				out = append(out, f.key)
+			}
+		}
+		return out
+	}
+	// value is called before each value token: advance array indexes.
+	value := func() {
+		if n := len(stack); n > 0 {
+			top := stack[n-1]
+			if top.array {
+				top.index++
+			} else {
+				top.expectKey = true
+			}
+		}
+	}
+	for {
+		off := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // syntax errors were reported by the decoder already
+		}
+		unsafe := func(s string) error {
+			if !text.HasUnsafe(s) || nullable(path()) {
+				return nil
+			}
+			l, _ := text.Position(data, off)
+			return fmt.Errorf("%s:%d: %s: %q holds a control character (a lock build writes has none)", display, l, strings.Join(path(), "."), s)
+		}
+		if n := len(stack); n > 0 && !stack[n-1].array && stack[n-1].expectKey {
+			if k, ok := tok.(string); ok {
+				stack[n-1].key = k
+				stack[n-1].expectKey = false
+				if err := unsafe(k); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				value()
+				stack = append(stack, &frame{array: t == '[', index: -1, expectKey: t == '{'})
+			case '}', ']':
+				stack = stack[:len(stack)-1]
+				if n := len(stack); n > 0 && !stack[n-1].array {
+					stack[n-1].expectKey = true
+				}
+			}
+			continue
+		case nil:
+			value()
+			p := path()
+			if !nullable(p) {
+				l, _ := text.Position(data, off)
+				return fmt.Errorf("%s:%d: %s: null where a value is expected (a lock build writes has none)", display, l, strings.Join(p, "."))
+			}
+			continue
+		case string:
+			value()
+			if err := unsafe(t); err != nil {
+				return err
+			}
+			continue
+		}
+		value()
+	}
 }

@@ -107,6 +107,9 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	if err := r.checkSelection(); err != nil {
 		return nil, nil, err
 	}
+	if err := r.checkInstallsMicroShift(); err != nil {
+		return nil, nil, err
+	}
 	p := r.newPlan()
 	r.addCapabilityWarnings(p)
 	if err := r.addImages(p); err != nil {
@@ -378,6 +381,35 @@ func (r *resolver) checkSelection() error {
 		}
 	}
 	return nil
+}
+
+// MicroShiftPackage is the RPM every plan installs: MicroShift itself.
+const MicroShiftPackage = "microshift"
+
+// checkInstallsMicroShift refuses a selection that would not install
+// MicroShift at all (--without core): an empty plan, or one of add-ons
+// only, describes a device that runs nothing.
+func (r *resolver) checkInstallsMicroShift() error {
+	for _, n := range r.order {
+		if slices.Contains(r.cat.Components[n].Packages, MicroShiftPackage) {
+			return nil
+		}
+	}
+	what := "profile " + r.req.Profile
+	if len(r.req.Without) > 0 {
+		what += " with --without " + strings.Join(sortedUnique(r.req.Without), ",")
+	}
+	needed := ""
+	for _, n := range r.cat.ComponentNames() {
+		if slices.Contains(r.cat.Components[n].Packages, MicroShiftPackage) {
+			needed = fmt.Sprintf("; every plan needs %s (it installs the %s RPM)", n, MicroShiftPackage)
+			break
+		}
+	}
+	if len(r.order) == 0 {
+		return fmt.Errorf("%s selects no components%s", what, needed)
+	}
+	return fmt.Errorf("%s does not install MicroShift: none of %s has the %s RPM%s", what, strings.Join(r.order, ", "), MicroShiftPackage, needed)
 }
 
 func (r *resolver) newPlan() *plan.Plan {

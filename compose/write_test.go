@@ -169,7 +169,6 @@ func TestWrite(t *testing.T) {
 		parent := t.TempDir()
 		dir := filepath.Join(parent, "out")
 		mustWrite(t, dir, buildFor(t, compose.Request{Profile: "networking-only", With: []string{"multus", "storage-hostpath"}, AllowUnpinned: true}))
-		writeFile(t, filepath.Join(dir, "notes", "stale.txt"), []byte("left by hand\n"))
 		next := buildFor(t, compose.Request{Profile: "minimal"})
 		mustWrite(t, dir, next)
 
@@ -180,6 +179,21 @@ func TestWrite(t *testing.T) {
 		}
 		if l := leftovers(t, parent, "out"); len(l) > 0 {
 			t.Errorf("Write() left %q beside the output", l)
+		}
+	})
+	t.Run("--force replaces a directory with foreign files", func(t *testing.T) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "out")
+		mustWrite(t, dir, buildFor(t, compose.Request{Profile: "full"}))
+		writeFile(t, filepath.Join(dir, "notes", "stale.txt"), []byte("left by hand\n"))
+		next := buildFor(t, compose.Request{Profile: "minimal"})
+		if err := compose.Write(context.Background(), dir, next, compose.WriteOptions{Force: true}); err != nil {
+			t.Fatalf("Write(--force) = %v", err)
+		}
+		fresh := filepath.Join(t.TempDir(), "fresh")
+		mustWrite(t, fresh, next)
+		if got, want := readTree(t, dir), readTree(t, fresh); !reflect.DeepEqual(got, want) {
+			t.Errorf("Write(--force) = %v, want exactly %v", keys(got), keys(want))
 		}
 	})
 	t.Run("a trailing slash names the same directory", func(t *testing.T) {
@@ -272,29 +286,114 @@ func TestWriteFailures(t *testing.T) {
 	}
 }
 
-// TestWriteRefuses covers targets Write must not touch.
+// TestWriteRefuses covers targets Write must not touch: anything but a
+// previous build's output and nothing else. Each case names the first
+// foreign entry and leaves the directory as it was.
 func TestWriteRefuses(t *testing.T) {
 	out := buildFor(t, compose.Request{Profile: "minimal"})
-	t.Run("a directory that is not an output directory", func(t *testing.T) {
-		parent := t.TempDir()
-		dir := filepath.Join(parent, "home")
-		writeFile(t, filepath.Join(dir, "thesis.tex"), []byte("precious\n"))
-		before := readTree(t, dir)
-		err := compose.Write(context.Background(), dir, out)
-		if !errors.Is(err, compose.ErrNotOutputDir) {
-			t.Fatalf("Write(%s) = %v, want ErrNotOutputDir", dir, err)
-		}
-		want := "output " + dir + ": not a microshift-compose output directory (it has files but no compose.lock.json); choose an empty or new directory"
-		if err.Error() != want {
-			t.Errorf("Write(%s) = %q, want %q", dir, err, want)
-		}
-		if after := readTree(t, dir); !reflect.DeepEqual(after, before) {
-			t.Errorf("Write(%s) refused but changed it", dir)
-		}
-		if l := leftovers(t, parent, "home"); len(l) > 0 {
-			t.Errorf("Write(%s) left %q beside it", dir, l)
-		}
-	})
+	prev := buildFor(t, compose.Request{Profile: "storage-only"})
+	notOurs := func(entry, why string) string {
+		return ": not a microshift-compose output directory: " + entry + " " + why + ", so replacing the directory would delete it; move it away, choose another --output, or pass --force"
+	}
+	for _, tc := range []struct {
+		name string
+		// setup fills dir; prev is a previous build to start from.
+		prev  bool
+		setup func(t *testing.T, dir string)
+		want  string // after "output <dir>"
+	}{
+		{
+			name:  "a home directory",
+			setup: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "thesis.tex"), []byte("precious\n")) },
+			want:  notOurs("thesis.tex", "is not something build writes"),
+		},
+		{
+			// The campaign's case: an empty lock beside the user's file.
+			name: "a user file and an empty compose.lock.json",
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "thesis.tex"), []byte("precious\n"))
+				writeFile(t, filepath.Join(dir, compose.LockFile), nil)
+			},
+			want: notOurs("thesis.tex", "is not something build writes"),
+		},
+		{
+			name:  "only an empty compose.lock.json",
+			setup: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, compose.LockFile), nil) },
+			want:  ": not a microshift-compose output directory: its compose.lock.json does not parse (" + "DIR/compose.lock.json: empty lock file); choose an empty or new directory, or pass --force",
+		},
+		{
+			name:  "files of a build but no lock",
+			setup: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, compose.ImagesFile), []byte("x\n")) },
+			want:  ": not a microshift-compose output directory (it has files but no compose.lock.json); choose an empty or new directory, or pass --force",
+		},
+		{
+			name:  "a foreign file beside a previous build",
+			prev:  true,
+			setup: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "notes.md"), []byte("mine\n")) },
+			want:  notOurs("notes.md", "is not something build writes"),
+		},
+		{
+			name: "a foreign file in files/",
+			prev: true,
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "files", "etc", "thesis.tex"), []byte("mine\n"))
+			},
+			want: notOurs("files/etc/thesis.tex", "is not a file the previous build wrote"),
+		},
+		{
+			name: "a foreign file in manifests.d/",
+			prev: true,
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "manifests.d", "extra.yaml"), []byte("mine\n"))
+			},
+			want: notOurs("manifests.d/extra.yaml", "is not a file the previous build wrote"),
+		},
+		{
+			name: "a symlink where build writes a file",
+			prev: true,
+			setup: func(t *testing.T, dir string) {
+				os.Remove(filepath.Join(dir, compose.BlueprintFile))
+				if err := os.Symlink("/etc/passwd", filepath.Join(dir, compose.BlueprintFile)); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: notOurs("blueprint.toml", "is a symlink, which build never writes"),
+		},
+		{
+			name: "a directory where build writes a file",
+			prev: true,
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, compose.Containerfile, "x"), []byte("mine\n"))
+			},
+			want: notOurs("Containerfile", "is not the kind of file build writes there"),
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "out")
+			if tc.prev {
+				mustWrite(t, dir, prev)
+			} else if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tc.setup(t, dir)
+			before := readTree(t, dir)
+			err := compose.Write(context.Background(), dir, out)
+			if !errors.Is(err, compose.ErrNotOutputDir) {
+				t.Fatalf("Write(%s) = %v, want ErrNotOutputDir", dir, err)
+			}
+			want := "output " + dir + strings.ReplaceAll(tc.want, "DIR", dir)
+			if err.Error() != want {
+				t.Errorf("Write(%s) = %q\nwant %q", dir, err, want)
+			}
+			if after := readTree(t, dir); !reflect.DeepEqual(after, before) {
+				t.Errorf("Write(%s) refused but changed it", dir)
+			}
+			if l := leftovers(t, parent, "out"); len(l) > 0 {
+				t.Errorf("Write(%s) left %q beside it", dir, l)
+			}
+		})
+	}
 	t.Run("a regular file", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "out")
 		writeFile(t, path, []byte("not a directory\n"))
@@ -305,6 +404,16 @@ func TestWriteRefuses(t *testing.T) {
 		}
 		if got := mustRead(t, path); string(got) != "not a directory\n" {
 			t.Errorf("Write(%s) refused but changed the file to %q", path, got)
+		}
+	})
+	t.Run("a parent that is a file: the message names --output", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "file")
+		writeFile(t, file, []byte("x\n"))
+		dir := filepath.Join(file, "out")
+		err := compose.Write(context.Background(), dir, out)
+		want := "creating output directory " + dir + ": not a directory"
+		if err == nil || err.Error() != want {
+			t.Errorf("Write(%s) = %v, want %q", dir, err, want)
 		}
 	})
 	t.Run("no directory", func(t *testing.T) {
@@ -320,32 +429,19 @@ func TestWriteRefuses(t *testing.T) {
 func TestWriteKeepsMirroredImages(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "out")
-	first := &compose.Output{Files: []compose.OutputFile{
-		{Path: compose.LockFile, Data: []byte("{}\n")},
-		{Path: "stale.txt", Data: []byte("old\n")},
-	}}
-	if err := compose.Write(ctx, dir, first); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, dir, buildFor(t, compose.Request{Profile: "full"}))
 	blob := filepath.Join(dir, compose.ImagesDir, "blobs", "sha256", "abc")
-	if err := os.MkdirAll(filepath.Dir(blob), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(blob, []byte("layer"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	second := &compose.Output{Files: []compose.OutputFile{{Path: compose.LockFile, Data: []byte("{\"new\": true}\n")}}}
-	if err := compose.Write(ctx, dir, second); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, blob, []byte("layer"))
+	next := buildFor(t, compose.Request{Profile: "minimal"})
+	mustWrite(t, dir, next)
 	if got, err := os.ReadFile(blob); err != nil || string(got) != "layer" {
 		t.Errorf("mirrored blob after rebuild = %q, %v; want it kept", got, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "stale.txt")); !os.IsNotExist(err) {
-		t.Errorf("stale.txt after rebuild: %v, want it gone", err)
+	if _, err := os.Stat(filepath.Join(dir, "files", "etc", "microshift", "lvmd.yaml")); !os.IsNotExist(err) && err != nil {
+		t.Errorf("stat after rebuild: %v", err)
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, compose.LockFile)); string(got) != "{\"new\": true}\n" {
-		t.Errorf("lock after rebuild = %q", got)
+	if got := mustRead(t, filepath.Join(dir, compose.LockFile)); !strings.Contains(string(got), `"profile": "minimal"`) {
+		t.Errorf("lock after rebuild is not the new one")
 	}
 	// A failing rebuild leaves both the previous output and the images.
 	bad := &compose.Output{Files: []compose.OutputFile{{Path: "../escape", Data: nil}}}
@@ -355,4 +451,76 @@ func TestWriteKeepsMirroredImages(t *testing.T) {
 	if got, err := os.ReadFile(blob); err != nil || string(got) != "layer" {
 		t.Errorf("mirrored blob after a failed rebuild = %q, %v; want it kept", got, err)
 	}
+}
+
+// TestWriteRecoversLeftovers plays what a build killed with SIGKILL
+// leaves beside its output (.out.tmp-*): the next build removes it, and
+// recovers a mirrored images/ layout it holds; a temporary directory a
+// live build holds locked is left alone.
+func TestWriteRecoversLeftovers(t *testing.T) {
+	out := buildFor(t, compose.Request{Profile: "minimal"})
+	t.Run("killed after moving the images into its temporary directory", func(t *testing.T) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "out")
+		mustWrite(t, dir, out)
+		left := filepath.Join(parent, ".out.tmp-1234567")
+		writeFile(t, filepath.Join(left, compose.LockFile), []byte("{}\n"))
+		writeFile(t, filepath.Join(left, compose.ImagesDir, "oci-layout"), []byte(`{"imageLayoutVersion":"1.0.0"}`))
+		writeFile(t, filepath.Join(left, compose.ImagesDir, "blobs", "sha256", "abc"), []byte("layer"))
+		mustWrite(t, dir, out)
+		if got, err := os.ReadFile(filepath.Join(dir, compose.ImagesDir, "blobs", "sha256", "abc")); err != nil || string(got) != "layer" {
+			t.Errorf("recovered blob = %q, %v; want the layout moved into the output", got, err)
+		}
+		if l := leftovers(t, parent, "out"); len(l) > 0 {
+			t.Errorf("Write() left %q beside the output", l)
+		}
+	})
+	t.Run("killed while writing", func(t *testing.T) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "out")
+		writeFile(t, filepath.Join(parent, ".out.tmp-1", compose.BlueprintFile), []byte("half"))
+		writeFile(t, filepath.Join(parent, ".out.tmp-2.old", compose.LockFile), []byte("{}"))
+		writeFile(t, filepath.Join(parent, ".other.tmp-3", "keep"), []byte("another output's"))
+		mustWrite(t, dir, out)
+		if l := leftovers(t, parent, "out", ".other.tmp-3"); len(l) > 0 {
+			t.Errorf("Write() left %q beside the output", l)
+		}
+	})
+	t.Run("the output has images too: the recovered ones are kept, not deleted", func(t *testing.T) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "out")
+		mustWrite(t, dir, out)
+		writeFile(t, filepath.Join(dir, compose.ImagesDir, "oci-layout"), []byte("current"))
+		left := filepath.Join(parent, ".out.tmp-9")
+		writeFile(t, filepath.Join(left, compose.ImagesDir, "oci-layout"), []byte("older"))
+		writeFile(t, filepath.Join(left, compose.BlueprintFile), []byte("half"))
+		mustWrite(t, dir, out)
+		if got := mustRead(t, filepath.Join(dir, compose.ImagesDir, "oci-layout")); string(got) != "current" {
+			t.Errorf("output images = %q, want the output's own", got)
+		}
+		if got := mustRead(t, filepath.Join(left, compose.ImagesDir, "oci-layout")); string(got) != "older" {
+			t.Errorf("leftover images = %q, want them kept", got)
+		}
+		if _, err := os.Stat(filepath.Join(left, compose.BlueprintFile)); !os.IsNotExist(err) {
+			t.Errorf("the rest of the leftover is still there: %v", err)
+		}
+	})
+	t.Run("a live build's temporary directory is left alone", func(t *testing.T) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "out")
+		live := filepath.Join(parent, ".out.tmp-live")
+		writeFile(t, filepath.Join(live, compose.BlueprintFile), []byte("being written"))
+		f, err := os.Open(live)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			t.Fatal(err)
+		}
+		mustWrite(t, dir, out)
+		if got := mustRead(t, filepath.Join(live, compose.BlueprintFile)); string(got) != "being written" {
+			t.Errorf("live temporary directory changed: %q", got)
+		}
+	})
 }

@@ -18,6 +18,8 @@ check skopeo skopeo
 check podman podman
 # GNU time measures mirror's peak RSS (a process Go starts inherits the test's).
 check /usr/bin/time time
+# The plugin containment tests start setsid daemons.
+check setsid util-linux
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

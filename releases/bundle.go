@@ -28,6 +28,10 @@ import (
 //go:embed data/*.json
 var embedded embed.FS
 
+// MaxBundleSize bounds an embedded release bundle read from disk (release
+// import): real ones are tens of kilobytes.
+const MaxBundleSize = 32 << 20
+
 // EmbeddedSource is the Source of releases compiled into the binary.
 const EmbeddedSource = "embedded"
 

@@ -130,6 +130,9 @@ func parseFile(display, fileName string, data []byte) (*File, *fileSpans, error)
 				if strings.TrimSpace(s) == "" {
 					return p.errorf("release.base is empty")
 				}
+				if other := BaseArch(s); other != "" && other != string(arch) && other != "multi" {
+					return p.errorf("release.base %q is a build for %s, but the file is for %s; it belongs in %s", s, other, arch, FileName(component, Arch(other)))
+				}
 				f.Base = s
 				spans.base = p.lastSpan()
 				return nil
@@ -139,6 +142,9 @@ func parseFile(display, fileName string, data []byte) (*File, *fileSpans, error)
 			return p.object(`"images"`, func(k string) error {
 				if strings.TrimSpace(k) == "" {
 					return p.errorf("empty image key")
+				}
+				if text.HasUnsafe(k) {
+					return p.errorf("image key %q holds a control character", k)
 				}
 				ref, err := p.str(fmt.Sprintf("image %q", k))
 				if err != nil {
@@ -350,4 +356,23 @@ func refProblem(ref string) string {
 	// Drop the reference the library repeats at the end.
 	msg = strings.TrimSuffix(strings.TrimSuffix(msg, ref), ": ")
 	return msg
+}
+
+// BaseArch reads the architecture a release.base names, as the nightly and
+// CI builds of every arch but x86_64 do (5.0.0-0.nightly-arm64-...,
+// 4.18.0-0.nightly-multi-...), in uname style ("aarch64"; "multi" for a
+// multi-arch payload); "" when it names none, as GA versions and x86_64
+// nightlies do.
+func BaseArch(base string) string {
+	for _, tok := range strings.FieldsFunc(base, func(r rune) bool { return r == '-' || r == '.' || r == '+' }) {
+		switch tok {
+		case "amd64", "x86_64":
+			return string(X86_64)
+		case "arm64", "aarch64":
+			return string(AArch64)
+		case "ppc64le", "s390x", "multi":
+			return tok
+		}
+	}
+	return ""
 }

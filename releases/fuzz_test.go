@@ -92,3 +92,38 @@ func FuzzParseBundle(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPatch rewrites a release file's base and first image reference in
+// place: whatever the values, the result parses to exactly the update,
+// and nothing but the two values changes (every other byte is kept).
+func FuzzPatch(f *testing.F) {
+	core := []byte("{\n  \"release\": {\"base\": \"5.0.0-0.nightly-2026-07-23-224236\"},\n  \"images\": {\n    \"cli\": \"quay.io/openshift/cli@sha256:" + strings.Repeat("a", 64) + "\",\n    \"pod\": \"quay.io/openshift/pod:4.18\"\n  }\n}\n")
+	f.Add(core, "5.0.1", "quay.io/openshift/cli@sha256:"+strings.Repeat("b", 64))
+	f.Add(core, "5.0.0\"}, \"x\": {\"y", "quay.io/a/b:\u2028")
+	f.Add([]byte(`{"images": {"a\u0041": "quay.io/a/b:1"}, "release": {"base": "1.0.0"}}`), "2.0.0", "quay.io/a/b:2")
+	f.Fuzz(func(t *testing.T, data []byte, base, ref string) {
+		const name, display = "release-x86_64.json", "fuzz/release-x86_64.json"
+		file, err := releases.ParseFile(display, name, data)
+		if err != nil || len(file.Images) == 0 || strings.TrimSpace(base) == "" || releases.ValidateRef(ref) != nil {
+			return
+		}
+		if a := releases.BaseArch(base); a != "" && a != "x86_64" && a != "multi" {
+			return // ParseFile refuses another arch's base
+		}
+		updated := *file
+		updated.Base = base
+		updated.Images = append([]releases.Image(nil), file.Images...)
+		updated.Images[0].Ref = ref
+		out, err := releases.Patch(display, data, &updated)
+		if err != nil {
+			t.Fatalf("Patch = %v", err)
+		}
+		back, err := releases.ParseFile(display, name, out)
+		if err != nil {
+			t.Fatalf("the patched file does not parse: %v\n%s", err, out)
+		}
+		if !reflect.DeepEqual(back, &updated) {
+			t.Fatalf("the patched file parses to %+v, want %+v", back, &updated)
+		}
+	})
+}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 )
 
 // Release is a set of release files for one MicroShift version.
@@ -121,10 +123,38 @@ func LoadDir(dir string) (*Release, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("release dir %s is not a directory", dir)
 	}
-	return loadFS(os.DirFS(dir), dir, func(n string) string { return filepath.Join(dir, n) })
+	fsys, err := inputfile.Dir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading release dir %s: %w", dir, errors.Unwrap(err))
+	}
+	return loadFS(fsys, dir, func(n string) string { return filepath.Join(dir, n) })
+}
+
+// UpdateJournal is the file `release update` keeps in a release directory
+// while it replaces the files: when it is there, an update was interrupted
+// and the directory is part old, part new.
+const UpdateJournal = ".microshift-compose-update.journal"
+
+// CheckNoInterruptedUpdate refuses a release directory (fsys, shown as
+// dir) that holds an UpdateJournal.
+func CheckNoInterruptedUpdate(fsys fs.FS, dir string) error {
+	if _, err := fs.Stat(fsys, UpdateJournal); err == nil {
+		return &InterruptedError{Dir: dir}
+	}
+	return nil
+}
+
+// InterruptedError is a release directory an update did not finish.
+type InterruptedError struct{ Dir string }
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("release dir %s: an update was interrupted and left its files part old, part new (%s is there); run 'microshift-compose release update %s' to finish it", e.Dir, UpdateJournal, e.Dir)
 }
 
 func loadFS(fsys fs.FS, source string, display func(string) string) (*Release, error) {
+	if err := CheckNoInterruptedUpdate(fsys, source); err != nil {
+		return nil, err
+	}
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("reading release dir %s: %w", source, err)
@@ -137,7 +167,7 @@ func loadFS(fsys fs.FS, source string, display func(string) string) (*Release, e
 			continue
 		}
 		if !e.Type().IsRegular() {
-			return nil, fmt.Errorf("%s: not a regular file", display(e.Name()))
+			return nil, fmt.Errorf("%s: %w", display(e.Name()), inputfile.NotRegular(e.Type()))
 		}
 		data, err := readLimited(fsys, e.Name())
 		if err != nil {
@@ -153,16 +183,13 @@ func loadFS(fsys fs.FS, source string, display func(string) string) (*Release, e
 }
 
 func readLimited(fsys fs.FS, name string) ([]byte, error) {
-	st, err := fs.Stat(fsys, name)
+	data, err := inputfile.ReadFS(fsys, name, MaxFileSize)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err // fs.PathError repeats the path
+		}
 		return nil, err
-	}
-	if st.Size() > MaxFileSize {
-		return nil, fmt.Errorf("file is larger than %d bytes", MaxFileSize)
-	}
-	data, err := fs.ReadFile(fsys, name)
-	if err != nil {
-		return nil, errors.Unwrap(err) // fs.PathError repeats the path
 	}
 	return data, nil
 }

@@ -136,7 +136,7 @@ func TestLoadDirErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := releases.LoadDir(dir)
-		want := filepath.Join(dir, "release-olm-x86_64.json") + ": not a regular file"
+		want := filepath.Join(dir, "release-olm-x86_64.json") + ": not a regular file (a directory)"
 		if err == nil || err.Error() != want {
 			t.Errorf("LoadDir() = %v, want %q", err, want)
 		}

@@ -22,6 +22,7 @@ func newBuildCmd() *cobra.Command {
 		dev    deviceOptions
 		boot   bootcOptions
 		outDir string
+		force  bool
 		sizes  bool
 	)
 	cmd := &cobra.Command{
@@ -58,7 +59,14 @@ image a rendered manifest names must be one of the plan's images.
 With --resolve-sizes, build reads the images' manifests from their registries and
 adds a footprint section to compose.lock.json (see 'microshift-compose footprint').
 A failed build leaves a previous output directory untouched. Without
---resolve-sizes, build needs no network.`,
+--resolve-sizes, build needs no network.
+
+An existing --output is replaced only when it holds a previous build and
+nothing else: its compose.lock.json parses and every entry is one build
+writes (a mirrored images/ layout is kept across builds). Otherwise build
+refuses and names the first foreign file; --force replaces it anyway.
+Temporary directories (.<output>.tmp-*) of killed builds are removed by the
+next build, and a mirrored images/ layout in one is recovered.`,
 		Example: `  microshift-compose build --profile full --arch x86_64 --output out/
   microshift-compose build --profile minimal --arch aarch64 --with multus --output out-min/
   microshift-compose build --profile full --release-dir /usr/share/microshift/release --output out/
@@ -70,8 +78,12 @@ A failed build leaves a previous output directory untouched. Without
   microshift-compose build --profile full --bootc --bootc-images pull --pull-secret pull-secret.json --output out/`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := sel.Validate(); err != nil {
-				return err
+			// Every flag is checked, whether or not it is used: --jobs -1
+			// is a mistake even without --resolve-sizes.
+			for _, v := range []interface{ Validate() error }{&sel, &reg} {
+				if err := v.Validate(); err != nil {
+					return err
+				}
 			}
 			if err := boot.Validate(cmd); err != nil {
 				return err
@@ -90,9 +102,6 @@ A failed build leaves a previous output directory untouched. Without
 				return err
 			}
 			if sizes {
-				if err := reg.Validate(); err != nil {
-					return err
-				}
 				rc, err := reg.client()
 				if err != nil {
 					return err
@@ -110,7 +119,7 @@ A failed build leaves a previous output directory untouched. Without
 			for _, w := range out.Warnings {
 				slog.Warn("osbuild: " + w)
 			}
-			if err := compose.Write(cmd.Context(), outDir, out); err != nil {
+			if err := compose.Write(cmd.Context(), outDir, out, compose.WriteOptions{Force: force}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: profile %s, release %s, %s: %d components, %d images, %d packages, %d device files, %d manifests.d directories\n",
@@ -127,7 +136,8 @@ A failed build leaves a previous output directory untouched. Without
 	reg.addFlags(cmd)
 	dev.addFlags(cmd)
 	boot.addFlags(cmd)
-	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build)")
+	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build and nothing else)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace --output even when it holds files a build does not write (a mirrored images/ layout is still kept)")
 	cmd.Flags().BoolVar(&sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")
 	return cmd
 }

@@ -798,7 +798,7 @@ var badInputs = []badInput{
 	{
 		name: "output/holds unrelated files",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--output", "{out}/config.d"},
-		want: `output {out}/config.d: not a microshift-compose output directory (it has files but no compose.lock.json); choose an empty or new directory`,
+		want: `output {out}/config.d: not a microshift-compose output directory: 10-microshift-compose.yaml is not something build writes, so replacing the directory would delete it; move it away, choose another --output, or pass --force`,
 		code: exitError,
 	},
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"log"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
@@ -88,7 +88,10 @@ func TestMirrorKilledAndResumed(t *testing.T) {
 	}
 	work := t.TempDir()
 	lockPath := filepath.Join(work, "compose.lock.json")
-	data, _ := json.Marshal(lock)
+	data, err := compose.EncodeLock(&lock)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(lockPath, data, 0o644); err != nil {
 		t.Fatal(err)
 	}

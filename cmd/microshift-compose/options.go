@@ -20,6 +20,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/compose/plugin"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
 )
@@ -216,7 +217,7 @@ func warnDevice(cmd *cobra.Command, plans ...*plan.Plan) {
 		for _, w := range p.Warnings {
 			if !seen[w] {
 				seen[w] = true
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", text.Escape(text.OneLine(w)))
 			}
 		}
 	}

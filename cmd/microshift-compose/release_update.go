@@ -37,10 +37,9 @@ func (o *updateOptions) addFlags(cmd *cobra.Command) {
 }
 
 // Validate checks the flags alone; it does not read the inputs.
+// Validate checks the flags; no source at all is checked by the command,
+// after it has finished an interrupted update (which needs none).
 func (o *updateOptions) Validate() error {
-	if len(o.Payloads) == 0 && o.CSV == "" && !o.ResolveTags {
-		return usageError{rebase.ErrNothingToUpdate}
-	}
 	if len(o.Payloads) > 0 && o.CSV != "" {
 		return usageError{errors.New("--payload and --csv cannot be combined; run one update per source")}
 	}
@@ -77,6 +76,11 @@ func (o *updateOptions) Validate() error {
 		keys[k] = true
 	}
 	return nil
+}
+
+// hasSource reports whether a source of new references is given.
+func (o *updateOptions) hasSource() bool {
+	return len(o.Payloads) > 0 || o.CSV != "" || o.ResolveTags
 }
 
 // options reads the payloads and CSV and builds the library options.
@@ -134,6 +138,10 @@ catalog component's release/ directory) in place: only values change
 (image references and release.base), never keys, their order or the file's
 formatting, so the git diff shows exactly what moved. Files are written
 atomically, all or none, keeping their mode; --dry-run prints the diff instead.
+All or none holds across a crash or kill -9: the files are committed with a
+journal (.microshift-compose-update.journal) that every command refuses a
+release directory for until 'release update DIR' (sources or not) finishes
+the interrupted update.
 
 Sources:
   --payload ARCH=FILE   an OpenShift release payload per arch. Keys equal to a
@@ -164,6 +172,24 @@ A tag never replaces a digest unless --allow-tags is given.`,
 				if err := v.Validate(); err != nil {
 					return err
 				}
+			}
+			// An update killed after its commit point is finished first:
+			// its files are complete, and the directory is refused by
+			// every reader until then.
+			if !upd.DryRun {
+				n, err := rebase.FinishInterrupted(args[0])
+				if err != nil {
+					return err
+				}
+				if n > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "finished an interrupted update of %s: %d %s renamed into place\n", args[0], n, text.Plural(n, "file", "files"))
+					if !upd.hasSource() {
+						return nil
+					}
+				}
+			}
+			if !upd.hasSource() {
+				return usageError{rebase.ErrNothingToUpdate}
 			}
 			uo, err := upd.options(files.selection())
 			if err != nil {

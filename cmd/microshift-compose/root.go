@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
 // Exit codes, documented in README.md.
@@ -36,8 +36,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	msg := strings.Join(strings.Fields(err.Error()), " ")
-	fmt.Fprintf(stderr, "error: %s\n", msg)
+	// One line, and nothing a terminal would act on: a file name or a
+	// plugin's message may hold escape sequences.
+	fmt.Fprintf(stderr, "error: %s\n", text.Escape(text.OneLine(err.Error())))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage

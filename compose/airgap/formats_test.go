@@ -6,13 +6,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -324,4 +327,111 @@ insecure = true
 func sha256Hex(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// TestMirrorFromHostileLayout: a --from layout whose blob is a named pipe
+// or a symlink out of the layout, and a named pipe as an archive, are
+// refused at once naming the blob or file; nothing blocks, nothing outside
+// the layout is read.
+func TestMirrorFromHostileLayout(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	f := newFixture(t, reg.Host)
+	src := filepath.Join(t.TempDir(), "images")
+	if _, err := airgap.Mirror(ctx, f.refs, airgap.OCI(src), opts(releases.X86_64, nil)); err != nil {
+		t.Fatal(err)
+	}
+	// The first layer blob of the layout.
+	blobs, err := filepath.Glob(filepath.Join(src, "blobs", "sha256", "*"))
+	if err != nil || len(blobs) == 0 {
+		t.Fatalf("no blobs in the layout: %v", err)
+	}
+	var layer string
+	for _, b := range blobs {
+		if st, _ := os.Stat(b); st.Size() > 4096 {
+			layer = b
+			break
+		}
+	}
+	if layer == "" {
+		t.Fatal("no layer blob in the layout")
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("planted-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, blob string)
+	}{
+		{"named pipe blob", func(t *testing.T, blob string) {
+			if err := syscall.Mkfifo(blob, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"blob symlinked outside the layout", func(t *testing.T, blob string) {
+			if err := os.Symlink(secret, blob); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "images")
+			if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			blob := filepath.Join(dir, "blobs", "sha256", filepath.Base(layer))
+			if err := os.Remove(blob); err != nil {
+				t.Fatal(err)
+			}
+			tc.plant(t, blob)
+			o := opts("", nil)
+			o.From = airgap.OCI(dir)
+			out := filepath.Join(t.TempDir(), "copy")
+			done := make(chan error, 1)
+			go func() {
+				_, err := airgap.Mirror(ctx, f.refs, airgap.OCI(out), o)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), filepath.Base(layer)) {
+					t.Fatalf("Mirror() from a layout with a %s = %v, want an error naming the blob", tc.name, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("Mirror() from a layout with a %s blocks", tc.name)
+			}
+			_ = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() {
+					if data, _ := os.ReadFile(p); bytes.Contains(data, []byte("planted-secret")) {
+						t.Errorf("%s holds the planted secret", p)
+					}
+				}
+				return nil
+			})
+		})
+	}
+	t.Run("named pipe archive", func(t *testing.T) {
+		fifo := filepath.Join(t.TempDir(), "images.tar")
+		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := opts("", nil)
+		o.From, err = airgap.ParseDestination("oci-archive:" + fifo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := airgap.Mirror(ctx, f.refs, airgap.OCI(filepath.Join(t.TempDir(), "copy")), o)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Fatalf("Mirror() from a named pipe archive = %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("Mirror() from a named pipe archive blocks")
+		}
+	})
 }

@@ -10,11 +10,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
+	"syscall"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 )
 
@@ -157,8 +158,13 @@ func (s *layoutSource) openBlob(_ context.Context, _ *image, d v1.Descriptor) (i
 	return rc, nil
 }
 
-// dirStore is a layout directory.
-type dirStore struct{ dir string }
+// dirStore is a layout directory, read through the input gate: a blob or
+// index that is a named pipe or device is refused without blocking, and a
+// symlink out of the layout is refused rather than followed.
+type dirStore struct {
+	dir  string
+	fsys fs.FS
+}
 
 func openDirStore(dir string) (*dirStore, error) {
 	st, err := os.Stat(dir)
@@ -168,16 +174,20 @@ func openDirStore(dir string) (*dirStore, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("oci:%s: not a directory (an archive is oci-archive:FILE)", dir)
 	}
-	return &dirStore{dir: dir}, nil
+	fsys, err := inputfile.Dir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening oci:%s: %w", dir, unwrapPath(err))
+	}
+	return &dirStore{dir: dir, fsys: fsys}, nil
 }
 
 func (s *dirStore) open(d v1.Hash) (io.ReadCloser, int64, error) {
-	f, err := os.Open(filepath.Join(s.dir, "blobs", d.Algorithm, d.Hex))
+	f, err := s.fsys.Open(path.Join("blobs", d.Algorithm, d.Hex))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("%s: %w", d, errMissing)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("%s: %w", d, unwrapPath(err))
 	}
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
@@ -188,12 +198,11 @@ func (s *dirStore) open(d v1.Hash) (io.ReadCloser, int64, error) {
 }
 
 func (s *dirStore) readFile(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(filepath.Join(s.dir, name))
+	data, err := inputfile.ReadFS(s.fsys, name, limit)
 	if err != nil {
 		return nil, unwrapPath(err)
 	}
-	defer f.Close()
-	return readAtMost(f, limit)
+	return data, nil
 }
 
 func (s *dirStore) close() error { return nil }
@@ -223,9 +232,14 @@ type archiveEntry struct{ offset, size int64 }
 const maxArchiveEntries = 1 << 20
 
 func openArchiveStore(file string) (*archiveStore, error) {
-	f, err := os.Open(file)
+	// Never blocks on a named pipe; only a regular file is read.
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening oci-archive:%s: %w", file, unwrapPath(err))
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("opening oci-archive:%s: not a regular file", file)
 	}
 	files, err := scanArchive(f)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
 // FootprintChange compares the footprint sections of two locks (written by
@@ -101,7 +102,7 @@ func compareFootprints(a, b *Lock) (*FootprintChange, []string) {
 func (f *FootprintChange) markdown(b *bytes.Buffer) {
 	b.WriteString("\n#### Footprint\n\n| | compressed | unique |\n| --- | --- | --- |\n")
 	row := func(label string, o, n *Sizes) {
-		fmt.Fprintf(b, "| %s | %s | %s |\n", label,
+		fmt.Fprintf(b, "| %s | %s | %s |\n", text.Cell(label),
 			sizeChange(o, n, func(s Sizes) int64 { return s.Compressed }),
 			sizeChange(o, n, func(s Sizes) int64 { return s.Unique }))
 	}

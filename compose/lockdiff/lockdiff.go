@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -329,7 +330,7 @@ func (d *Diff) Markdown() []byte {
 		if r[1] != r[2] {
 			mark = " **changed**"
 		}
-		fmt.Fprintf(&b, "| %s | `%s` | `%s`%s |\n", r[0], r[1], r[2], mark)
+		fmt.Fprintf(&b, "| %s | `%s` | `%s`%s |\n", r[0], text.Cell(r[1]), text.Cell(r[2]), mark)
 	}
 	if d.Empty() {
 		b.WriteString("\nNo changes.\n")
@@ -347,13 +348,13 @@ func (d *Diff) Markdown() []byte {
 	if len(d.ImagesAdded)+len(d.ImagesRemoved)+len(d.ImagesChanged) > 0 {
 		b.WriteString("\n#### Images\n\n| component | key | change | image |\n| --- | --- | --- | --- |\n")
 		for _, c := range d.ImagesChanged {
-			fmt.Fprintf(&b, "| %s | `%s` | changed | `%s` → `%s` |\n", c.Component, c.Key, releases.ShortRef(c.Old), releases.ShortRef(c.New))
+			fmt.Fprintf(&b, "| %s | `%s` | changed | `%s` → `%s` |\n", text.Cell(c.Component), text.Cell(c.Key), text.Cell(releases.ShortRef(c.Old)), text.Cell(releases.ShortRef(c.New)))
 		}
 		for _, u := range d.ImagesAdded {
-			fmt.Fprintf(&b, "| %s | `%s` | added | `%s` |\n", u.Component, u.Key, releases.ShortRef(u.Ref))
+			fmt.Fprintf(&b, "| %s | `%s` | added | `%s` |\n", text.Cell(u.Component), text.Cell(u.Key), text.Cell(releases.ShortRef(u.Ref)))
 		}
 		for _, u := range d.ImagesRemoved {
-			fmt.Fprintf(&b, "| %s | `%s` | removed | `%s` |\n", u.Component, u.Key, releases.ShortRef(u.Ref))
+			fmt.Fprintf(&b, "| %s | `%s` | removed | `%s` |\n", text.Cell(u.Component), text.Cell(u.Key), text.Cell(releases.ShortRef(u.Ref)))
 		}
 	}
 	if len(d.Packages) > 0 {

@@ -107,6 +107,9 @@ func Parse(display string, data []byte) (*Config, error) {
 func parse(data []byte) (*Config, error) {
 	var doc any
 	if len(bytes.TrimSpace(data)) > 0 {
+		if err := inputfile.CheckYAML(data); err != nil {
+			return nil, err
+		}
 		js, err := yaml.YAMLToJSONStrict(data)
 		if err != nil {
 			return nil, fmt.Errorf("invalid YAML: %s", text.OneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))

@@ -147,7 +147,7 @@ func TestLoadErrors(t *testing.T) {
 	missing := filepath.Join(dir, "missing.yaml")
 	for _, tc := range []struct{ path, want string }{
 		{missing, "lvmd config " + missing + " does not exist"},
-		{dir, "lvmd config " + dir + " is not a regular file"},
+		{dir, "lvmd config " + dir + " is not a regular file (a directory)"},
 		{big, big + ": file is larger than 1048576 bytes"},
 	} {
 		if _, err := lvmdconfig.Load(tc.path); err == nil || err.Error() != tc.want {

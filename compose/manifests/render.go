@@ -2,21 +2,30 @@ package manifests
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/k8sname"
 	"github.com/microshift-compose/microshift-compose/internal/text"
+	yaml3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/yaml"
 )
 
@@ -59,6 +68,10 @@ type Input struct {
 type Job struct {
 	component string
 	fs        filesys.FileSystem
+	// stream: the input is a plugin's resource stream; kustDir: the
+	// input is the kustomization in this directory (for batches).
+	stream  bool
+	kustDir string
 }
 
 // Prepare copies the component into memory, checks that every
@@ -67,7 +80,7 @@ type Job struct {
 func Prepare(in Input) (*Job, error) {
 	j := &Job{component: in.Component, fs: filesys.MakeFsInMemory()}
 	if err := copyFS(in.FS, j.fs, componentRoot); err != nil {
-		return nil, fmt.Errorf("copying component %s into memory: %w", in.Component, err)
+		return nil, err
 	}
 	overlay := types.Kustomization{
 		TypeMeta: types.TypeMeta{APIVersion: types.KustomizationVersion, Kind: types.KustomizationKind},
@@ -76,6 +89,7 @@ func Prepare(in Input) (*Job, error) {
 	switch {
 	case in.Dir != "":
 		overlay.Resources = []string{path.Join("..", path.Base(componentRoot), in.Dir)}
+		j.kustDir = path.Join(componentRoot, in.Dir)
 	case in.Kustomization != nil:
 		for _, n := range kustomizationNames {
 			_ = j.fs.RemoveAll(path.Join(componentRoot, n))
@@ -84,11 +98,13 @@ func Prepare(in Input) (*Job, error) {
 			return nil, err
 		}
 		overlay.Resources = []string{path.Join("..", path.Base(componentRoot))}
+		j.kustDir = componentRoot
 	case in.Resources != nil:
 		if err := j.fs.WriteFile(path.Join(overlayRoot, streamFile), in.Resources); err != nil {
 			return nil, err
 		}
 		overlay.Resources = []string{streamFile}
+		j.stream = true
 	default:
 		return nil, fmt.Errorf("component %s: nothing to render", in.Component)
 	}
@@ -105,27 +121,70 @@ func Prepare(in Input) (*Job, error) {
 	return j, nil
 }
 
+// MaxComponentBytes bounds what a component directory may hold for
+// rendering: every file is copied into memory. Each file is bounded by
+// inputfile.DefaultMaxFile as well.
+const MaxComponentBytes = 64 << 20
+
+// copyFS copies the component directory into memory through the input
+// gate: a symlink is followed only to a file inside the component, a named
+// pipe, device or socket is refused (it never blocks the build), files and
+// the whole are bounded, and YAML whose aliases would explode is refused
+// here, before kustomize expands it.
 func copyFS(src fs.FS, dst filesys.FileSystem, root string) error {
 	if src == nil {
 		return dst.MkdirAll(root)
 	}
+	var total int64
 	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			return gateError(err)
 		}
 		target := path.Join(root, p)
 		if d.IsDir() {
 			return dst.MkdirAll(target)
 		}
-		if !d.Type().IsRegular() {
-			return nil // symlinks and devices are not part of a component
+		if d.Type()&fs.ModeSymlink != 0 {
+			st, err := fs.Stat(src, p)
+			if errors.Is(err, fs.ErrNotExist) {
+				target, _ := fs.ReadLink(src, p)
+				return fmt.Errorf("%s: a symlink to %s, which does not exist", p, target)
+			}
+			if err != nil {
+				return gateError(err)
+			}
+			if st.IsDir() {
+				return fmt.Errorf("%s: a symlink to a directory, which is not followed; put the files in the component", p)
+			}
+		} else if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: %w", p, inputfile.NotRegular(d.Type()))
 		}
-		data, err := fs.ReadFile(src, p)
+		data, err := inputfile.ReadFS(src, p, inputfile.DefaultMaxFile)
 		if err != nil {
-			return err
+			return gateError(err)
+		}
+		if total += int64(len(data)); total > MaxComponentBytes {
+			return fmt.Errorf("%s: the component directory holds more than %d bytes", p, MaxComponentBytes)
+		}
+		if err := inputfile.CheckYAML(data); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
 		}
 		return dst.WriteFile(target, data)
 	})
+}
+
+// gateError words what the input gate refused as "<path>: <why>", the
+// path relative to the component directory.
+func gateError(err error) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	var oe *inputfile.OutsideError
+	if errors.As(pe.Err, &oe) {
+		return fmt.Errorf("%s: %s (kustomize reads only files inside it)", pe.Path, oe.Outside("component directory"))
+	}
+	return fmt.Errorf("%s: %w", pe.Path, pe.Err)
 }
 
 // display turns an in-memory path into one relative to the component
@@ -166,6 +225,10 @@ func checkLocal(fsys filesys.FileSystem) error {
 		var k types.Kustomization
 		if err := yaml.Unmarshal(data, &k); err != nil {
 			return fmt.Errorf("%s: invalid kustomization: %s", display(p), text.OneLine(err.Error()))
+		}
+		// helmChartInflationGenerator is the old spelling of helmCharts.
+		if len(k.HelmCharts) > 0 || k.HelmGlobals != nil || len(k.HelmChartInflationGenerator) > 0 {
+			return fmt.Errorf("%s: helmCharts are not rendered (builds run no Helm); render the chart with 'helm template' into the component's manifests, or print it from a plugin", display(p))
 		}
 		dir := path.Dir(p)
 		//lint:ignore SA1019 components may still use bases; they must be local too
@@ -256,72 +319,149 @@ type Result struct {
 	Kustomization []byte
 }
 
-// Render runs kustomize on the job.
+// Render runs kustomize on the job: in batches when the input allows it
+// (see batches), else in one run.
 func (j *Job) Render() (*Result, error) {
+	if plan, ok := j.batches(BatchSize); ok {
+		rs, err := j.renderBatches(plan)
+		if err != nil {
+			return nil, err
+		}
+		return finish(rs)
+	}
+	m, err := run(j.fs, krusty.ReorderOptionUnspecified)
+	if err != nil {
+		return nil, err
+	}
+	return finish(m.Resources())
+}
+
+// run renders the overlay of fsys. reorder is kustomize's: Unspecified
+// sorts as the kustomize CLI does by default (Namespaces first, then RBAC,
+// config, workloads: its "legacy" order), None keeps input order.
+func run(fsys filesys.FileSystem, reorder krusty.ReorderOption) (resmap.ResMap, error) {
 	opts := krusty.MakeDefaultOptions()
-	// As the kustomize CLI does by default: Namespaces first, then RBAC,
-	// config, workloads (its "legacy" order).
-	opts.Reorder = krusty.ReorderOptionUnspecified
-	k := krusty.MakeKustomizer(opts)
-	m, err := k.Run(j.fs, overlayRoot)
+	opts.Reorder = reorder
+	m, err := krusty.MakeKustomizer(opts).Run(fsys, overlayRoot)
 	if err != nil {
 		msg := text.OneLine(err.Error())
 		msg = strings.ReplaceAll(msg, componentRoot+"/", "")
 		msg = strings.ReplaceAll(msg, overlayRoot+"/"+streamFile, "plugin output")
+		// kustomize's advice names its CLI's flag, which this tool has not.
+		msg = strings.ReplaceAll(msg, "must specify --enable-helm", "helmCharts are not rendered (builds run no Helm)")
 		return nil, fmt.Errorf("kustomize: %s", msg)
 	}
-	names := fileNames(m.GroupedByCurrentNamespace(), m.ClusterScoped())
-	res := &Result{}
+	return m, nil
+}
+
+// finish turns rendered resources, in apply order, into the Result: each
+// encoded as kustomize's CLI prints it, checked, named and scanned for
+// images. Encoding, the costly part, runs on every core.
+func finish(rs []*resource.Resource) (*Result, error) {
+	names := fileNames(rs)
+	out := make([]Resource, len(rs))
+	errs := make([]error, len(rs))
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(rs)/64))
+	next := make(chan int, len(rs))
+	for i := range rs {
+		next <- i
+	}
+	close(next)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = encode(rs[i], names[rs[i]])
+			}
+		}()
+	}
+	wg.Wait()
+	res := &Result{Resources: out}
 	seen := map[string]string{}
-	for _, r := range m.Resources() {
-		data, err := r.AsYAML()
-		if err != nil {
-			return nil, fmt.Errorf("encoding %s %s: %w", r.GetKind(), r.GetName(), err)
+	for i, r := range out {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		out := Resource{
-			APIVersion: r.GetApiVersion(),
-			Kind:       r.GetKind(),
-			Namespace:  r.GetNamespace(),
-			Name:       r.GetName(),
-			File:       names[r],
-			Data:       data,
+		if prev, dup := seen[r.File]; dup {
+			return nil, fmt.Errorf("%s and %s would both be written to %s", prev, r.ID(), r.File)
 		}
-		if prev, dup := seen[out.File]; dup {
-			return nil, fmt.Errorf("%s and %s would both be written to %s", prev, out.ID(), out.File)
-		}
-		seen[out.File] = out.ID()
-		obj, err := r.Map()
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", out.ID(), err)
-		}
-		if out.Kind != "CustomResourceDefinition" {
-			out.Images = findImages(obj)
-		}
-		res.Resources = append(res.Resources, out)
+		seen[r.File] = r.ID()
 	}
 	res.Kustomization = kustomization(res.Resources)
 	return res, nil
 }
 
+// encode renders one resource: its YAML as `kustomize build` prints it,
+// its names checked, and its container images.
+func encode(r *resource.Resource, file string) (Resource, error) {
+	out := Resource{
+		APIVersion: r.GetApiVersion(),
+		Kind:       r.GetKind(),
+		Namespace:  r.GetNamespace(),
+		Name:       r.GetName(),
+		File:       file,
+	}
+	if err := checkNames(out); err != nil {
+		return out, err
+	}
+	data, err := r.AsYAML()
+	if err != nil {
+		return out, fmt.Errorf("encoding %s: %w", out.ID(), err)
+	}
+	out.Data = data
+	if out.Kind != "CustomResourceDefinition" {
+		out.Images = findImages(r.YNode())
+	}
+	return out, nil
+}
+
+// checkNames refuses a rendered resource whose kind, apiVersion, name or
+// namespace the API server would reject: such a resource fails on the
+// device, and its name becomes a file name and a line of
+// kustomization.yaml.
+func checkNames(r Resource) error {
+	if err := k8sname.Kind(r.Kind); err != nil {
+		return err
+	}
+	if err := k8sname.APIVersion(r.APIVersion); err != nil {
+		return fmt.Errorf("%s: %w", r.Kind, err)
+	}
+	if err := k8sname.Name(r.APIVersion, r.Kind, r.Name); err != nil {
+		return fmt.Errorf("%s: %w", r.Kind, err)
+	}
+	if r.Namespace != "" {
+		if err := k8sname.Namespace(r.Namespace); err != nil {
+			return fmt.Errorf("%s %s: %w", r.Kind, r.Name, err)
+		}
+	}
+	return nil
+}
+
 // fileNames names files as `kustomize build -o DIR` does:
 // <group>_<version>_<kind>_<name>.yaml, lowercase, prefixed with
-// <namespace>_ when the namespaced resources span several namespaces.
-func fileNames(byNamespace map[string][]*resource.Resource, cluster []*resource.Resource) map[*resource.Resource]string {
+// <namespace>_ when the namespaced resources span several namespaces
+// (grouped by effective namespace, as kustomize's ResMap does).
+func fileNames(rs []*resource.Resource) map[*resource.Resource]string {
 	base := func(r *resource.Resource) string {
 		return strings.ToLower(r.GetGvk().StringWoEmptyField()) + "_" + strings.ToLower(r.GetName()) + ".yaml"
 	}
-	out := map[*resource.Resource]string{}
-	for _, ns := range slices.Sorted(maps.Keys(byNamespace)) {
-		for _, r := range byNamespace[ns] {
-			n := base(r)
-			if len(byNamespace) > 1 {
-				n = strings.ToLower(ns) + "_" + n
-			}
-			out[r] = n
+	namespaces := map[string]bool{}
+	ns := make([]string, len(rs))
+	for i, r := range rs {
+		ns[i] = r.CurId().EffectiveNamespace()
+		if ns[i] != resid.TotallyNotANamespace {
+			namespaces[ns[i]] = true
 		}
 	}
-	for _, r := range cluster {
-		out[r] = base(r)
+	out := make(map[*resource.Resource]string, len(rs))
+	for i, r := range rs {
+		n := base(r)
+		if ns[i] != resid.TotallyNotANamespace && len(namespaces) > 1 {
+			n = strings.ToLower(ns[i]) + "_" + n
+		}
+		out[r] = n
 	}
 	return out
 }
@@ -332,9 +472,21 @@ func kustomization(rs []Resource) []byte {
 	b.WriteString("# Rendered by microshift-compose; do not edit.\n")
 	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
 	for _, r := range rs {
-		b.WriteString("- " + r.File + "\n")
+		b.WriteString("- " + yamlItem(r.File) + "\n")
 	}
 	return b.Bytes()
+}
+
+var plainItem = regexp.MustCompile(`^[a-z0-9][A-Za-z0-9._:@+-]*$`)
+
+// yamlItem writes a file name as a YAML list item: plain when it is made
+// of the characters checked names give (checkNames), else double-quoted
+// with escapes, so that no name can add an item or a key.
+func yamlItem(s string) string {
+	if plainItem.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(text.Escape(s))
 }
 
 var containerFields = []string{"containers", "initContainers", "ephemeralContainers"}
@@ -342,38 +494,64 @@ var containerFields = []string{"containers", "initContainers", "ephemeralContain
 // findImages walks an object for lists of containers wherever they are
 // (pods, every workload kind's template, CronJob's job template, custom
 // resources that embed pod specs), as kustomize's own image transformer
-// does for containers and initContainers.
-func findImages(v any) []Image {
+// does for containers and initContainers. It reads the YAML node tree,
+// keys in sorted order.
+func findImages(n *yaml3.Node) []Image {
 	var out []Image
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(x)) {
-				if slices.Contains(containerFields, k) {
-					if list, ok := x[k].([]any); ok {
-						for _, c := range list {
-							cm, ok := c.(map[string]any)
-							if !ok {
-								continue
-							}
-							img, _ := cm["image"].(string)
-							name, _ := cm["name"].(string)
-							out = append(out, Image{Field: k, Container: name, Ref: img})
-						}
-						continue
-					}
-				}
-				walk(x[k])
+	var walk func(*yaml3.Node)
+	walk = func(n *yaml3.Node) {
+		for n != nil && n.Kind == yaml3.AliasNode {
+			n = n.Alias
+		}
+		if n == nil {
+			return
+		}
+		switch n.Kind {
+		case yaml3.DocumentNode, yaml3.SequenceNode:
+			for _, c := range n.Content {
+				walk(c)
 			}
-		case []any:
-			for _, e := range x {
-				walk(e)
+		case yaml3.MappingNode:
+			type field struct {
+				key   string
+				value *yaml3.Node
+			}
+			fields := make([]field, 0, len(n.Content)/2)
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				fields = append(fields, field{n.Content[i].Value, n.Content[i+1]})
+			}
+			slices.SortStableFunc(fields, func(a, b field) int { return strings.Compare(a.key, b.key) })
+			for _, f := range fields {
+				if slices.Contains(containerFields, f.key) && f.value.Kind == yaml3.SequenceNode {
+					for _, c := range f.value.Content {
+						if c.Kind != yaml3.MappingNode {
+							continue
+						}
+						out = append(out, Image{Field: f.key, Container: scalar(c, "name"), Ref: scalar(c, "image")})
+					}
+					continue
+				}
+				walk(f.value)
 			}
 		}
 	}
-	walk(v)
+	walk(n)
 	return out
+}
+
+// scalar returns the string value of key in a mapping node, "" when it is
+// missing or not a string.
+func scalar(m *yaml3.Node, key string) string {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			v := m.Content[i+1]
+			if v.Kind == yaml3.ScalarNode && v.ShortTag() == "!!str" {
+				return v.Value
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // WriteTo writes the job's files to dir on disk (the overlay in

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/netip"
 	"regexp"
@@ -104,6 +105,9 @@ func Load(path string) (*Config, error) {
 func Parse(display string, data []byte) (*Config, error) {
 	c := &Config{Source: display, Tree: map[string]any{}}
 	if len(bytes.TrimSpace(data)) > 0 {
+		if err := inputfile.CheckYAML(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", display, err)
+		}
 		js, err := yaml.YAMLToJSONStrict(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: invalid YAML: %s", display, text.OneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))
@@ -122,6 +126,9 @@ func Parse(display string, data []byte) (*Config, error) {
 				return nil, fmt.Errorf("%s: %v", display, err)
 			}
 			c.Tree = tree.(map[string]any)
+			if err := checkText("", c.Tree); err != nil {
+				return nil, fmt.Errorf("%s: %v", display, err)
+			}
 		default:
 			return nil, fmt.Errorf("%s: the document must be a mapping of config sections, got %s", display, kind(doc))
 		}
@@ -364,6 +371,40 @@ func (r reader) cidrs(path string) ([]string, bool, error) {
 
 // normalize turns json.Number into int64 (whole) or float64, recursively,
 // so values compare equal to the ones decoded from TOML catalogs.
+// checkText refuses keys and strings with control characters anywhere in
+// the tree: they reach the drop-in the device reads (a path with a BEL in
+// manifests.kustomizePaths) and messages.
+func checkText(at string, v any) error {
+	join := func(k string) string {
+		if at == "" {
+			return k
+		}
+		return at + "." + k
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if text.HasUnsafe(k) {
+				return fmt.Errorf("key %q holds a control character", join(k))
+			}
+			if err := checkText(join(k), x[k]); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkText(fmt.Sprintf("%s[%d]", at, i), e); err != nil {
+				return err
+			}
+		}
+	case string:
+		if text.HasUnsafe(x) {
+			return fmt.Errorf("%s: %q holds a control character", at, x)
+		}
+	}
+	return nil
+}
+
 func normalize(v any) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:

@@ -215,7 +215,7 @@ func TestLoadErrors(t *testing.T) {
 		path, want string
 	}{
 		{missing, "config " + missing + " does not exist"},
-		{dir, "config " + dir + " is not a regular file"},
+		{dir, "config " + dir + " is not a regular file (a directory)"},
 		{big, big + ": file is larger than 1048576 bytes"},
 		{bad, bad + `: the document must be a mapping of config sections, got a list`},
 	} {

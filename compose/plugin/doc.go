@@ -6,7 +6,8 @@
 // kustomize-format YAML on stdout and logs on stderr; exit 1 means a host
 // precondition is not met and exit 2 bad configuration.
 //
-// It runs the process (in its own process group, killed whole on timeout),
-// bounds what it reads, and parses the output. It does not render
+// It runs the process (in its own session, under a reaper that kills every
+// process it started when it exits, times out or is killed; see contain),
+// bounds what it reads, escapes its stderr, and parses the output. It does not render
 // manifests (package manifests does) or know about catalogs.
 package plugin

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/k8sname"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -36,6 +38,9 @@ func ParseOutput(data []byte) (*Output, error) {
 	if !utf8Valid(data) {
 		return nil, errors.New("output is not UTF-8 text")
 	}
+	if err := inputfile.CheckYAML(data); err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		msg := strings.TrimPrefix(text.OneLine(err.Error()), "MalformedYAMLError: ")
@@ -51,6 +56,17 @@ func ParseOutput(data []byte) (*Output, error) {
 		}
 		meta, _ := n.GetMeta() // missing fields are reported below
 		kind := n.GetKind()
+		// Values reach messages and file names: check their form first.
+		if kind != "" {
+			if err := k8sname.Kind(kind); err != nil {
+				return nil, fmt.Errorf("document %d: %w", i+1, err)
+			}
+		}
+		if meta.APIVersion != "" {
+			if err := k8sname.APIVersion(meta.APIVersion); err != nil {
+				return nil, fmt.Errorf("document %d: %s: %w", i+1, kind, err)
+			}
+		}
 		switch {
 		case kind == "Kustomization" || kind == "Component":
 			if kind == "Component" || !strings.HasPrefix(meta.APIVersion, "kustomize.config.k8s.io/") {

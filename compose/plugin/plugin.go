@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
 // APIVersion is the calling convention this tool implements; a plugin's
@@ -169,16 +170,19 @@ func (l *lastLine) flush() {
 	}
 }
 
+// line logs one stderr line and keeps it as the last, with control
+// characters escaped: a plugin's escape sequences never reach the
+// terminal, in the log or in the error.
 func (l *lastLine) line(s string) {
-	s = strings.TrimSpace(strings.ToValidUTF8(s, "?"))
+	s = text.Escape(text.OneLine(s))
 	if s == "" {
 		return
 	}
 	l.log.Info("plugin stderr", "command", l.command, "line", s)
 	if len(s) > 300 {
-		s = s[:300] + "..."
+		s = strings.ToValidUTF8(s[:300], "") + "..."
 	}
-	l.last = strings.Join(strings.Fields(s), " ")
+	l.last = s
 }
 
 // PluginFile is the plugin executable's name in its directory.

@@ -124,7 +124,7 @@ func TestRunFailures(t *testing.T) {
 		{name: "not-executable", kind: plugin.ErrFailed,
 			want: "plugin api-version could not be started: permission denied"},
 		{name: "hang", kind: plugin.ErrTimeout, opts: plugin.Options{Timeout: 500 * time.Millisecond}, timeout: true,
-			want: "plugin run did not finish within 500ms (raise --plugin-timeout); killed its process group: waiting forever"},
+			want: "plugin run did not finish within 500ms (raise --plugin-timeout); killed it and every process it started: waiting forever"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := pluginDir(t, tc.name)

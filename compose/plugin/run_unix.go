@@ -6,8 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -16,8 +19,11 @@ import (
 
 // Run runs "plugin api-version" and then "plugin run" in dir with exactly
 // env as environment, and returns what run printed on stdout. Each
-// invocation gets opts.Timeout; on timeout the plugin's whole process
-// group is killed. Failures are *Error values wrapping a sentinel.
+// invocation gets opts.Timeout. The plugin runs in a session and process
+// group of its own, and when it exits, times out or overflows its output,
+// every process it started is killed, those that started sessions of
+// their own included (see contain). Failures are *Error values wrapping a
+// sentinel.
 func Run(ctx context.Context, dir string, env []string, opts Options) ([]byte, error) {
 	opts = opts.withDefaults()
 	// exec resolves a relative program path against the child's working
@@ -39,6 +45,7 @@ func Run(ctx context.Context, dir string, env []string, opts Options) ([]byte, e
 
 // capped collects stdout up to limit bytes and calls overflow once beyond.
 type capped struct {
+	mu       sync.Mutex
 	buf      []byte
 	limit    int64
 	over     bool
@@ -46,73 +53,192 @@ type capped struct {
 }
 
 func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.over {
 		return len(p), nil
 	}
 	if int64(len(c.buf)+len(p)) > c.limit {
 		c.over = true
-		c.overflow()
+		go c.overflow()
 		return len(p), nil
 	}
 	c.buf = append(c.buf, p...)
 	return len(p), nil
 }
 
+// outcome is how a contained plugin ended.
+type outcome struct {
+	// startErr: the plugin could not be started.
+	startErr string
+	exited   bool
+	code     int
+	signal   syscall.Signal
+	// left is how many processes it left running that were killed.
+	left int
+}
+
+// contained is a started plugin.
+type contained interface {
+	// wait returns once the plugin and every process it started are gone
+	// (or could not be killed).
+	wait() outcome
+	// kill kills the plugin and every process it started; wait then
+	// returns.
+	kill()
+	// complete reports whether every process it started was killed, so
+	// that its stdout and stderr reach their end.
+	complete() bool
+}
+
+// drainGrace is how long output pipes may stay open after the plugin and
+// its processes are gone: only a process that escaped being killed holds
+// them (never where contain has a reaper).
+const drainGrace = 2 * time.Second
+
 func invoke(ctx context.Context, dir string, env []string, command string, opts Options) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, PluginFile), command)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	killGroup := func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		// The negative pid is the process group: the plugin and whatever
-		// it started.
-		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		if errors.Is(err, syscall.ESRCH) {
-			return nil
-		}
-		return err
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, &Error{Command: command, Kind: ErrFailed, Detail: "could not be started: " + err.Error()}
 	}
-	cmd.Cancel = killGroup
-	cmd.WaitDelay = 5 * time.Second
-	stdout := &capped{limit: opts.MaxOutput, overflow: func() { _ = killGroup() }}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, &Error{Command: command, Kind: ErrFailed, Detail: "could not be started: " + err.Error()}
+	}
+	p, err := contain(dir, env, command, outW, errW)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, &Error{Command: command, Kind: ErrFailed, Detail: "could not be started: " + unwrapExec(err)}
+	}
+	stdout := &capped{limit: opts.MaxOutput, overflow: p.kill}
 	stderr := &lastLine{log: opts.Logger, command: command, limit: opts.MaxOutput}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
-	// Reap what the plugin left behind in its group, even on success.
-	_ = killGroup()
+	var readers sync.WaitGroup
+	for _, c := range []struct {
+		r *os.File
+		w io.Writer
+	}{{outR, stdout}, {errR, stderr}} {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			_, _ = io.Copy(c.w, c.r)
+		}()
+	}
+	done := make(chan outcome, 1)
+	go func() { done <- p.wait() }()
+	var res outcome
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		p.kill()
+		res = <-done
+	}
+	// Every process holding the pipes is gone: they reach their end at
+	// once. Only where a process escaped (no reaper) may they stay open.
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	escaped := false
+	select {
+	case <-drained:
+	case <-time.After(drainGrace):
+		escaped = true
+		outR.SetReadDeadline(time.Now())
+		errR.SetReadDeadline(time.Now())
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
 	stderr.flush()
 	fail := func(kind error, detail string) error {
 		return &Error{Command: command, Kind: kind, Detail: detail, Stderr: stderr.last}
+	}
+	if res.left > 0 {
+		opts.Logger.Warn("plugin left processes running; killed them", "command", command, "processes", res.left)
 	}
 	switch {
 	case stdout.over:
 		return nil, fail(ErrFailed, fmt.Sprintf("wrote more than %d bytes to stdout; killed it", opts.MaxOutput))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return nil, fail(ErrTimeout, fmt.Sprintf("did not finish within %s (raise --plugin-timeout); killed its process group", opts.Timeout))
+		return nil, fail(ErrTimeout, fmt.Sprintf("did not finish within %s (raise --plugin-timeout); killed it and every process it started", opts.Timeout))
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case err == nil:
-		return stdout.buf, nil
+	case res.startErr != "":
+		return nil, fail(ErrFailed, "could not be started: "+res.startErr)
+	case !res.exited && res.signal != 0:
+		return nil, fail(ErrFailed, fmt.Sprintf("crashed (killed by signal %s: %s)", unix.SignalName(res.signal), res.signal))
+	case !res.exited:
+		return nil, fail(ErrFailed, "failed: its runner stopped without reporting how the plugin ended")
+	case res.code == 1:
+		return nil, fail(ErrPrecondition, "exit 1")
+	case res.code == 2:
+		return nil, fail(ErrConfig, "exit 2")
+	case res.code != 0:
+		return nil, fail(ErrFailed, fmt.Sprintf("failed (exit %d)", res.code))
+	case escaped || !p.complete():
+		return nil, fail(ErrFailed, "exited, but a process it started kept its output open and could not be killed")
 	}
-	var exitErr *exec.ExitError
-	if !errors.As(err, &exitErr) {
-		return nil, fail(ErrFailed, "could not be started: "+unwrapExec(err))
+	return stdout.buf, nil
+}
+
+// direct runs the plugin itself in a new session (its own process group)
+// and, once it exits or is killed, kills that process group. A descendant
+// that started a session of its own escapes this; contain uses a reaper
+// where the kernel offers one.
+type direct struct {
+	cmd *exec.Cmd
+	mu  sync.Mutex
+}
+
+// startDirect starts the plugin itself, in a new session.
+func startDirect(dir string, env []string, command string, stdout, stderr *os.File) (contained, error) {
+	cmd := exec.Command(filepath.Join(dir, PluginFile), command)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
 	}
-	ws, ok := exitErr.Sys().(syscall.WaitStatus)
+	return &direct{cmd: cmd}, nil
+}
+
+func (d *direct) wait() outcome {
+	err := d.cmd.Wait()
+	// Reap what the plugin left behind in its group, even on success.
+	_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	return outcomeOf(d.cmd.ProcessState, err)
+}
+
+func (d *direct) kill() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cmd.Process != nil {
+		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+func (d *direct) complete() bool { return true }
+
+// outcomeOf reads how a process ended.
+func outcomeOf(st *os.ProcessState, err error) outcome {
+	if st == nil {
+		if err != nil {
+			return outcome{startErr: unwrapExec(err)}
+		}
+		return outcome{}
+	}
+	ws, ok := st.Sys().(syscall.WaitStatus)
 	switch {
 	case ok && ws.Signaled():
-		return nil, fail(ErrFailed, fmt.Sprintf("crashed (killed by signal %s: %s)", unix.SignalName(ws.Signal()), ws.Signal()))
-	case exitErr.ExitCode() == 1:
-		return nil, fail(ErrPrecondition, "exit 1")
-	case exitErr.ExitCode() == 2:
-		return nil, fail(ErrConfig, "exit 2")
+		return outcome{signal: ws.Signal()}
+	case ok && ws.Exited():
+		return outcome{exited: true, code: ws.ExitStatus()}
 	}
-	return nil, fail(ErrFailed, fmt.Sprintf("failed (exit %d)", exitErr.ExitCode()))
+	return outcome{exited: st.Exited(), code: st.ExitCode()}
 }
 
 // unwrapExec keeps the reason of an exec error without repeating the path.

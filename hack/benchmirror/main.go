@@ -11,12 +11,12 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"sync"
 
+	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
@@ -80,11 +80,11 @@ func run(host, lockPath string, nImg, nBase int, baseSize, ownSize int64) error 
 	for _, r := range refs {
 		lock.Images = append(lock.Images, plan.Image{Ref: r, Pinned: true, Uses: []plan.ImageUse{{Component: "bench"}}})
 	}
-	data, err := json.MarshalIndent(lock, "", "  ")
+	data, err := compose.EncodeLock(&lock)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(lockPath, append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(lockPath, data, 0o644); err != nil {
 		return err
 	}
 	fmt.Printf("images=%d unique_bytes=%d shared_bytes=%d naive_bytes=%d\n", nImg, unique, shared, naive)

@@ -1,11 +1,14 @@
 // Package text holds the small string helpers the parsers and reports
-// share: messages kept on one line, byte offsets turned into line and
-// column, and singular/plural words.
+// share: messages kept on one line, control characters escaped, byte
+// offsets turned into line and column, and singular/plural words.
 package text
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // OneLine keeps a message on one line: runs of whitespace, newlines
@@ -28,3 +31,59 @@ func Plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// Escape makes text safe to print on a terminal or to write into one line
+// of a generated file: control characters (C0, DEL, C1), invalid UTF-8,
+// line and paragraph separators, and format characters that reorder or
+// hide text (bidi overrides, zero-width marks) are written as Go escapes
+// (\x1b, \u202e), so that what reaches the screen or the file is what
+// the value says, never an instruction to the terminal or a new line.
+func Escape(s string) string {
+	if !needsEscape(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x80 && unsafeRune(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeRune(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func needsEscape(s string) bool {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size <= 1 {
+				return true
+			}
+		}
+		if unsafeRune(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// unsafeRune reports whether r must not reach a terminal or a line of a
+// generated file as is.
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+// HasUnsafe reports whether s holds a character Escape would escape: what
+// validation refuses in paths and names that reach generated files.
+func HasUnsafe(s string) bool { return needsEscape(s) }
+
+// Cell makes s safe in a Markdown table cell: escaped (Escape), and its
+// pipes, which would start a new cell, backslash-escaped.
+func Cell(s string) string { return strings.ReplaceAll(Escape(s), "|", `\|`) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -331,13 +332,13 @@ func (d *ReleaseDiff) Markdown() []byte {
 				if ch.Kind == ChangeDigest {
 					o, n = releases.ShortDigest(digestOf(ch.Old)), releases.ShortDigest(digestOf(ch.New))
 				}
-				fmt.Fprintf(&b, "| %s | `%s` | %s | `%s` | `%s` |\n", f.Arch, ch.Key, ch.Kind, o, n)
+				fmt.Fprintf(&b, "| %s | `%s` | %s | `%s` | `%s` |\n", f.Arch, text.Cell(ch.Key), ch.Kind, text.Cell(o), text.Cell(n))
 			}
 			for _, im := range f.Added {
-				fmt.Fprintf(&b, "| %s | `%s` | added | | `%s` |\n", f.Arch, im.Key, releases.ShortRef(im.Ref))
+				fmt.Fprintf(&b, "| %s | `%s` | added | | `%s` |\n", f.Arch, text.Cell(im.Key), text.Cell(releases.ShortRef(im.Ref)))
 			}
 			for _, im := range f.Removed {
-				fmt.Fprintf(&b, "| %s | `%s` | removed | `%s` | |\n", f.Arch, im.Key, releases.ShortRef(im.Ref))
+				fmt.Fprintf(&b, "| %s | `%s` | removed | `%s` | |\n", f.Arch, text.Cell(im.Key), text.Cell(releases.ShortRef(im.Ref)))
 			}
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/microshift-compose/microshift-compose/internal/atomicfile"
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -65,6 +67,9 @@ func readDir(dir string) (dfs []*dirFile, rel *releases.Release, err error) {
 	if !st.IsDir() {
 		return nil, nil, fmt.Errorf("release dir %s is not a directory", dir)
 	}
+	if atomicfile.Pending(filepath.Join(dir, releases.UpdateJournal)) {
+		return nil, nil, &releases.InterruptedError{Dir: dir}
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading release dir %s: %w", dir, cause(err))
@@ -79,11 +84,11 @@ func readDir(dir string) (dfs []*dirFile, rel *releases.Release, err error) {
 		}
 		path := filepath.Join(dir, e.Name())
 		if !e.Type().IsRegular() {
-			return nil, nil, fmt.Errorf("%s: not a regular file", path)
+			return nil, nil, fmt.Errorf("%s: %w", path, inputfile.NotRegular(e.Type()))
 		}
-		data, err := os.ReadFile(path)
+		data, err := inputfile.Read("release file", path, releases.MaxFileSize)
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", path, cause(err))
+			return nil, nil, err
 		}
 		f, err := releases.ParseFile(path, e.Name(), data)
 		if err != nil {
@@ -167,4 +172,17 @@ func (s Selection) Filter(all []*releases.File, source string) ([]*releases.File
 		return nil, fmt.Errorf("release %s has no %s files for %s", source, strings.Join(s.Components, ", "), strings.Join(arches, ", "))
 	}
 	return out, nil
+}
+
+// FinishInterrupted completes an update of dir that was interrupted after
+// its commit point (the journal names every new file, complete and synced):
+// the files not yet renamed are, and the journal is removed. It returns how
+// many files it renamed; 0 and nil when no update was interrupted (the
+// hidden temporary files of an update killed before its commit point are
+// removed then).
+func FinishInterrupted(dir string) (int, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return 0, nil // readDir reports it
+	}
+	return atomicfile.Recover(filepath.Join(dir, releases.UpdateJournal))
 }

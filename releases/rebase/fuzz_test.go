@@ -104,3 +104,58 @@ func FuzzParseCSV(f *testing.F) {
 		checkImages(t, c.Images, c.Lookup)
 	})
 }
+
+// FuzzDiffMarkdown diffs two core release files that parse: the Markdown's
+// tables keep their columns and nothing but a newline is a control
+// character, whatever the keys and references hold.
+func FuzzDiffMarkdown(f *testing.F) {
+	a := `{"release": {"base": "5.0.0"}, "images": {"cli": "quay.io/a/cli:1", "pod": "quay.io/a/pod@sha256:` + strings.Repeat("a", 64) + `"}}`
+	b := `{"release": {"base": "5.0.1"}, "images": {"cli": "quay.io/b/cli:2", "a|b": "quay.io/a/x:1"}}`
+	f.Add([]byte(a), []byte(b))
+	f.Fuzz(func(t *testing.T, da, db []byte) {
+		load := func(data []byte) *releases.Release {
+			file, err := releases.ParseFile("f.json", "release-x86_64.json", data)
+			if err != nil {
+				return nil
+			}
+			r, err := releases.New("fuzz", []*releases.File{file})
+			if err != nil {
+				return nil
+			}
+			return r
+		}
+		ra, rb := load(da), load(db)
+		if ra == nil || rb == nil {
+			return
+		}
+		md := string(rebase.DiffReleases(ra, rb, "old", "new").Markdown())
+		if strings.ContainsFunc(strings.ReplaceAll(md, "\n", ""), func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			t.Fatalf("the Markdown holds a control character:\n%s", md)
+		}
+		header := 0
+		for _, l := range strings.Split(md, "\n") {
+			switch {
+			case !strings.HasPrefix(l, "|"):
+				header = 0
+			case header == 0:
+				header = cells(l)
+			case cells(l) != header:
+				t.Fatalf("table row %q has %d cells, its header %d:\n%s", l, cells(l), header, md)
+			}
+		}
+	})
+}
+
+// cells counts the cells of a Markdown table row: pipes not escaped.
+func cells(row string) int {
+	n := 0
+	for i := 0; i < len(row); i++ {
+		switch row[i] {
+		case '\\':
+			i++
+		case '|':
+			n++
+		}
+	}
+	return n
+}

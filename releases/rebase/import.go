@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/microshift-compose/microshift-compose/internal/atomicfile"
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -85,11 +86,11 @@ func Import(dir, dataDir, origin string, force bool) (*ImportResult, error) {
 			}
 		}
 	}
-	old, err := os.ReadFile(path)
+	old, err := inputfile.Read("release bundle", path, releases.MaxBundleSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("reading %s: %w", path, cause(err))
+		return nil, err
 	case bytes.Equal(old, data):
 		res.Unchanged = true
 		return res, nil

@@ -55,6 +55,9 @@ func toJSON(display string, data []byte) ([]byte, error) {
 		}
 		return data, nil
 	}
+	if err := inputfile.CheckYAML(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", display, err)
+	}
 	out, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")

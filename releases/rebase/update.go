@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -150,8 +151,11 @@ func splitLines(data []byte) []string {
 	return lines
 }
 
-// Write replaces the changed files atomically, all or none, keeping each
-// file's mode. A read-only file is an error before anything is written.
+// Write replaces the changed files atomically, all or none even when the
+// process is killed (atomicfile.Commit with a journal in the directory:
+// an interrupted update is finished by FinishInterrupted, and refused by
+// every reader until then), keeping each file's mode. A read-only file is
+// an error before anything is written.
 func (u *Update) Write() error {
 	var files []atomicfile.File
 	for _, f := range u.Changed() {
@@ -160,7 +164,7 @@ func (u *Update) Write() error {
 	if len(files) == 0 {
 		return nil
 	}
-	return atomicfile.WriteAll(files)
+	return atomicfile.Commit(filepath.Join(u.Dir, releases.UpdateJournal), files)
 }
 
 // source is a payload or a CSV, as the update reads it.

@@ -1,0 +1,66 @@
+package lockdiff_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/lockdiff"
+	"github.com/microshift-compose/microshift-compose/internal/text"
+)
+
+// cells counts the cells of a Markdown table row: pipes not escaped.
+func cells(row string) int {
+	n := 0
+	for i := 0; i < len(row); i++ {
+		switch row[i] {
+		case '\\':
+			i++
+		case '|':
+			n++
+		}
+	}
+	return n
+}
+
+// FuzzMarkdown diffs two locks that parse and checks the Markdown's
+// structure: every table row has its header's cells, and nothing but a
+// newline is a control character, whatever the locks hold.
+func FuzzMarkdown(f *testing.F) {
+	full, err := os.ReadFile(testdata("lockdiff", "full-footprint.lock.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	minimal, err := os.ReadFile(testdata("lockdiff", "minimal-footprint.lock.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(full, minimal)
+	f.Add(minimal, []byte(strings.Replace(string(minimal), `"profile": "minimal"`, `"profile": "a | b"`, 1)))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		pa, err := compose.ParseLock("a.json", a)
+		if err != nil {
+			return
+		}
+		pb, err := compose.ParseLock("b.json", b)
+		if err != nil {
+			return
+		}
+		md := string(lockdiff.Compare(&lockdiff.Lock{Path: "a.json", Plan: pa}, &lockdiff.Lock{Path: "b.json", Plan: pb}).Markdown())
+		if text.HasUnsafe(strings.ReplaceAll(md, "\n", "")) {
+			t.Fatalf("the Markdown holds a control character:\n%s", md)
+		}
+		header := 0
+		for _, l := range strings.Split(md, "\n") {
+			switch {
+			case !strings.HasPrefix(l, "|"):
+				header = 0
+			case header == 0:
+				header = cells(l)
+			case cells(l) != header:
+				t.Fatalf("table row %q has %d cells, its header %d:\n%s", l, cells(l), header, md)
+			}
+		}
+	})
+}
