@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"log"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
@@ -80,7 +80,10 @@ func TestMirrorHostileRegistry(t *testing.T) {
 			lock.Images = append(lock.Images, plan.Image{Ref: r, Pinned: true, Uses: []plan.ImageUse{{Component: "test"}}})
 		}
 		path := filepath.Join(work, name)
-		data, _ := json.MarshalIndent(lock, "", "  ")
+		data, err := compose.EncodeLock(&lock)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}

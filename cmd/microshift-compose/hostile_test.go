@@ -74,6 +74,18 @@ func userFileCases() []hostileCase {
 		{"release update --csv", func(h *hostileEnv, p string) []string {
 			return []string{"release", "update", h.releaseDir("rel"), "--csv", p, "--dry-run"}
 		}, "CSV", 32 << 20, dirWant},
+		{"--pull-secret", func(h *hostileEnv, p string) []string { return build(h, "--pull-secret", p) }, "pull secret", 1 << 20, dirWant},
+		{"--mirror-ca", func(h *hostileEnv, p string) []string {
+			return build(h, "--mirror-registry", "mirror.example.com/edge", "--mirror-ca", p)
+		}, "CA certificate", 1 << 20, dirWant},
+		// Read by containers/image, which has no size limit of its own;
+		// they are checked to be regular files before it opens them.
+		{"mirror --authfile", func(h *hostileEnv, p string) []string {
+			return []string{"mirror", "--lock", filepath.Join(h.out, "compose.lock.json"), "--to", "oci:" + filepath.Join(h.dir, "layout"), "--authfile", p}
+		}, "--authfile", 0, "is a directory, not an auth file"},
+		{"mirror --registries-conf", func(h *hostileEnv, p string) []string {
+			return []string{"mirror", "--lock", filepath.Join(h.out, "compose.lock.json"), "--to", "oci:" + filepath.Join(h.dir, "layout"), "--registries-conf", p}
+		}, "--registries-conf", 0, dirWant},
 	}
 	var cases []hostileCase
 	for _, in := range inputs {
@@ -103,6 +115,11 @@ func userFileCases() []hostileCase {
 					p := h.symlink(h.path("real.fifo"), "input.link")
 					return in.args(h, p), p
 				}, want: "is not a regular file (a named pipe)"},
+		)
+		if in.max == 0 {
+			continue
+		}
+		cases = append(cases,
 			hostileCase{class: "gate/size", name: in.name + " is larger than its limit",
 				setup: func(h *hostileEnv) ([]string, string) {
 					p := h.sparse("input.big", in.max+1)

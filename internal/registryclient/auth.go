@@ -8,6 +8,8 @@ import (
 	"github.com/containers/image/v5/pkg/docker/config"
 	"github.com/containers/image/v5/types"
 	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 )
 
 // AuthFileEnv is the variable podman, skopeo and buildah read the auth
@@ -70,6 +72,10 @@ func ResolveAuthFile(flag string) (string, error) {
 	}
 	if st.IsDir() {
 		return "", fmt.Errorf("%s %s: is a directory, not an auth file", from, path)
+	}
+	// containers/image would block opening a named pipe, for ever.
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s %s: is %w", from, path, inputfile.NotRegular(st.Mode()))
 	}
 	return path, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/containers/image/v5/types"
 	"github.com/containers/storage/pkg/homedir"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 )
 
 // ErrBlocked is wrapped when registries.conf blocks the registry of an image.
@@ -155,7 +156,7 @@ func (o Options) checkRegistriesConf() error {
 			return fmt.Errorf("--registries-conf %s: %w", o.RegistriesConf, unwrapPath(err))
 		}
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("--registries-conf %s: not a regular file", o.RegistriesConf)
+			return fmt.Errorf("--registries-conf %s: is %w", o.RegistriesConf, inputfile.NotRegular(st.Mode()))
 		}
 	}
 	if _, err := sysregistriesv2.GetRegistries(o.SystemContext()); err != nil {
