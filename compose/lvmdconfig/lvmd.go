@@ -110,6 +110,9 @@ func parse(data []byte) (*Config, error) {
 		if err := inputfile.CheckYAML(data); err != nil {
 			return nil, err
 		}
+		if err := inputfile.CheckYAMLKeys(data); err != nil {
+			return nil, fmt.Errorf("invalid YAML: %w", err)
+		}
 		js, err := yaml.YAMLToJSONStrict(data)
 		if err != nil {
 			return nil, fmt.Errorf("invalid YAML: %s", text.OneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))

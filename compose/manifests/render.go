@@ -408,7 +408,8 @@ func encode(r *resource.Resource, file string) (Resource, error) {
 	}
 	data, err := r.AsYAML()
 	if err != nil {
-		return out, fmt.Errorf("encoding %s: %w", out.ID(), err)
+		// kyaml's errors span lines ("unmarshal errors:\n  line 2: ...").
+		return out, fmt.Errorf("encoding %s: %s", out.ID(), text.OneLine(err.Error()))
 	}
 	out.Data = data
 	if out.Kind != "CustomResourceDefinition" {

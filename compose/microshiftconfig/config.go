@@ -108,6 +108,9 @@ func Parse(display string, data []byte) (*Config, error) {
 		if err := inputfile.CheckYAML(data); err != nil {
 			return nil, fmt.Errorf("%s: %w", display, err)
 		}
+		if err := inputfile.CheckYAMLKeys(data); err != nil {
+			return nil, fmt.Errorf("%s: invalid YAML: %w", display, err)
+		}
 		js, err := yaml.YAMLToJSONStrict(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: invalid YAML: %s", display, text.OneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))

@@ -257,3 +257,26 @@ func FuzzCheckYAML(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckYAMLKeys(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{"a: 1\nb: 2\n", ""},
+		{"0: 0\n.0: \n", `duplicate key "0" (written as 0 and 0e+00)`},
+		{"\"1\": a\n1: b\n", `duplicate key "1" (written as "1" and 1)`},
+		{"true: a\n\"true\": b\n", `duplicate key "true" (written as true and "true")`},
+		{"true: a\non: b\n", ""}, // both YAML 1.1 true: the conversion's own error
+		{"network:\n  x: 1\n  z: [ {10: a, 1e1: b} ]\n", `network: z: [0]: duplicate key "10" (written as 10 and 1e+01)`},
+		{"a: 1\na: 2\n", ""},     // the conversion's own error, with its line
+		{"a: [\n", ""},          // does not parse: the conversion says so
+		{"- 1\n- {0: a}\n", ""}, // not a mapping at the top
+	} {
+		err := CheckYAMLKeys([]byte(tc.data))
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("CheckYAMLKeys(%q) = %q, want %q", tc.data, got, tc.want)
+		}
+	}
+}

@@ -58,6 +58,9 @@ func toJSON(display string, data []byte) ([]byte, error) {
 	if err := inputfile.CheckYAML(data); err != nil {
 		return nil, fmt.Errorf("%s: %w", display, err)
 	}
+	if err := inputfile.CheckYAMLKeys(data); err != nil {
+		return nil, fmt.Errorf("%s: invalid YAML: %w", display, err)
+	}
 	out, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
