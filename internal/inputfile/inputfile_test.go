@@ -266,7 +266,7 @@ func TestCheckYAMLKeys(t *testing.T) {
 		{"true: a\n\"true\": b\n", `duplicate key "true" (written as true and "true")`},
 		{"true: a\non: b\n", ""}, // both YAML 1.1 true: the conversion's own error
 		{"network:\n  x: 1\n  z: [ {10: a, 1e1: b} ]\n", `network: z: [0]: duplicate key "10" (written as 10 and 1e+01)`},
-		{"a: 1\na: 2\n", ""},     // the conversion's own error, with its line
+		{"a: 1\na: 2\n", ""},    // the conversion's own error, with its line
 		{"a: [\n", ""},          // does not parse: the conversion says so
 		{"- 1\n- {0: a}\n", ""}, // not a mapping at the top
 	} {
