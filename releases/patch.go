@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 )
 
 // Patch returns data, a release file as read from disk, with its
@@ -39,6 +40,12 @@ func Patch(display string, data []byte, updated *File) ([]byte, error) {
 	}
 	if len(edits) == 0 {
 		return data, nil
+	}
+	for _, e := range edits {
+		// JSON cannot carry it: the file would read back as U+FFFD.
+		if !utf8.ValidString(e.value) {
+			return nil, fmt.Errorf("%s: refusing to write %q, which is not valid UTF-8", display, e.value)
+		}
 	}
 	slices.SortFunc(edits, func(a, b edit) int { return int(a.at.start - b.at.start) })
 	var b bytes.Buffer
