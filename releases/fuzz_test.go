@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -115,6 +116,12 @@ func FuzzPatch(f *testing.F) {
 		updated.Images = append([]releases.Image(nil), file.Images...)
 		updated.Images[0].Ref = ref
 		out, err := releases.Patch(display, data, &updated)
+		if changed := base != file.Base || ref != file.Images[0].Ref; changed && (!utf8.ValidString(base) || !utf8.ValidString(ref)) {
+			if err == nil {
+				t.Fatalf("Patch wrote a value that is not valid UTF-8:\n%s", out)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatalf("Patch = %v", err)
 		}
