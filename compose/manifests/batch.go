@@ -147,6 +147,12 @@ func splitDocs(data []byte) ([]string, []*kyaml.RNode, error) {
 func inputDuplicate(nodes []*kyaml.RNode) (resid.ResId, bool) {
 	seen := make(map[string]bool, len(nodes))
 	check := func(n *kyaml.RNode) (resid.ResId, bool) {
+		// kyaml's getters index a node's content as a mapping's and panic
+		// on anything else; kustomize refuses such a document itself
+		// ("missing Resource metadata") when its batch renders.
+		if n.YNode().Kind != kyaml.MappingNode {
+			return resid.ResId{}, false
+		}
 		id := resid.NewResIdWithNamespace(resid.GvkFromNode(n), n.GetName(), n.GetNamespace())
 		key := id.Gvk.String() + "|" + id.EffectiveNamespace() + "|" + id.Name
 		if seen[key] {
@@ -156,6 +162,9 @@ func inputDuplicate(nodes []*kyaml.RNode) (resid.ResId, bool) {
 		return id, false
 	}
 	for _, n := range nodes {
+		if n.YNode().Kind != kyaml.MappingNode {
+			continue
+		}
 		if items, err := n.Pipe(kyaml.Lookup("items")); err == nil && items != nil && strings.HasSuffix(n.GetKind(), "List") {
 			elems, _ := items.Elements()
 			for _, item := range elems {
