@@ -409,7 +409,7 @@ func (r *resolver) checkInstallsMicroShift() error {
 	if len(r.order) == 0 {
 		return fmt.Errorf("%s selects no components%s", what, needed)
 	}
-	return fmt.Errorf("%s does not install MicroShift: none of %s has the %s RPM%s", what, strings.Join(r.order, ", "), MicroShiftPackage, needed)
+	return fmt.Errorf("%s does not install MicroShift: none of %s has the %s RPM%s", what, summarize(r.order, 10), MicroShiftPackage, needed)
 }
 
 func (r *resolver) newPlan() *plan.Plan {

@@ -28,7 +28,7 @@ func scaleCatalog(tb testing.TB, n int, wide bool) (*components.Catalog, *releas
 	core.WriteString(`{"release": {"base": "5.0.0"}, "images": {"pod": "quay.io/x/pod@sha256:` + strings.Repeat("a", 64) + `"`)
 	bench.WriteString(`{"release": {"base": "5.0.0"}, "images": {`)
 	add := func(c *components.Component) { cat.Components[c.Name] = c }
-	add(&components.Component{Name: "core", Description: "core", Order: 0, Images: components.Images{Keys: []string{"pod"}}})
+	add(&components.Component{Name: "core", Description: "core", Order: 0, Packages: []string{compose.MicroShiftPackage}, Images: components.Images{Keys: []string{"pod"}}})
 	for _, p := range []string{"tpu-a", "tpu-b"} {
 		add(&components.Component{Name: p, Description: p, Order: 1 + len(cat.Components), Provides: []string{"tpu"}, Requires: []string{"core"}})
 	}
