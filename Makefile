@@ -12,7 +12,7 @@ export CGO_ENABLED ?= 0
 
 ARGS ?= build --profile full --arch x86_64 --output out/
 
-.PHONY: all build run test test-deps lint install docs bench fuzz clean tags goreleaser-check
+.PHONY: all build run test test-deps bench-smoke lint install docs bench fuzz clean tags goreleaser-check
 
 all: lint build test
 
@@ -32,6 +32,11 @@ test: test-deps
 	@mkdir -p bin && rm -f $(CONFORMANCE)
 	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache $(GO) test -count=1 ./...
 	@if [ -f $(CONFORMANCE) ]; then cat $(CONFORMANCE); else echo "conformance: skipped (needs the upstream reference files in ../shared)"; fi
+
+# Runs every Go benchmark once, so that `make bench` cannot rot unseen
+# (CI runs it; nothing is timed).
+bench-smoke: test-deps
+	MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./...
 
 # Installs the real tools tests use (Debian packages); CI runs on fresh machines.
 test-deps:
