@@ -215,10 +215,7 @@ func mustReadFile(t *testing.T, path string) []byte {
 
 func runSkopeo(t *testing.T, args ...string) {
 	t.Helper()
-	bin, err := exec.LookPath("skopeo")
-	if err != nil {
-		t.Fatalf("skopeo is not installed (Debian package skopeo; `make test` installs it): %v", err)
-	}
+	bin := testutil.NeedTool(t, "skopeo", "skopeo")
 	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 		t.Errorf("skopeo %s: %v: %s", strings.Join(args, " "), err, out)
 	}

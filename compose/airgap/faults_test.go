@@ -48,8 +48,8 @@ func newFaultImages(t *testing.T, host string) faultImage {
 }
 
 func TestMirrorFaults(t *testing.T) {
-	reg := newFaultyRegistry(t)
-	im := newFaultImages(t, reg.host)
+	reg := testutil.NewFaultyRegistry(t)
+	im := newFaultImages(t, reg.Host)
 	target := blobPath("app/target", im.layer.Desc.Digest)
 	refs := append([]string{im.ref}, im.others...)
 
@@ -108,7 +108,7 @@ func TestMirrorFaults(t *testing.T) {
 				}
 				return false
 			},
-			wantErr: "refusing blob from " + reg.host + "/app/target: blob " + im.layer.Desc.Digest.String() +
+			wantErr: "refusing blob from " + reg.Host + "/app/target: blob " + im.layer.Desc.Digest.String() +
 				": content does not match its digest: got sha256:",
 			wantGets: 1,
 		},
@@ -121,7 +121,7 @@ func TestMirrorFaults(t *testing.T) {
 				}
 				return false
 			},
-			wantErr: "blob " + im.layer.Desc.Digest.String() + ": not found in " + reg.host +
+			wantErr: "blob " + im.layer.Desc.Digest.String() + ": not found in " + reg.Host +
 				"/app/target (404 Not Found): the registry lacks a blob the image's manifest references",
 			wantGets: 1,
 		},
@@ -134,13 +134,13 @@ func TestMirrorFaults(t *testing.T) {
 				}
 				return false
 			},
-			wantErr:  reg.host + "/app/target@" + im.layer.Desc.Digest.String() + ": GET http://" + reg.host + target + ": unexpected status code 500 Internal Server Error",
+			wantErr:  reg.Host + "/app/target@" + im.layer.Desc.Digest.String() + ": GET http://" + reg.Host + target + ": unexpected status code 500 Internal Server Error",
 			wantGets: 3,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			reg.setFault(tc.fault)
+			reg.SetFault(tc.fault)
 			sum, err := airgap.Mirror(ctx, refs, airgap.OCI(dir), fastOpts())
 			switch {
 			case tc.wantErr == "" && err != nil:
@@ -148,7 +148,7 @@ func TestMirrorFaults(t *testing.T) {
 			case tc.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), im.ref+": "+tc.wantErr)):
 				t.Fatalf("Mirror() = %v\nwant %q", err, im.ref+": "+tc.wantErr+"...")
 			}
-			if got := reg.count(target); got != tc.wantGets {
+			if got := reg.Requests("GET", target); got != tc.wantGets {
 				t.Errorf("GET %s: %d requests, want %d", target, got, tc.wantGets)
 			}
 			files := blobFiles(t, dir)
@@ -176,8 +176,8 @@ func TestMirrorFaults(t *testing.T) {
 // TestMirrorAuthErrors checks the one-line errors for 401, 403 and 404 on
 // a manifest: they name the image and what to do.
 func TestMirrorAuthErrors(t *testing.T) {
-	reg := newFaultyRegistry(t)
-	im := newFaultImages(t, reg.host)
+	reg := testutil.NewFaultyRegistry(t)
+	im := newFaultImages(t, reg.Host)
 	for _, tc := range []struct {
 		name     string
 		status   int
@@ -185,12 +185,12 @@ func TestMirrorAuthErrors(t *testing.T) {
 		want     string
 		sentinel error
 	}{
-		{"401", http.StatusUnauthorized, im.ref, im.ref + ": authentication required (401 Unauthorized): log in with 'podman login " + reg.host + "' or pass --authfile (auth files are read where podman reads them: $REGISTRY_AUTH_FILE, ${XDG_RUNTIME_DIR}/containers/auth.json, ~/.config/containers/auth.json, ~/.docker/config.json)", registryclient.ErrUnauthorized},
-		{"403", http.StatusForbidden, im.ref, im.ref + ": access denied (403 Forbidden): the credentials for " + reg.host + " may not read this repository", registryclient.ErrDenied},
-		{"404", 0, reg.host + "/app/target@sha256:" + strings.Repeat("0", 64), reg.host + "/app/target@sha256:" + strings.Repeat("0", 64) + ": not found in the registry (404 Not Found): check the reference in the release file", registryclient.ErrNotFound},
+		{"401", http.StatusUnauthorized, im.ref, im.ref + ": authentication required (401 Unauthorized): log in with 'podman login " + reg.Host + "' or pass --authfile (auth files are read where podman reads them: $REGISTRY_AUTH_FILE, ${XDG_RUNTIME_DIR}/containers/auth.json, ~/.config/containers/auth.json, ~/.docker/config.json)", registryclient.ErrUnauthorized},
+		{"403", http.StatusForbidden, im.ref, im.ref + ": access denied (403 Forbidden): the credentials for " + reg.Host + " may not read this repository", registryclient.ErrDenied},
+		{"404", 0, reg.Host + "/app/target@sha256:" + strings.Repeat("0", 64), reg.Host + "/app/target@sha256:" + strings.Repeat("0", 64) + ": not found in the registry (404 Not Found): check the reference in the release file", registryclient.ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reg.setFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
+			reg.SetFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
 				if tc.status != 0 && strings.Contains(r.URL.Path, "/manifests/") {
 					w.WriteHeader(tc.status)
 					return true
@@ -210,14 +210,14 @@ func TestMirrorAuthErrors(t *testing.T) {
 // truncated blob under its final name), and checks the rerun fetches only
 // what is missing or damaged.
 func TestMirrorResume(t *testing.T) {
-	reg := newFaultyRegistry(t)
-	im := newFaultImages(t, reg.host)
+	reg := testutil.NewFaultyRegistry(t)
+	im := newFaultImages(t, reg.Host)
 	refs := append([]string{im.ref}, im.others...)
 	dir := t.TempDir()
 
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	reg.setFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
+	reg.SetFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if strings.HasSuffix(r.URL.Path, im.layer.Desc.Digest.String()) && r.Method == http.MethodGet {
 			cancel() // the run is stopped while this blob downloads
 			<-r.Context().Done()
@@ -245,12 +245,12 @@ func TestMirrorResume(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	reg.setFault(nil)
+	reg.SetFault(nil)
 	sum, err := airgap.Mirror(ctx, refs, airgap.OCI(dir), fastOpts())
 	if err != nil {
 		t.Fatalf("resumed Mirror() = %v", err)
 	}
-	gets := reg.blobGets()
+	gets := reg.BlobGets()
 	if gets[other.Desc.Digest.Hex] != 0 {
 		t.Errorf("the intact blob was fetched again (%d GETs)", gets[other.Desc.Digest.Hex])
 	}
@@ -275,8 +275,8 @@ func TestMirrorResume(t *testing.T) {
 
 // TestMirrorNoPlatform mirrors an arm64-only index for x86_64.
 func TestMirrorNoPlatform(t *testing.T) {
-	reg := newFaultyRegistry(t)
-	p := &testutil.Pusher{Host: reg.host}
+	reg := testutil.NewFaultyRegistry(t)
+	p := &testutil.Pusher{Host: reg.Host}
 	ref, _, err := p.PushIndex("app/armonly", []string{"arm64"}, map[string][]testutil.Layer{"arm64": {testutil.NewLayer(7, 1000)}})
 	if err != nil {
 		t.Fatal(err)

@@ -14,8 +14,8 @@ import (
 // components: core's two images share a base with storage's image; the
 // networking image is used by two components.
 func TestFootprint(t *testing.T) {
-	reg := newFaultyRegistry(t)
-	p := &testutil.Pusher{Host: reg.host}
+	reg := testutil.NewFaultyRegistry(t)
+	p := &testutil.Pusher{Host: reg.Host}
 	base := testutil.NewLayer(1, 10000)
 	l := func(seed uint64, size int64) testutil.Layer { return testutil.NewLayer(seed, size) }
 	push := func(path string, layers ...testutil.Layer) (string, int64) {

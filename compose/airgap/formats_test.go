@@ -250,13 +250,13 @@ func TestMirrorFromSparseLayout(t *testing.T) {
 // TestArchiveResume fails one blob: no archive is written, the staging
 // layout keeps what completed, and the rerun fetches only the rest.
 func TestArchiveResume(t *testing.T) {
-	reg := newFaultyRegistry(t)
-	im := newFaultImages(t, reg.host)
+	reg := testutil.NewFaultyRegistry(t)
+	im := newFaultImages(t, reg.Host)
 	refs := append([]string{im.ref}, im.others...)
 	file := filepath.Join(t.TempDir(), "bundle.tar")
 	to, _ := airgap.ParseDestination("oci-archive:" + file)
 	target := blobPath("app/target", im.layer.Desc.Digest)
-	reg.setFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
+	reg.SetFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if r.URL.Path == target {
 			w.WriteHeader(http.StatusNotFound)
 			return true
@@ -270,12 +270,12 @@ func TestArchiveResume(t *testing.T) {
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Fatalf("a failed mirror wrote the archive: %v", err)
 	}
-	reg.setFault(nil)
+	reg.SetFault(nil)
 	sum, err := airgap.Mirror(ctx, refs, to, fastOpts())
 	if err != nil {
 		t.Fatalf("resumed Mirror() = %v", err)
 	}
-	if gets := reg.blobGets(); len(gets) != 1 || gets[im.layer.Desc.Digest.Hex] != 1 {
+	if gets := reg.BlobGets(); len(gets) != 1 || gets[im.layer.Desc.Digest.Hex] != 1 {
 		t.Errorf("resumed Mirror() fetched %v, want only the failed blob", gets)
 	}
 	if sum.Images != 3 {
@@ -289,14 +289,14 @@ func TestArchiveResume(t *testing.T) {
 // TestMirrorThroughRegistriesConf reads images whose registry is down from
 // the mirror registries.conf lists for it, as podman would.
 func TestMirrorThroughRegistriesConf(t *testing.T) {
-	mirror := newFaultyRegistry(t)
+	mirror := testutil.NewFaultyRegistry(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	down := l.Addr().String()
 	l.Close() // nothing listens there now
-	p := &testutil.Pusher{Host: mirror.host}
+	p := &testutil.Pusher{Host: mirror.Host}
 	ref, err := p.PushImage("cache/org/app", "amd64", []testutil.Layer{testutil.NewLayer(301, 10<<10)})
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +306,7 @@ func TestMirrorThroughRegistriesConf(t *testing.T) {
 	os.WriteFile(conf, []byte(`[[registry]]
 location = "`+down+`"
 [[registry.mirror]]
-location = "`+mirror.host+`/cache"
+location = "`+mirror.Host+`/cache"
 insecure = true
 `), 0o644)
 	o := fastOpts()
@@ -314,12 +314,12 @@ insecure = true
 	if o.Registry, err = o.Registry.Prepare(); err != nil {
 		t.Fatal(err)
 	}
-	mirror.setFault(nil)
+	mirror.SetFault(nil)
 	sum, err := airgap.Mirror(ctx, []string{planRef}, airgap.OCI(t.TempDir()), o)
 	if err != nil || sum.Images != 1 {
 		t.Fatalf("Mirror() through the registries.conf mirror = %+v, %v", sum, err)
 	}
-	if n := mirror.count("/v2/cache/org/app/manifests/" + ref[strings.Index(ref, "@")+1:]); n != 1 {
+	if n := mirror.Requests("GET", "/v2/cache/org/app/manifests/"+ref[strings.Index(ref, "@")+1:]); n != 1 {
 		t.Errorf("the mirror served the manifest %d times, want 1", n)
 	}
 }

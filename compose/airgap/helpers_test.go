@@ -4,16 +4,12 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/microshift-compose/microshift-compose/compose/airgap"
@@ -118,66 +114,6 @@ func blobFiles(t *testing.T, dir string) map[string]int64 {
 			t.Fatal(err)
 		}
 		out[e.Name()] = info.Size()
-	}
-	return out
-}
-
-// faultyRegistry is go-containerregistry's in-process registry behind a
-// handler that counts requests per path and lets a test inject faults.
-type faultyRegistry struct {
-	host string
-	srv  *httptest.Server
-
-	mu     sync.Mutex
-	counts map[string]int
-	// fault, when set, may answer a request itself (returning true).
-	fault func(w http.ResponseWriter, r *http.Request, n int) bool
-}
-
-func newFaultyRegistry(t *testing.T) *faultyRegistry {
-	t.Helper()
-	f := &faultyRegistry{counts: map[string]int{}}
-	inner := registry.New(registry.Logger(discardLogger()))
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		key := r.Method + " " + r.URL.Path
-		f.counts[key]++
-		n := f.counts[key]
-		fault := f.fault
-		f.mu.Unlock()
-		if fault != nil && fault(w, r, n) {
-			return
-		}
-		inner.ServeHTTP(w, r)
-	}))
-	t.Cleanup(f.srv.Close)
-	f.host = strings.TrimPrefix(f.srv.URL, "http://")
-	return f
-}
-
-func (f *faultyRegistry) setFault(fn func(w http.ResponseWriter, r *http.Request, n int) bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.fault = fn
-	f.counts = map[string]int{}
-}
-
-// count is how many GET requests path saw since the last setFault.
-func (f *faultyRegistry) count(path string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.counts["GET "+path]
-}
-
-// blobGets lists the blob digests fetched with GET since the last setFault.
-func (f *faultyRegistry) blobGets() map[string]int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := map[string]int{}
-	for k, n := range f.counts {
-		if strings.HasPrefix(k, "GET ") && strings.Contains(k, "/blobs/sha256:") {
-			out[k[strings.LastIndex(k, ":")+1:]] += n
-		}
 	}
 	return out
 }

@@ -230,10 +230,7 @@ func mustRead(t *testing.T, path string) []byte {
 // test installs it) or fails.
 func skopeo(t *testing.T, args ...string) []byte {
 	t.Helper()
-	bin, err := exec.LookPath("skopeo")
-	if err != nil {
-		t.Fatalf("skopeo is not installed (Debian package skopeo; `make test` installs it): %v", err)
-	}
+	bin := testutil.NeedTool(t, "skopeo", "skopeo")
 	cmd := exec.Command(bin, append([]string{"--insecure-policy"}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -7,22 +7,9 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lockdiff"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
-
-// cells counts the cells of a Markdown table row: pipes not escaped.
-func cells(row string) int {
-	n := 0
-	for i := 0; i < len(row); i++ {
-		switch row[i] {
-		case '\\':
-			i++
-		case '|':
-			n++
-		}
-	}
-	return n
-}
 
 // FuzzMarkdown diffs two locks that parse and checks the Markdown's
 // structure: every table row has its header's cells, and nothing but a
@@ -57,9 +44,9 @@ func FuzzMarkdown(f *testing.F) {
 			case !strings.HasPrefix(l, "|"):
 				header = 0
 			case header == 0:
-				header = cells(l)
-			case cells(l) != header:
-				t.Fatalf("table row %q has %d cells, its header %d:\n%s", l, cells(l), header, md)
+				header = testutil.MarkdownCells(l)
+			case testutil.MarkdownCells(l) != header:
+				t.Fatalf("table row %q has %d cells, its header %d:\n%s", l, testutil.MarkdownCells(l), header, md)
 			}
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/microshift-compose/microshift-compose/compose/plugin"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
 // readPid waits (bounded) for a plugin to record a pid in dir/name.
@@ -50,9 +51,7 @@ func TestRunKillsEveryDescendant(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the reaper needs Linux's child subreaper")
 	}
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Fatalf("setsid (util-linux) is needed: %v", err)
-	}
+	testutil.NeedTool(t, "setsid", "util-linux")
 	dir := pluginDir(t, "setsid-daemon")
 	log, logged := quiet()
 	start := time.Now()

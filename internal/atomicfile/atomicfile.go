@@ -42,32 +42,10 @@ type pending struct {
 // WriteAll replaces every file, all or none: temporary files are written
 // first, and renamed over their targets only when all are written. Targets
 // that are symlinks are followed, so that the link stays.
-func WriteAll(files []File) (err error) {
-	var done []pending
-	defer func() {
-		if err != nil {
-			for _, p := range done {
-				os.Remove(p.tmp)
-			}
-		}
-	}()
-	for _, f := range files {
-		target, err := resolve(f.Path)
-		if err != nil {
-			return err
-		}
-		mode, uid, gid, exists, err := current(f.Path, target)
-		if err != nil {
-			return err
-		}
-		if !exists {
-			mode = f.Mode
-		}
-		tmp, err := writeTemp(f.Path, target, f.Data, mode, uid, gid, exists)
-		if err != nil {
-			return err
-		}
-		done = append(done, pending{target, tmp})
+func WriteAll(files []File) error {
+	done, err := stage(files, nil)
+	if err != nil {
+		return err
 	}
 	for i, p := range done {
 		if err := os.Rename(p.tmp, p.target); err != nil {
@@ -81,6 +59,44 @@ func WriteAll(files []File) (err error) {
 		}
 	}
 	return nil
+}
+
+// stage writes each file's new content to a temporary file beside its
+// target (symlinks followed), keeping an existing target's mode and owner;
+// check, when set, may refuse a target first. On error nothing staged is
+// left.
+func stage(files []File, check func(f File, target string) error) (done []pending, err error) {
+	defer func() {
+		if err != nil {
+			for _, p := range done {
+				os.Remove(p.tmp)
+			}
+		}
+	}()
+	for _, f := range files {
+		target, err := resolve(f.Path)
+		if err != nil {
+			return done, err
+		}
+		if check != nil {
+			if err := check(f, target); err != nil {
+				return done, err
+			}
+		}
+		mode, uid, gid, exists, err := current(f.Path, target)
+		if err != nil {
+			return done, err
+		}
+		if !exists {
+			mode = f.Mode
+		}
+		tmp, err := writeTemp(f.Path, target, f.Data, mode, uid, gid, exists)
+		if err != nil {
+			return done, err
+		}
+		done = append(done, pending{target, tmp})
+	}
+	return done, nil
 }
 
 // resolve follows a symlinked target to the file it names.

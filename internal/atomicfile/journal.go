@@ -54,7 +54,16 @@ func Commit(journal string, files []File) (err error) {
 	if _, err := os.Lstat(journal); err == nil {
 		return fmt.Errorf("%s: %w (the journal is still there); finish it first", journal, ErrInterrupted)
 	}
-	var done []pending
+	jdir := filepath.Dir(journal)
+	done, err := stage(files, func(f File, target string) error {
+		if !sameDir(jdir, target) {
+			return fmt.Errorf("%s: a journaled commit writes only files beside its journal (%s)", f.Path, jdir)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	defer func() {
 		if err != nil {
 			for _, p := range done {
@@ -63,30 +72,10 @@ func Commit(journal string, files []File) (err error) {
 		}
 	}()
 	doc := journalDoc{Version: 1}
-	jdir := filepath.Dir(journal)
-	for _, f := range files {
-		target, err := resolve(f.Path)
-		if err != nil {
-			return err
-		}
-		if !sameDir(jdir, target) {
-			return fmt.Errorf("%s: a journaled commit writes only files beside its journal (%s)", f.Path, jdir)
-		}
-		mode, uid, gid, exists, err := current(f.Path, target)
-		if err != nil {
-			return err
-		}
-		if !exists {
-			mode = f.Mode
-		}
-		tmp, err := writeTemp(f.Path, target, f.Data, mode, uid, gid, exists)
-		if err != nil {
-			return err
-		}
-		done = append(done, pending{target, tmp})
-		sum := sha256.Sum256(f.Data)
+	for i, p := range done {
+		sum := sha256.Sum256(files[i].Data)
 		doc.Files = append(doc.Files, journalEntry{
-			Target: relTo(journal, target), Temp: relTo(journal, tmp), SHA256: hex.EncodeToString(sum[:]),
+			Target: relTo(journal, p.target), Temp: relTo(journal, p.tmp), SHA256: hex.EncodeToString(sum[:]),
 		})
 	}
 	data, err := json.MarshalIndent(doc, "", "  ")

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
 // The timeout tests use a short --timeout and check that each failure is
@@ -59,60 +59,6 @@ func mustNotHang(t *testing.T, ctx context.Context) {
 	}
 }
 
-// stallingRegistry is an in-process registry behind a handler that can stall
-// requests, counting them.
-type stallingRegistry struct {
-	*httptest.Server
-	host  string
-	mu    sync.Mutex
-	count map[string]int
-	// stall, when set, may take over a request (returning true).
-	stall func(w http.ResponseWriter, r *http.Request, n int) bool
-	done  chan struct{}
-}
-
-func newStallingRegistry(t *testing.T) *stallingRegistry {
-	s := &stallingRegistry{count: map[string]int{}, done: make(chan struct{})}
-	inner := registry.New(registry.Logger(nopLogger()))
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		key := r.Method + " " + r.URL.Path
-		s.count[key]++
-		n := s.count[key]
-		stall := s.stall
-		s.mu.Unlock()
-		if stall != nil && stall(w, r, n) {
-			return
-		}
-		inner.ServeHTTP(w, r)
-	}))
-	t.Cleanup(s.Close)
-	t.Cleanup(func() { close(s.done) }) // first: unblock hanging handlers
-	s.host = strings.TrimPrefix(s.URL, "http://")
-	return s
-}
-
-// hang blocks until the client goes away or the test ends: a registry
-// that accepted the request and never answers (nor reads an upload).
-func (s *stallingRegistry) hang(r *http.Request) {
-	select {
-	case <-r.Context().Done():
-	case <-s.done:
-	}
-}
-
-func (s *stallingRegistry) set(fn func(w http.ResponseWriter, r *http.Request, n int) bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stall, s.count = fn, map[string]int{}
-}
-
-func (s *stallingRegistry) n(method, path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.count[method+" "+path]
-}
-
 // pushRandom pushes a random image and returns its digest reference.
 func pushRandom(t *testing.T, host, repo string, opts ...remote.Option) name.Digest {
 	t.Helper()
@@ -133,11 +79,11 @@ func pushRandom(t *testing.T, host, repo string, opts ...remote.Option) name.Dig
 
 func TestNoAnswerIsRetriedThenFails(t *testing.T) {
 	ctx := deadline(t)
-	s := newStallingRegistry(t)
-	ref := pushRandom(t, s.host, "app/x")
-	s.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+	s := testutil.NewFaultyRegistry(t)
+	ref := pushRandom(t, s.Host, "app/x")
+	s.SetFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if strings.Contains(r.URL.Path, "/manifests/") {
-			s.hang(r)
+			s.Hang(r)
 			return true
 		}
 		return false
@@ -149,7 +95,7 @@ func TestNoAnswerIsRetriedThenFails(t *testing.T) {
 	if !errors.As(err, &rerr) || rerr.Attempts != 3 || !strings.Contains(err.Error(), "timeout awaiting response headers") {
 		t.Fatalf("Get from a registry that never answers = %v; want a timeout after 3 attempts", err)
 	}
-	if got := s.n(http.MethodGet, "/v2/app/x/manifests/"+ref.DigestStr()); got != 3 {
+	if got := s.Requests(http.MethodGet, "/v2/app/x/manifests/"+ref.DigestStr()); got != 3 {
 		t.Errorf("the registry saw %d requests, want 3 (--retries)", got)
 	}
 	if registryclient.Temporary(err) {
@@ -159,10 +105,10 @@ func TestNoAnswerIsRetriedThenFails(t *testing.T) {
 
 func TestStalledManifestBodyIsRetried(t *testing.T) {
 	ctx := deadline(t)
-	s := newStallingRegistry(t)
-	ref := pushRandom(t, s.host, "app/x")
+	s := testutil.NewFaultyRegistry(t)
+	ref := pushRandom(t, s.Host, "app/x")
 	path := "/v2/app/x/manifests/" + ref.DigestStr()
-	s.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+	s.SetFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if r.URL.Path == path && r.Method == http.MethodGet && n <= 2 {
 			// Headers and a few bytes, then nothing.
 			w.Header().Set("Content-Type", "application/vnd.docker.distribution.manifest.v2+json")
@@ -170,7 +116,7 @@ func TestStalledManifestBodyIsRetried(t *testing.T) {
 			w.WriteHeader(http.StatusOK)
 			w.Write([]byte(`{"schemaVersion":`))
 			w.(http.Flusher).Flush()
-			s.hang(r)
+			s.Hang(r)
 			return true
 		}
 		return false
@@ -181,15 +127,15 @@ func TestStalledManifestBodyIsRetried(t *testing.T) {
 	if err != nil || d.Digest.String() != ref.DigestStr() {
 		t.Fatalf("Get with two stalled answers = %v, %v; want the manifest on the third attempt", d, err)
 	}
-	if got := s.n(http.MethodGet, path); got != 3 {
+	if got := s.Requests(http.MethodGet, path); got != 3 {
 		t.Errorf("the registry saw %d requests, want 3", got)
 	}
 }
 
 func TestStalledBlobBody(t *testing.T) {
 	ctx := deadline(t)
-	s := newStallingRegistry(t)
-	ref := pushRandom(t, s.host, "app/x")
+	s := testutil.NewFaultyRegistry(t)
+	ref := pushRandom(t, s.Host, "app/x")
 	img, err := remote.Image(ref)
 	if err != nil {
 		t.Fatal(err)
@@ -197,13 +143,13 @@ func TestStalledBlobBody(t *testing.T) {
 	layers, _ := img.Layers()
 	digest, _ := layers[0].Digest()
 	path := "/v2/app/x/blobs/" + digest.String()
-	s.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+	s.SetFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if r.URL.Path == path && r.Method == http.MethodGet {
 			w.Header().Set("Content-Length", "65536")
 			w.WriteHeader(http.StatusOK)
 			w.Write(make([]byte, 4096))
 			w.(http.Flusher).Flush()
-			s.hang(r)
+			s.Hang(r)
 			return true
 		}
 		return false
@@ -280,22 +226,22 @@ func TestSilentServers(t *testing.T) {
 // times out, and the upload is retried whole.
 func TestStalledUpload(t *testing.T) {
 	ctx := deadline(t)
-	s := newStallingRegistry(t)
+	s := testutil.NewFaultyRegistry(t)
 	img, err := random.Image(8<<20, 1) // more than the socket buffers hold
 	if err != nil {
 		t.Fatal(err)
 	}
 	layers, _ := img.Layers()
 	var patches atomic.Int32
-	s.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+	s.SetFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if r.Method == http.MethodPatch && patches.Add(1) == 1 {
-			s.hang(r) // never reads the body
+			s.Hang(r) // never reads the body
 			return true
 		}
 		return false
 	})
 	o := patient(t)
-	repo := mustRepo(t, s.host+"/app/up")
+	repo := mustRepo(t, s.Host+"/app/up")
 	pusher, err := remote.NewPusher(o.Remote(ctx)...)
 	if err != nil {
 		t.Fatal(err)
@@ -357,10 +303,10 @@ func TestOversizedManifests(t *testing.T) {
 
 func TestRetryAfterAndStatusRetries(t *testing.T) {
 	ctx := deadline(t)
-	s := newStallingRegistry(t)
-	ref := pushRandom(t, s.host, "app/x")
+	s := testutil.NewFaultyRegistry(t)
+	ref := pushRandom(t, s.Host, "app/x")
 	path := "/v2/app/x/manifests/" + ref.DigestStr()
-	s.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+	s.SetFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if r.URL.Path == path && n <= 2 {
 			w.Header().Set("Retry-After", "0")
 			w.WriteHeader([]int{http.StatusTooManyRequests, http.StatusBadGateway}[n-1])
@@ -372,7 +318,7 @@ func TestRetryAfterAndStatusRetries(t *testing.T) {
 	if _, err := remote.Get(ref, o.Remote(ctx)...); err != nil {
 		t.Fatalf("Get after 429 and 502 = %v", err)
 	}
-	if got := s.n(http.MethodGet, path); got != 3 {
+	if got := s.Requests(http.MethodGet, path); got != 3 {
 		t.Errorf("%d GETs, want 3 (go-containerregistry must not retry on top)", got)
 	}
 }

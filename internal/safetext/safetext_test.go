@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
@@ -48,10 +49,7 @@ func TestDevicePath(t *testing.T) {
 // TestShell runs sh on quoted hostile words: each must come back as one
 // argument, unchanged (control characters escaped), and run nothing.
 func TestShell(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
+	sh := testutil.NeedTool(t, "sh", "dash")
 	for _, s := range []string{"plain-1.0", "a b", "it's", `"$(touch /tmp/p)"`, "`id`", "x; rm -rf /", "a\nb", "*", "~root", "$HOME", ""} {
 		out, err := exec.Command(sh, "-c", "printf '%s|' "+Shell(s)).Output()
 		if err != nil {

@@ -49,10 +49,7 @@ func StartRegistry(t testing.TB) *Registry { return StartSecureRegistry(t, Regis
 // authentication.
 func StartSecureRegistry(t testing.TB, o RegistryOptions) *Registry {
 	t.Helper()
-	bin, err := exec.LookPath("docker-registry")
-	if err != nil {
-		t.Fatalf("docker-registry is not installed (Debian package docker-registry; `make test` installs it): %v", err)
-	}
+	bin := NeedTool(t, "docker-registry", "docker-registry")
 	var lastErr error
 	for range 5 {
 		r, err := startRegistry(t, bin, o)
@@ -85,10 +82,7 @@ func (r *Registry) URL() string {
 func (r *Registry) Stop() { r.cmd.Process.Kill() }
 
 func htpasswd(t testing.TB, dir, user, password string) (string, error) {
-	bin, err := exec.LookPath("htpasswd")
-	if err != nil {
-		t.Fatalf("htpasswd is not installed (Debian package apache2-utils; `make test` installs it): %v", err)
-	}
+	bin := NeedTool(t, "htpasswd", "apache2-utils")
 	out, err := exec.Command(bin, "-Bbn", user, password).Output()
 	if err != nil {
 		return "", fmt.Errorf("htpasswd: %w", err)

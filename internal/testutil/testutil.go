@@ -147,3 +147,29 @@ func mainWorktree(root string) string {
 	}
 	return filepath.Dir(common)
 }
+
+// NeedTool returns the path of a program a test runs; a missing one fails
+// the test, naming the Debian package (`make test` installs it).
+func NeedTool(t testing.TB, name, debianPackage string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s is not installed (Debian package %s; `make test` installs it): %v", name, debianPackage, err)
+	}
+	return p
+}
+
+// MarkdownCells counts the cells of a Markdown table row: the pipes that
+// are not escaped.
+func MarkdownCells(row string) int {
+	n := 0
+	for i := 0; i < len(row); i++ {
+		switch row[i] {
+		case '\\':
+			i++
+		case '|':
+			n++
+		}
+	}
+	return n
+}

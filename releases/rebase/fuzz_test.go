@@ -8,6 +8,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
 )
@@ -138,24 +139,10 @@ func FuzzDiffMarkdown(f *testing.F) {
 			case !strings.HasPrefix(l, "|"):
 				header = 0
 			case header == 0:
-				header = cells(l)
-			case cells(l) != header:
-				t.Fatalf("table row %q has %d cells, its header %d:\n%s", l, cells(l), header, md)
+				header = testutil.MarkdownCells(l)
+			case testutil.MarkdownCells(l) != header:
+				t.Fatalf("table row %q has %d cells, its header %d:\n%s", l, testutil.MarkdownCells(l), header, md)
 			}
 		}
 	})
-}
-
-// cells counts the cells of a Markdown table row: pipes not escaped.
-func cells(row string) int {
-	n := 0
-	for i := 0; i < len(row); i++ {
-		switch row[i] {
-		case '\\':
-			i++
-		case '|':
-			n++
-		}
-	}
-	return n
 }
