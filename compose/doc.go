@@ -4,6 +4,6 @@
 //
 // Data flows one way: Resolve builds the Plan; Build renders outputs from the
 // Plan alone; Write puts them on disk. Nothing here reaches the network:
-// compose/airgap, which mirrors the plan's images and reads their sizes, is
-// the one sub-package that talks to registries.
+// the top-level airgap package mirrors the plan's images and reads their
+// sizes, and lockdiff compares two builds' locks.
 package compose

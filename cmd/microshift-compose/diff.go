@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/lockdiff"
+	"github.com/microshift-compose/microshift-compose/lockdiff"
 )
 
 func newDiffCmd() *cobra.Command {

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/lockdiff"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/lockdiff"
 )
 
 // FuzzMarkdown diffs two locks that parse and checks the Markdown's

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/microshift-compose/microshift-compose/compose/airgap"
+	"github.com/microshift-compose/microshift-compose/airgap"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 )
 

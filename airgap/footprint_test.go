@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/compose/airgap"
+	"github.com/microshift-compose/microshift-compose/airgap"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"

@@ -9,14 +9,14 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/lockdiff"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/lockdiff"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
 func testdata(elem ...string) string {
-	return filepath.Join(append([]string{"..", "..", "testdata"}, elem...)...)
+	return filepath.Join(append([]string{"..", "testdata"}, elem...)...)
 }
 
 func load(t *testing.T, path string) *lockdiff.Lock {
@@ -30,7 +30,7 @@ func load(t *testing.T, path string) *lockdiff.Lock {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	testutil.Golden(t, testdata("lockdiff", "golden", name), got, *update, "go test ./compose/lockdiff -update")
+	testutil.Golden(t, testdata("lockdiff", "golden", name), got, *update, "go test ./lockdiff -update")
 }
 
 func asJSON(t *testing.T, v any) []byte {
