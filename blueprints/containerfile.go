@@ -12,9 +12,6 @@ import (
 
 // Paths the bootc Containerfile uses; README.md documents them.
 const (
-	// DefaultBootcBase is the bootc base image the Containerfile starts
-	// from unless --build-arg BASE_IMAGE=... says otherwise.
-	DefaultBootcBase = "registry.redhat.io/rhel9/rhel-bootc:9.6"
 	// BootcImagesDir is the build-context directory that `microshift-compose
 	// mirror --to dir:<output>/images` fills.
 	BootcImagesDir = "images"
@@ -93,8 +90,11 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 	if secret != nil {
 		w("# The build secret %q is installed as %s (0600); it is not in the build context.\n", BootcSecretID, secret.Path)
 	}
+	w("# Base: %s (%s).\n", p.Target.BootcBase, p.Target.Distro)
 	w("# The build host needs the MicroShift RPM repositories (rhocp, fast-datapath) enabled.\n\n")
-	w("ARG BASE_IMAGE=%s\n", DefaultBootcBase)
+	// The base is the plan's: the bootc image of the distro its release is
+	// built for (or --bootc-base); --build-arg BASE_IMAGE=... overrides it.
+	w("ARG BASE_IMAGE=%s\n", p.Target.BootcBase)
 	w("FROM ${BASE_IMAGE}\n")
 
 	pkgs := make([]string, 0, len(p.Packages)+2)
@@ -114,7 +114,12 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 		pkgs = append(pkgs, "skopeo")
 	}
 	if len(pkgs) > 0 {
-		w("\n# Packages; MicroShift's own are pinned to the release's major.minor.\n")
+		switch p.Release.Pin {
+		case plan.PinExact:
+			w("\n# Packages; MicroShift's own are pinned to %s, the version whose images are embedded.\n", p.Release.Base)
+		default:
+			w("\n# Packages; MicroShift's own are pinned to the stream %s.* (%s is no published version).\n", p.Release.Stream, p.Release.Base)
+		}
 		w("RUN dnf install -y \\\n")
 		for _, s := range pkgs {
 			w("        %s \\\n", s)

@@ -2,6 +2,7 @@ package blueprints
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -96,6 +97,22 @@ func ImageType(distroName, imageType string, arch releases.Arch) (distro.ImageTy
 		return nil, fmt.Errorf("unknown image type %q for %s/%s (have %s)", imageType, distroName, arch, strings.Join(types, ", "))
 	}
 	return it, nil
+}
+
+// ImageTypes lists the image types osbuild has for a distro and arch,
+// sorted; nil when it knows neither.
+func ImageTypes(distroName string, arch releases.Arch) []string {
+	d := getDistro(distroName, "")
+	if d == nil {
+		return nil
+	}
+	a, err := d.GetArch(string(arch))
+	if err != nil {
+		return nil
+	}
+	types := a.ListImageTypes()
+	sort.Strings(types)
+	return types
 }
 
 // Validate generates the osbuild manifest for bp without resolving

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
@@ -29,9 +30,10 @@ const (
 
 // BuildOptions are how outputs are rendered and checked.
 type BuildOptions struct {
-	// Distro and ImageType select the osbuild image type the blueprint is
-	// validated against; Distro "" is the release's (plan.Release.Distro).
-	Distro    string
+	// ImageType is the osbuild image type the blueprint is validated
+	// against, for the plan's target distro; "" is the target's default.
+	// A target without one (bootc only) writes no blueprint with Bootc,
+	// and refuses to build without it.
 	ImageType string
 	// Bootc also renders the Containerfile of a bootc image.
 	Bootc bool
@@ -74,35 +76,57 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if opts.Distro == "" {
-		opts.Distro = p.Release.Distro
-	}
-	if opts.Distro == "" {
-		opts.Distro = blueprints.DefaultDistro
-	}
-	if opts.ImageType == "" {
-		opts.ImageType = blueprints.DefaultImageType
-	}
 	if err := blueprints.CheckPlan(p); err != nil {
 		return nil, err
 	}
-	bp := blueprints.FromPlan(p)
-	warnings, err := blueprints.Validate(bp, opts.Distro, opts.ImageType, releases.Arch(p.Arch))
-	if err != nil {
-		return nil, err
+	distro, arch := p.Target.Distro, releases.Arch(p.Arch)
+	if distro == "" { // a plan from a lock older than targets
+		distro = p.Release.Distro
 	}
-	bpData, err := blueprints.Encode(bp)
-	if err != nil {
-		return nil, err
+	if opts.Bootc && p.Target.BootcBase == "" {
+		return nil, fmt.Errorf("release %s targets %s, which has no bootc base image for MicroShift %s: pass --bootc-base IMAGE", p.Release, distro, p.Release.Stream)
 	}
-	bpData = markTagOnly(bpData, p)
+	imageType := opts.ImageType
+	if imageType == "" {
+		imageType = p.Target.ImageType
+	}
+	var bpData []byte
+	var warnings []string
+	switch {
+	case imageType == "" && opts.Bootc:
+		// MicroShift on the distro is image mode only: the Containerfile
+		// is the composition, and no image type takes the blueprint. The
+		// lock says so (on a copy: Build does not change its plan).
+		cp := *p
+		cp.Notes = append(slices.Clone(p.Notes), fmt.Sprintf("%s not written: %s has no rpm-ostree image types, so MicroShift on it is image mode (bootc) only and the Containerfile is the composition; --image-type writes a blueprint for one of its package-based image types", BlueprintFile, distro))
+		p = &cp
+	case imageType == "":
+		return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
+			distro, distro, strings.Join(blueprints.ImageTypes(distro, arch), ", "))
+	default:
+		bp := blueprints.FromPlan(p)
+		var err error
+		if warnings, err = blueprints.Validate(bp, distro, imageType, arch); err != nil {
+			if p.Target.BootcOnly() && !slices.Contains(blueprints.ImageTypes(distro, arch), imageType) {
+				return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types such as %s; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
+					distro, imageType, distro, strings.Join(blueprints.ImageTypes(distro, arch), ", "))
+			}
+			return nil, err
+		}
+		if bpData, err = blueprints.Encode(bp); err != nil {
+			return nil, err
+		}
+		bpData = markTagOnly(bpData, p)
+	}
 	lock, err := EncodeLock(p)
 	if err != nil {
 		return nil, err
 	}
 	out := &Output{Plan: p, Warnings: warnings}
+	if bpData != nil {
+		out.Files = append(out.Files, OutputFile{Path: BlueprintFile, Data: bpData, Private: hasSecret(p)})
+	}
 	out.Files = append(out.Files,
-		OutputFile{Path: BlueprintFile, Data: bpData, Private: hasSecret(p)},
 		OutputFile{Path: ImagesFile, Data: ImageList(p)},
 		OutputFile{Path: LockFile, Data: lock},
 	)

@@ -125,15 +125,36 @@ func TestConformance(t *testing.T) {
 					t.Fatalf("knowledge for %s: %v", rel.Stream(), err)
 				}
 				rpms := rpmList(t, branch)
+				check := func(c cell) {
+					record(c)
+					if c.wrong != "" {
+						t.Errorf("%s %s %s: %s", c.release, c.arch, c.selection, c.wrong)
+					}
+				}
 				for _, arch := range releases.Arches {
 					for _, sel := range selections(rpms) {
-						c := conformanceCell(t, cat, rel, facts, dir, rpms, arch, sel)
-						c.release, c.arch = rel.Stream(), string(arch)
-						record(c)
-						if c.wrong != "" {
-							t.Errorf("%s %s %s: %s", c.release, c.arch, c.selection, c.wrong)
+						// On the release's default distro, and on each
+						// distro it is built for that is image mode only
+						// (RHEL 10: a bootc build, no blueprint).
+						for _, d := range facts.Distros {
+							if !d.Default && !d.BootcOnly() {
+								continue
+							}
+							tgt := target{distro: d.Name, bootcOnly: d.BootcOnly(), bootcBase: d.BootcBase}
+							if d.Default {
+								tgt.distro = ""
+							}
+							c := conformanceCell(t, cat, rel, facts, dir, rpms, arch, sel, tgt)
+							c.release, c.arch = rel.Stream(), string(arch)
+							check(c)
 						}
 					}
+					// The release files of a shipped version of the
+					// stream (as its microshift-release-info RPM installs
+					// them) pin every MicroShift RPM to that version.
+					c := shippedCell(t, cat, rel, arch)
+					c.release, c.arch = rel.Stream(), string(arch)
+					check(c)
 				}
 				// The release's own default config.yaml is a valid --config.
 				cfgPath := testutil.Shared(t, "reference", "microshift-config", "config.yaml."+branch)
@@ -212,19 +233,29 @@ func expected(release string, arch releases.Arch, profile, with string, rpms []s
 	return slices.Sorted(maps.Keys(set)), ""
 }
 
-func conformanceCell(t *testing.T, cat *components.Catalog, rel *releases.Release, facts *knowledge.Release, dir string, rpms []string, arch releases.Arch, sel [2]string) cell {
+// target is a distro a cell builds for other than the release's default
+// (distro ""): a bootc-only one gets a bootc build without a blueprint.
+type target struct {
+	distro, bootcBase string
+	bootcOnly         bool
+}
+
+func conformanceCell(t *testing.T, cat *components.Catalog, rel *releases.Release, facts *knowledge.Release, dir string, rpms []string, arch releases.Arch, sel [2]string, tgt target) cell {
 	profile, with := sel[0], sel[1]
 	c := cell{selection: profile}
-	req := compose.Request{Profile: profile, Arch: arch, AllowUnpinned: true}
+	req := compose.Request{Profile: profile, Arch: arch, AllowUnpinned: true, Distro: tgt.distro}
 	if with != "" {
 		c.selection += " +" + with
 		req.With = []string{with}
+	}
+	if tgt.distro != "" {
+		c.selection += " on " + tgt.distro
 	}
 	wantComps, wantRefusal := expected(rel.Stream(), arch, profile, with, rpms)
 	p, err := compose.Resolve(context.Background(), cat, rel, req)
 	var out *compose.Output
 	if err == nil {
-		out, err = compose.Build(context.Background(), p, compose.BuildOptions{})
+		out, err = compose.Build(context.Background(), p, compose.BuildOptions{Bootc: tgt.bootcOnly})
 	}
 	if err != nil {
 		c.outcome = "refused"
@@ -259,7 +290,16 @@ func conformanceCell(t *testing.T, cat *components.Catalog, rel *releases.Releas
 	if !reflect.DeepEqual(got, want) {
 		bad("images.txt has %d references, want the %d of the upstream release files", len(got), len(want))
 	}
-	if src := blueprintContainers(outputFile(t, out, compose.BlueprintFile)); !reflect.DeepEqual(src, want) {
+	if tgt.bootcOnly {
+		// Image mode only: the Containerfile on the distro's bootc base,
+		// and no blueprint (no image type of the distro takes one).
+		if out.File(compose.BlueprintFile) != nil {
+			bad("writes a blueprint for %s, which has no rpm-ostree image types", tgt.distro)
+		}
+		if cf := out.File(compose.Containerfile); cf == nil || !strings.Contains(string(cf.Data), "\nARG BASE_IMAGE="+tgt.bootcBase+"\n") {
+			bad("the Containerfile does not start from %s", tgt.bootcBase)
+		}
+	} else if src := blueprintContainers(outputFile(t, out, compose.BlueprintFile)); !reflect.DeepEqual(src, want) {
 		bad("blueprint [[containers]] has %d sources, want the %d of images.txt", len(src), len(want))
 	}
 	// Packages: real RPMs of this branch, pinned to the release.
@@ -439,4 +479,62 @@ func versionLess(a, b string) bool {
 	fmt.Sscanf(a, "%d.%d", &am, &an)
 	fmt.Sscanf(b, "%d.%d", &bm, &bn)
 	return am < bm || am == bm && an < bn
+}
+
+// shippedCell builds the full profile from the release's files with a
+// shipped version as their base (X.Y.5), as the microshift-release-info RPM
+// of that version installs them: every MicroShift RPM is pinned to exactly
+// that version in the lock, the blueprint and the Containerfile, so the
+// device installs the RPMs whose images are embedded.
+func shippedCell(t *testing.T, cat *components.Catalog, rel *releases.Release, arch releases.Arch) cell {
+	version := rel.Stream() + ".5"
+	c := cell{selection: "full from shipped " + version}
+	dir := t.TempDir()
+	for _, f := range rel.Files() {
+		shipped := *f
+		shipped.Base = version
+		if err := os.WriteFile(filepath.Join(dir, f.Name), shipped.Encode(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shipped, err := releases.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := compose.Resolve(context.Background(), cat, shipped, compose.Request{Profile: "full", Arch: arch, ExactVersion: true})
+	var out *compose.Output
+	if err == nil {
+		bootc := p.Target.BootcBase != ""
+		out, err = compose.Build(context.Background(), p, compose.BuildOptions{Bootc: bootc})
+	}
+	if err != nil {
+		c.outcome, c.wrong = "refused", "refused, want a build: "+err.Error()
+		return c
+	}
+	c.outcome = "ok"
+	var problems []string
+	bp := string(outputFile(t, out, compose.BlueprintFile))
+	var cf string
+	if f := out.File(compose.Containerfile); f != nil {
+		cf = string(f.Data)
+	}
+	if p.Release.Pin != plan.PinExact {
+		problems = append(problems, fmt.Sprintf("lock pin %q, want exact", p.Release.Pin))
+	}
+	for _, pkg := range p.Packages {
+		if !strings.HasPrefix(pkg.Name, "microshift") {
+			continue
+		}
+		if pkg.Version != version {
+			problems = append(problems, fmt.Sprintf("package %s is pinned to %q, want %s", pkg.Name, pkg.Version, version))
+		}
+		if !strings.Contains(bp, fmt.Sprintf("name = %q\nversion = %q\n", pkg.Name, version)) {
+			problems = append(problems, fmt.Sprintf("blueprint does not pin %s to %s", pkg.Name, version))
+		}
+		if cf != "" && !strings.Contains(cf, " "+pkg.Name+"-"+version+" \\\n") {
+			problems = append(problems, fmt.Sprintf("Containerfile does not install %s-%s", pkg.Name, version))
+		}
+	}
+	c.wrong = strings.Join(problems, "; ")
+	return c
 }

@@ -224,3 +224,13 @@ func upstreamTagOnly(t testing.TB, name string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// deviceWarnings are the plan's warnings but the one every plan of a
+// nightly release has first (its RPMs pinned to the stream), which tests
+// of other warnings look past; TestVersionPin checks that one.
+func deviceWarnings(p *plan.Plan) []string {
+	if p.Release.Pin == plan.PinStream && len(p.Warnings) > 0 && strings.HasPrefix(p.Warnings[0], "release base ") {
+		return p.Warnings[1:]
+	}
+	return p.Warnings
+}

@@ -122,8 +122,8 @@ func TestManifestsArePinnedAndInTheBlueprint(t *testing.T) {
 		if got := len(p.Manifests[0].Images); got != 4 || !slices.Contains(p.Manifests[0].Images, tagged) {
 			t.Errorf("storage-hostpath runs %q, want 4 images including %s", p.Manifests[0].Images, tagged)
 		}
-		if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], tagged) {
-			t.Errorf("warnings = %q, want one about %s", p.Warnings, tagged)
+		if w := deviceWarnings(p); len(w) != 1 || !strings.Contains(w[0], tagged) {
+			t.Errorf("warnings = %q, want one about %s", w, tagged)
 		}
 		bp := string(outputFile(t, mustBuild(t, p), compose.BlueprintFile))
 		for _, path := range []string{
@@ -221,8 +221,8 @@ func TestManifestsFromACatalogComponent(t *testing.T) {
 	rel := embeddedRelease(t, "4.18")
 	p := mustResolve(t, cat, rel, compose.Request{Profile: "networking-only", With: []string{"edge-app", "plugin-empty"}, Arch: releases.AArch64})
 	wantWarnings := []string{`component "edge-app": image "unused" (quay.io/example/unused@sha256:3333333333333333333333333333333333333333333333333333333333333333) is embedded but no rendered manifest or device file uses it`}
-	if !reflect.DeepEqual(p.Warnings, wantWarnings) {
-		t.Errorf("warnings = %q\nwant %q", p.Warnings, wantWarnings)
+	if w := deviceWarnings(p); !reflect.DeepEqual(w, wantWarnings) {
+		t.Errorf("warnings = %q\nwant %q", w, wantWarnings)
 	}
 	for _, note := range []string{
 		"release-edge-app-aarch64.json comes from component edge-app: release 4.18 (embedded) does not ship it",

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
@@ -33,6 +35,18 @@ type Request struct {
 	Lvmd *lvmdconfig.Config
 	// PluginTimeout bounds each plugin invocation; 0 is plugin.DefaultTimeout.
 	PluginTimeout time.Duration
+	// Distro is the osbuild distro to build for, one the release is built
+	// for; "" is the release's default.
+	Distro string
+	// BootcBase overrides the distro's bootc base image.
+	BootcBase string
+	// ExactVersion refuses a release whose base is no published RPM
+	// version (a nightly or a candidate) instead of pinning the RPMs to
+	// its stream with a warning.
+	ExactVersion bool
+	// UpgradeFrom, when set, is the release whose data the device holds:
+	// a release that does not take it over is refused.
+	UpgradeFrom *semver.Version
 }
 
 // LVMSComponent is the component --lvmd configures.
@@ -93,12 +107,24 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	// component's [[variant]] for it applied.
 	cat = cat.ForRelease(rel.Version)
 	rel, own := cat.WithReleaseFiles(rel)
-	r := &resolver{cat: cat, rel: rel, req: req, facts: facts, reasons: map[string][]plan.Reason{}, ownFiles: own,
+	r := &resolver{cat: cat, rel: rel, req: req, know: know, facts: facts, reasons: map[string][]plan.Reason{}, ownFiles: own,
 		reasonSet: map[string]map[plan.Reason]bool{}, providers: map[string][]string{}, without_: map[string]bool{}}
 	for _, n := range req.Without {
 		r.without_[n] = true
 	}
 	if err := r.checkRequest(); err != nil {
+		return nil, nil, err
+	}
+	target, err := r.target()
+	if err != nil {
+		return nil, nil, err
+	}
+	version, err := r.version()
+	if err != nil {
+		return nil, nil, err
+	}
+	upgrade, err := r.checkUpgrade()
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := r.selectComponents(); err != nil {
@@ -111,6 +137,12 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 		return nil, nil, err
 	}
 	p := r.newPlan()
+	p.Target = target
+	p.Release.Kind, p.Release.Pin = version.kind, version.pin
+	p.Release.UpgradeFrom = upgrade
+	if version.warning != "" {
+		p.Warnings = append(p.Warnings, version.warning)
+	}
 	r.addCapabilityWarnings(p)
 	if err := r.addImages(p); err != nil {
 		return nil, nil, err
@@ -125,6 +157,7 @@ type resolver struct {
 	cat     *components.Catalog
 	rel     *releases.Release
 	req     Request
+	know    *knowledge.Knowledge
 	facts   *knowledge.Release
 	reasons map[string][]plan.Reason // selected component -> why
 	order   []string                 // selected, apply order
@@ -569,7 +602,7 @@ func (r *resolver) addPackages(p *plan.Plan) {
 	for _, n := range r.order {
 		for _, pkg := range r.cat.Components[n].Packages {
 			if byName[pkg] == nil {
-				byName[pkg] = &plan.Package{Name: pkg, Version: packageVersion(pkg, r.rel)}
+				byName[pkg] = &plan.Package{Name: pkg, Version: r.packageVersion(pkg, p.Release.Pin)}
 			}
 			byName[pkg].Components = append(byName[pkg].Components, n)
 		}
@@ -579,13 +612,18 @@ func (r *resolver) addPackages(p *plan.Plan) {
 	}
 }
 
-// packageVersion pins MicroShift's own packages to the release's
-// major.minor: they require microshift = %{version} of each other.
-func packageVersion(pkg string, rel *releases.Release) string {
-	if isMicroShiftPackage(pkg) {
-		return rel.Stream() + ".*"
+// packageVersion pins the RPMs of MicroShift's spec, which require
+// microshift = %{version} of each other: all to the release's version when
+// its base is a published one (the RPMs whose release-info lists exactly
+// the embedded images), else all to its major.minor.
+func (r *resolver) packageVersion(pkg, pin string) string {
+	switch {
+	case !r.facts.HasPackage(pkg):
+		return ""
+	case pin == plan.PinExact:
+		return r.rel.Base(r.req.Arch)
 	}
-	return ""
+	return r.rel.Stream() + ".*"
 }
 
 // isMicroShiftPackage reports whether pkg is built from MicroShift's spec.

@@ -168,8 +168,8 @@ func TestResolve(t *testing.T) {
 				if got := p.Config["network"].(map[string]any)["cniPlugin"]; got != "none" {
 					t.Errorf("network.cniPlugin = %v, want none (the user's CNI, not one MicroShift deploys)", got)
 				}
-				if len(p.Warnings) != 0 {
-					t.Errorf("warnings = %q, want none: the plan has a CNI", p.Warnings)
+				if w := deviceWarnings(p); len(w) != 0 {
+					t.Errorf("warnings = %q, want none: the plan has a CNI", w)
 				}
 			},
 		},
@@ -398,13 +398,13 @@ func TestResolve(t *testing.T) {
 				}
 				// Counted independently in the upstream file: 16 of its 20 refs are tags.
 				want := upstreamTagOnly(t, "release-ai-model-serving-x86_64.json")
-				if !reflect.DeepEqual(unpinned, want) || len(p.Warnings) != len(want) {
-					t.Fatalf("unpinned images %q (%d warnings), want %q", unpinned, len(p.Warnings), want)
+				if !reflect.DeepEqual(unpinned, want) || len(deviceWarnings(p)) != len(want) {
+					t.Fatalf("unpinned images %q (%d warnings), want %q", unpinned, len(deviceWarnings(p)), want)
 				}
 				first := `component "ai-model-serving" image "ray-tls-generator-image" (release-ai-model-serving-x86_64.json) is not pinned by digest: ` +
 					`registry.redhat.io/ubi9/ubi-minimal:latest (allowed by --allow-unpinned; the device may not boot offline reproducibly)`
-				if p.Warnings[0] != first {
-					t.Errorf("Warnings[0] = %q, want %q", p.Warnings[0], first)
+				if w := deviceWarnings(p); w[0] != first {
+					t.Errorf("Warnings[0] = %q, want %q", w[0], first)
 				}
 			},
 		},
@@ -514,8 +514,8 @@ func TestResolve(t *testing.T) {
 			req:  compose.Request{Profile: "storage-only"},
 			want: []string{"core", "storage-lvms"},
 			check: func(t *testing.T, p *plan.Plan) {
-				if len(p.Warnings) != 1 || !strings.HasPrefix(p.Warnings[0], "no CNI: ") || !strings.Contains(p.Warnings[0], "greenboot marks the boot red") {
-					t.Errorf("warnings = %q, want the no-CNI warning", p.Warnings)
+				if w := deviceWarnings(p); len(w) != 1 || !strings.HasPrefix(w[0], "no CNI: ") || !strings.Contains(w[0], "greenboot marks the boot red") {
+					t.Errorf("warnings = %q, want the no-CNI warning", w)
 				}
 			},
 		},
@@ -525,8 +525,8 @@ func TestResolve(t *testing.T) {
 			req:    compose.Request{Profile: "minimal"},
 			want:   []string{"core"},
 			check: func(t *testing.T, p *plan.Plan) {
-				if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "the 4.18 greenboot check always waits for OVN-Kubernetes pods") {
-					t.Errorf("warnings = %q, want the 4.18 no-CNI warning", p.Warnings)
+				if w := deviceWarnings(p); len(w) != 1 || !strings.Contains(w[0], "the 4.18 greenboot check always waits for OVN-Kubernetes pods") {
+					t.Errorf("warnings = %q, want the 4.18 no-CNI warning", w)
 				}
 			},
 		},

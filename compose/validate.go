@@ -10,6 +10,15 @@ import (
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
+// ValidateOptions choose what the blueprints are validated for.
+type ValidateOptions struct {
+	// Distro is the distro to build for ("" = each release's default); a
+	// release not built for it is skipped, saying so.
+	Distro string
+	// ImageType is the osbuild image type ("" = the distro's default).
+	ImageType string
+}
+
 // Check is one line of a validation report.
 type Check struct {
 	Subject string `json:"subject"`
@@ -40,7 +49,7 @@ func (r *Report) OK() bool {
 // blueprint of every profile for every arch of every release, validating
 // each with osbuild. Problems are collected, not returned early, so one run
 // lists everything to fix.
-func Validate(ctx context.Context, cat *components.Catalog, rels []*releases.Release, opts BuildOptions) (*Report, error) {
+func Validate(ctx context.Context, cat *components.Catalog, rels []*releases.Release, opts ValidateOptions) (*Report, error) {
 	rep := &Report{}
 	for _, rel := range rels {
 		chk := Check{Subject: "release " + rel.String() + ": catalog and release files", Problems: []string{}, Warnings: []string{}}
@@ -61,12 +70,9 @@ func Validate(ctx context.Context, cat *components.Catalog, rels []*releases.Rel
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				distro := opts.Distro
-				if distro == "" {
-					distro = releaseDistro(rel)
-				}
-				chk := Check{Subject: fmt.Sprintf("release %s: profile %s on %s: blueprint for %s %s", rel.Stream(), profile, arch, distro, opts.ImageType), Problems: []string{}, Warnings: []string{}}
-				p, err := Resolve(ctx, cat, rel, Request{Profile: profile, Arch: arch})
+				distro, imageType := releaseTarget(rel, opts)
+				chk := Check{Subject: fmt.Sprintf("release %s: profile %s on %s: blueprint for %s %s", rel.Stream(), profile, arch, distro, imageType), Problems: []string{}, Warnings: []string{}}
+				p, err := Resolve(ctx, cat, rel, Request{Profile: profile, Arch: arch, Distro: opts.Distro})
 				var cannot *CannotHonourError
 				if errors.As(err, &cannot) {
 					// The release cannot build this profile; saying so is
@@ -77,7 +83,7 @@ func Validate(ctx context.Context, cat *components.Catalog, rels []*releases.Rel
 				}
 				if err == nil {
 					var out *Output
-					if out, err = Build(ctx, p, opts); err == nil {
+					if out, err = Build(ctx, p, BuildOptions{ImageType: opts.ImageType}); err == nil {
 						chk.Warnings = append(chk.Warnings, out.Warnings...)
 					}
 				}
@@ -95,16 +101,22 @@ func Validate(ctx context.Context, cat *components.Catalog, rels []*releases.Rel
 	return rep, nil
 }
 
-// releaseDistro is the distro a release's blueprints are validated for by
-// default, for report lines.
-func releaseDistro(rel *releases.Release) string {
+// releaseTarget is the distro and image type a release's blueprints are
+// validated for, for report lines.
+func releaseTarget(rel *releases.Release, opts ValidateOptions) (distro, imageType string) {
+	distro, imageType = opts.Distro, opts.ImageType
 	know, err := knowledge.Default()
 	if err != nil {
-		return "the release's distro"
+		return or(distro, "the release's distro"), or(imageType, "its image type")
 	}
 	facts, err := know.For(rel.Version)
 	if err != nil {
-		return "the release's distro"
+		return or(distro, "the release's distro"), or(imageType, "its image type")
 	}
-	return facts.Distro
+	for _, d := range facts.Distros {
+		if d.Name == distro || distro == "" && d.Default {
+			distro, imageType = d.Name, or(imageType, d.ImageType)
+		}
+	}
+	return distro, or(imageType, "(no image type: bootc only)")
 }

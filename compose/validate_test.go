@@ -17,7 +17,7 @@ func TestValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := compose.BuildOptions{Distro: "rhel-9.6", ImageType: "edge-commit"}
+	opts := compose.ValidateOptions{}
 
 	t.Run("embedded catalog", func(t *testing.T) {
 		rep, err := compose.Validate(context.Background(), defaultCatalog(t), rels, opts)

@@ -9,9 +9,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 // Lock is a compose.lock.json read with compose.LoadLock or
@@ -42,6 +45,10 @@ type Diff struct {
 	// other resources.
 	Manifests []ManifestChange `json:"manifests"`
 	Footprint *FootprintChange `json:"footprint,omitempty"`
+	// Upgrade says whether a device running the old build can take the
+	// new one (MicroShift of the new release starts on the old one's
+	// data, by its own rule); absent when both are one major.minor.
+	Upgrade *knowledge.Verdict `json:"upgrade,omitempty"`
 	// Notes say what could not be compared (e.g. a footprint on one side).
 	Notes []string `json:"notes"`
 }
@@ -53,6 +60,8 @@ type Side struct {
 	Base    string `json:"base"`
 	Arch    string `json:"arch"`
 	Profile string `json:"profile"`
+	// Distro is the distro the build targets.
+	Distro string `json:"distro"`
 }
 
 // Count is a number on both sides.
@@ -162,6 +171,7 @@ func compareManifests(a, b []plan.Manifest) []ManifestChange {
 
 // Compare diffs two locks.
 func Compare(a, b *Lock) *Diff {
+	var err error
 	d := &Diff{
 		Old: side(a), New: side(b),
 		ComponentsAdded: []ComponentChange{}, ComponentsRemoved: []ComponentChange{},
@@ -235,19 +245,45 @@ func Compare(a, b *Lock) *Diff {
 	if d.Notes == nil {
 		d.Notes = []string{}
 	}
+	d.Upgrade, err = upgradeVerdict(a.Plan.Release.Version, b.Plan.Release.Version)
+	if err != nil {
+		d.Notes = append(d.Notes, "upgrade not judged: "+err.Error())
+	}
 	return d
+}
+
+// upgradeVerdict judges a device going from the old release to the new by
+// the new release's rule.
+func upgradeVerdict(from, to string) (*knowledge.Verdict, error) {
+	f, err := semver.NewVersion(from)
+	if err != nil {
+		return nil, fmt.Errorf("release %q is not a version", from)
+	}
+	t, err := semver.NewVersion(to)
+	if err != nil {
+		return nil, fmt.Errorf("release %q is not a version", to)
+	}
+	know, err := knowledge.Default()
+	if err != nil {
+		return nil, err
+	}
+	return know.UpgradeVerdict(f, t)
 }
 
 // Empty reports whether the locks describe the same device image.
 func (d *Diff) Empty() bool {
-	return d.Old.Release == d.New.Release && d.Old.Base == d.New.Base && d.Old.Arch == d.New.Arch &&
+	return d.Old.Release == d.New.Release && d.Old.Base == d.New.Base && d.Old.Arch == d.New.Arch && d.Old.Distro == d.New.Distro &&
 		len(d.ComponentsAdded)+len(d.ComponentsRemoved)+len(d.ImagesAdded)+len(d.ImagesRemoved)+len(d.ImagesChanged)+
 			len(d.Packages)+len(d.Config)+len(d.Files)+len(d.Manifests) == 0 && (d.Footprint == nil || !d.Footprint.changed())
 }
 
 func side(l *Lock) Side {
 	p := l.Plan
-	return Side{Path: l.Path, Release: p.Release.Version, Base: p.Release.Base, Arch: p.Arch, Profile: p.Profile}
+	distro := p.Target.Distro
+	if distro == "" { // a lock older than targets
+		distro = p.Release.Distro
+	}
+	return Side{Path: l.Path, Release: p.Release.Version, Base: p.Release.Base, Arch: p.Arch, Profile: p.Profile, Distro: distro}
 }
 
 type useKey struct{ component, key string }
@@ -324,6 +360,7 @@ func (d *Diff) Markdown() []byte {
 		{"release.base", d.Old.Base, d.New.Base},
 		{"arch", d.Old.Arch, d.New.Arch},
 		{"profile", d.Old.Profile, d.New.Profile},
+		{"distro", d.Old.Distro, d.New.Distro},
 		{"images", fmt.Sprint(d.ImageCount.Old), fmt.Sprint(d.ImageCount.New)},
 	} {
 		mark := ""
@@ -335,6 +372,9 @@ func (d *Diff) Markdown() []byte {
 	if d.Empty() {
 		b.WriteString("\nNo changes.\n")
 		return b.Bytes()
+	}
+	if d.Upgrade != nil {
+		fmt.Fprintf(&b, "\n#### Upgrade\n\n%s\n", d.Upgrade.Sentence())
 	}
 	if len(d.ComponentsAdded)+len(d.ComponentsRemoved) > 0 {
 		b.WriteString("\n#### Components\n\n")

@@ -51,6 +51,10 @@ func TestCompareGolden(t *testing.T) {
 	for _, tc := range []struct{ name, old, new string }{
 		{"minimal-to-full-5.0-x86_64", "golden/5.0/minimal-x86_64/compose.lock.json", "golden/5.0/full-x86_64/compose.lock.json"},
 		{"full-4.18-to-5.0-aarch64", "golden/4.18/full-aarch64/compose.lock.json", "golden/5.0/full-aarch64/compose.lock.json"},
+		// An upgrade MicroShift takes (4.17 -> 4.19, two minors) and a
+		// downgrade it refuses.
+		{"full-4.17-to-4.19-x86_64", "golden/4.17/full-x86_64/compose.lock.json", "golden/4.19/full-x86_64/compose.lock.json"},
+		{"full-4.21-to-4.19-x86_64", "golden/4.21/full-x86_64/compose.lock.json", "golden/4.19/full-x86_64/compose.lock.json"},
 		{"manifests-minimal-to-hostpath-5.0-x86_64", "golden/5.0/minimal-x86_64/compose.lock.json", "golden/manifests/5.0-x86_64/compose.lock.json"},
 		{"manifests-removed", "golden/manifests/4.19-aarch64/compose.lock.json", "golden/4.19/minimal-aarch64/compose.lock.json"},
 		{"footprint-minimal-to-full", "lockdiff/minimal-footprint.lock.json", "lockdiff/full-footprint.lock.json"},

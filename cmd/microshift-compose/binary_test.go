@@ -51,7 +51,7 @@ func runBinary(t *testing.T, bin, dir string, args ...string) result {
 func mustRunBinary(t *testing.T, bin, dir string, args ...string) string {
 	t.Helper()
 	r := runBinary(t, bin, dir, args...)
-	if r.code != 0 || r.stderr != "" {
+	if r.code != 0 || withoutStreamPinWarning(r.stderr) != "" {
 		t.Fatalf("microshift-compose %s: exit %d, stderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
 	}
 	return r.stdout

@@ -21,6 +21,7 @@ func newBuildCmd() *cobra.Command {
 		reg    registryOptions
 		dev    deviceOptions
 		boot   bootcOptions
+		ver    versionOptions
 		outDir string
 		force  bool
 		sizes  bool
@@ -94,7 +95,10 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if outDir == "" {
 				return usageError{fmt.Errorf("--output DIR is required")}
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd)
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, func(req *compose.Request) error {
+				req.Distro, req.BootcBase = bp.Distro, boot.Base
+				return nil
+			})
 			if err != nil {
 				return err
 			}
@@ -112,7 +116,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 				}
 				p.Footprint = fp
 			}
-			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{Distro: bp.Distro, ImageType: bp.ImageType, Bootc: boot.Enabled, BootcImages: boot.Images})
+			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{ImageType: bp.ImageType, Bootc: boot.Enabled, BootcImages: boot.Images})
 			if err != nil {
 				return err
 			}
@@ -136,6 +140,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 	reg.addFlags(cmd)
 	dev.addFlags(cmd)
 	boot.addFlags(cmd)
+	ver.addFlags(cmd)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build and nothing else)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --output even when it holds files a build does not write (a mirrored images/ layout is still kept)")
 	cmd.Flags().BoolVar(&sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")

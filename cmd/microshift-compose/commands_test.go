@@ -148,6 +148,12 @@ func TestReleaseList(t *testing.T) {
 		if r.ConfigFile != wantConfig || !strings.HasPrefix(r.Distro, "rhel-9.") || !strings.HasPrefix(r.Kubernetes, "1.") {
 			t.Errorf("release %s: config %q distro %q kubernetes %q", r.Stream, r.ConfigFile, r.Distro, r.Kubernetes)
 		}
+		// The embedded data are branch-head nightlies; the default distro
+		// comes first, with its bootc base (none on RHEL 9.2, 4.14/4.15).
+		if r.Kind != "nightly" || len(r.Distros) == 0 || r.Distros[0].Name != r.Distro || !r.Distros[0].Default ||
+			(r.Distros[0].BootcBase == "") != versionLess(r.Stream, "4.16") {
+			t.Errorf("release %s: kind %q distros %+v", r.Stream, r.Kind, r.Distros)
+		}
 	}
 
 	dir := referenceDir(t, "release-4.18")
@@ -158,7 +164,7 @@ func TestReleaseList(t *testing.T) {
 	}
 
 	text := mustRun(t, "release", "list")
-	if lines := nonEmptyLines(text); len(lines) != 11 || !strings.HasPrefix(lines[1], "5.0     5.0.0    1.36        rhel-9.8  config.d ") || !strings.HasPrefix(lines[10], "4.14    4.14.0   1.27        rhel-9.2  config.yaml") {
+	if lines := nonEmptyLines(text); len(lines) != 11 || !strings.HasPrefix(lines[1], "5.0     5.0.0    nightly  1.36        rhel-9.8,rhel-10.2 (bootc)  config.d ") || !strings.HasPrefix(lines[10], "4.14    4.14.0   nightly  1.27        rhel-9.2                    config.yaml") {
 		t.Errorf("release list text:\n%s", text)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
@@ -52,11 +53,14 @@ func (o *deviceOptions) apply(p *plan.Plan) error {
 type bootcOptions struct {
 	Enabled bool
 	Images  string
+	// Base overrides the bootc base image of the plan's distro.
+	Base string
 }
 
 func (o *bootcOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&o.Enabled, "bootc", false, "also write a Containerfile that builds the composition as a bootc image")
+	f.StringVar(&o.Base, "bootc-base", "", "bootc base image of the Containerfile (default: the one of the distro the release is built for, e.g. registry.redhat.io/rhel9/rhel-bootc:9.8 for 5.0)")
 	f.StringVar(&o.Images, "bootc-images", blueprints.BootcImagesMirror, "how the Containerfile gets the images: mirror (copied from the dir: layout 'mirror --to dir:OUTPUT/images' writes) or pull (pulled during the image build with the build secret "+blueprints.BootcSecretID+")")
 }
 
@@ -66,6 +70,14 @@ func (o *bootcOptions) Validate(cmd *cobra.Command) error {
 	}
 	if cmd.Flags().Changed("bootc-images") && !o.Enabled {
 		return usageError{fmt.Errorf("--bootc-images chooses how the bootc Containerfile gets the images; add --bootc")}
+	}
+	if o.Base != "" {
+		if !o.Enabled {
+			return usageError{fmt.Errorf("--bootc-base chooses the bootc Containerfile's base image; add --bootc")}
+		}
+		if _, err := name.ParseReference(o.Base, name.StrictValidation); err != nil {
+			return usageError{fmt.Errorf("--bootc-base: %q is not an image reference: %v", o.Base, err)}
+		}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ func newImagesCmd() *cobra.Command {
 		rel    releaseOptions
 		sel    selectionOptions
 		rnd    renderOptions
+		ver    versionOptions
 		format formatOptions
 	)
 	cmd := &cobra.Command{
@@ -27,7 +28,7 @@ func newImagesCmd() *cobra.Command {
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd)
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply)
 			if err != nil {
 				return err
 			}
@@ -46,6 +47,7 @@ func newImagesCmd() *cobra.Command {
 	rel.addFlags(cmd)
 	sel.addFlags(cmd)
 	rnd.addFlags(cmd)
+	ver.addFlags(cmd)
 	format.addFlags(cmd)
 	return cmd
 }

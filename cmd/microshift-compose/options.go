@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,7 +15,6 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
@@ -155,15 +156,59 @@ func hostArch() string {
 	return string(releases.X86_64)
 }
 
-// blueprintOptions choose what osbuild validates the blueprint against.
+// blueprintOptions choose the distro the plan is built for and what
+// osbuild validates the blueprint against.
 type blueprintOptions struct {
 	Distro    string
 	ImageType string
 }
 
 func (o *blueprintOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.Distro, "distro", "", "osbuild distro the blueprint is validated for (default: the RHEL the release runs on, e.g. rhel-9.4 for 4.18, rhel-9.8 for 5.0)")
-	cmd.Flags().StringVar(&o.ImageType, "image-type", blueprints.DefaultImageType, "osbuild image type the blueprint is validated for")
+	cmd.Flags().StringVar(&o.Distro, "distro", "", "distro to build for, one the release is built for ('release list' shows them; default: the release's, e.g. rhel-9.4 for 4.18, rhel-9.8 for 5.0; rhel-10.2 for 5.0 is image mode only)")
+	cmd.Flags().StringVar(&o.ImageType, "image-type", "", "osbuild image type the blueprint is validated for (default: the distro's, edge-commit on RHEL 9; RHEL 10 has none: use --bootc)")
+}
+
+// versionOptions check the release's version: that its RPMs can be pinned
+// to the version of its images, and that it takes over a device's data.
+type versionOptions struct {
+	ExactVersion bool
+	// UpgradeFrom is a release ("4.16", "4.16.3") or a compose.lock.json
+	// (or a build output holding one) of the build the device runs.
+	UpgradeFrom string
+}
+
+func (o *versionOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&o.ExactVersion, "exact-version", false, "refuse release files whose base is no published version (a nightly or candidate) instead of pinning MicroShift's RPMs to the stream with a warning")
+	f.StringVar(&o.UpgradeFrom, "upgrade-from", "", "refuse a release that would not start on the data of this one: a release (4.16, 4.16.3) or the compose.lock.json (or output directory) of the build the device runs")
+}
+
+// apply puts the version checks into req.
+func (o *versionOptions) apply(req *compose.Request) error {
+	req.ExactVersion = o.ExactVersion
+	if o.UpgradeFrom == "" {
+		return nil
+	}
+	if v, err := semver.NewVersion(o.UpgradeFrom); err == nil && !strings.ContainsAny(o.UpgradeFrom, "/\\") {
+		req.UpgradeFrom = semver.New(v.Major(), v.Minor(), v.Patch(), "", "")
+		return nil
+	}
+	path := o.UpgradeFrom
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, compose.LockFile)
+	} else if err != nil {
+		return usageError{fmt.Errorf("--upgrade-from %s: neither a release (4.16, 4.16.3) nor a lock file or build output", o.UpgradeFrom)}
+	}
+	p, err := compose.LoadLock(path)
+	if err != nil {
+		return fmt.Errorf("--upgrade-from: %w", err)
+	}
+	v, err := semver.NewVersion(p.Release.Version)
+	if err != nil {
+		return fmt.Errorf("--upgrade-from %s: release version %q is not a semantic version", path, p.Release.Version)
+	}
+	req.UpgradeFrom = v
+	return nil
 }
 
 // formatOptions is --output for listing commands.
@@ -184,7 +229,8 @@ func (o *formatOptions) json() bool { return o.Format == "json" }
 
 // resolvePlan loads the catalog, release and user config and resolves the
 // selection: what build, resolve and images share.
-func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, sel *selectionOptions, rnd *renderOptions) (*plan.Plan, error) {
+// adjust functions set the request fields of options a command adds.
+func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, sel *selectionOptions, rnd *renderOptions, adjust ...func(*compose.Request) error) (*plan.Plan, error) {
 	if err := rnd.Validate(); err != nil {
 		return nil, err
 	}
@@ -193,6 +239,11 @@ func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, s
 		return nil, err
 	}
 	req.PluginTimeout = rnd.PluginTimeout
+	for _, a := range adjust {
+		if err := a(&req); err != nil {
+			return nil, err
+		}
+	}
 	catalog, err := cat.load()
 	if err != nil {
 		return nil, err

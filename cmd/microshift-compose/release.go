@@ -46,7 +46,21 @@ type releaseJSON struct {
 	// distro blueprints are validated for, and where a plan's config goes.
 	Kubernetes string `json:"kubernetes"`
 	Distro     string `json:"distro"`
-	ConfigFile string `json:"config_file"`
+	// Distros are every distro the release is built for, the default
+	// first, with their bootc base images.
+	Distros    []distroJSON `json:"distros"`
+	ConfigFile string       `json:"config_file"`
+	// Kind says what the x86_64 (else aarch64) base names: shipped,
+	// nightly, candidate, pre-release; only a shipped one pins the RPMs to
+	// the exact version of the images.
+	Kind string `json:"kind"`
+}
+
+type distroJSON struct {
+	Name      string `json:"name"`
+	Default   bool   `json:"default"`
+	ImageType string `json:"image_type,omitempty"`
+	BootcBase string `json:"bootc_base,omitempty"`
 }
 
 func newReleaseListCmd() *cobra.Command {
@@ -86,8 +100,14 @@ func newReleaseListCmd() *cobra.Command {
 					return fmt.Errorf("release %s: %w", r, err)
 				}
 				j.Kubernetes, j.Distro, j.ConfigFile = facts.Kubernetes, facts.Distro, facts.ConfigFile
+				for _, d := range facts.Distros {
+					j.Distros = append(j.Distros, distroJSON{Name: d.Name, Default: d.Default, ImageType: d.ImageType, BootcBase: d.BootcBase})
+				}
 				for _, a := range r.Arches() {
 					j.Bases[string(a)] = r.Base(a)
+					if j.Kind == "" {
+						j.Kind = releases.BaseKind(r.Base(a))
+					}
 				}
 				for _, f := range r.Files() {
 					j.Files = append(j.Files, f.Name)
@@ -98,7 +118,7 @@ func newReleaseListCmd() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), list)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "STREAM\tVERSION\tKUBERNETES\tDISTRO\tCONFIG\tARCHES\tFILES\tSOURCE")
+			fmt.Fprintln(tw, "STREAM\tVERSION\tKIND\tKUBERNETES\tDISTROS\tCONFIG\tARCHES\tFILES\tSOURCE")
 			for _, j := range list {
 				var arches []string
 				for _, a := range releases.Arches {
@@ -114,7 +134,15 @@ func newReleaseListCmd() *cobra.Command {
 				if strings.HasPrefix(j.ConfigFile, "/etc/microshift/config.d/") {
 					config = "config.d"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Stream, j.Version, or(j.Kubernetes, "-"), j.Distro, config, strings.Join(arches, ","), len(j.Files), src)
+				var distros []string
+				for _, d := range j.Distros {
+					n := d.Name
+					if d.ImageType == "" {
+						n += " (bootc)"
+					}
+					distros = append(distros, n)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Stream, j.Version, j.Kind, or(j.Kubernetes, "-"), strings.Join(distros, ","), config, strings.Join(arches, ","), len(j.Files), src)
 			}
 			return tw.Flush()
 		},

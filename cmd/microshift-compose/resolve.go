@@ -12,6 +12,7 @@ func newResolveCmd() *cobra.Command {
 		rel     releaseOptions
 		sel     selectionOptions
 		rnd     renderOptions
+		ver     versionOptions
 		format  formatOptions
 		explain bool
 	)
@@ -28,7 +29,7 @@ func newResolveCmd() *cobra.Command {
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd)
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply)
 			if err != nil {
 				return err
 			}
@@ -50,6 +51,7 @@ func newResolveCmd() *cobra.Command {
 	rel.addFlags(cmd)
 	sel.addFlags(cmd)
 	rnd.addFlags(cmd)
+	ver.addFlags(cmd)
 	format.addFlags(cmd)
 	cmd.Flags().BoolVar(&explain, "explain", false, "also list every image, package, config value and device file with where it comes from")
 	return cmd

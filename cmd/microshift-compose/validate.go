@@ -56,7 +56,7 @@ Tag-only image references are listed as warnings. Exit code 1 if anything fails.
 				}
 				rels = []*releases.Release{r}
 			}
-			rep, err := compose.Validate(cmd.Context(), catalog, rels, compose.BuildOptions{Distro: bp.Distro, ImageType: bp.ImageType})
+			rep, err := compose.Validate(cmd.Context(), catalog, rels, compose.ValidateOptions{Distro: bp.Distro, ImageType: bp.ImageType})
 			if err != nil {
 				return err
 			}

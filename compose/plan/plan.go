@@ -13,9 +13,11 @@ const Schema = 1
 
 // Plan is a resolved selection for one release and arch.
 type Plan struct {
-	Schema  int      `json:"schema"`
-	Release Release  `json:"release"`
-	Arch    string   `json:"arch"`
+	Schema  int     `json:"schema"`
+	Release Release `json:"release"`
+	Arch    string  `json:"arch"`
+	// Target is the operating system the plan is built for.
+	Target  Target   `json:"target"`
 	Profile string   `json:"profile"`
 	With    []string `json:"with"`
 	Without []string `json:"without"`
@@ -56,12 +58,57 @@ type Release struct {
 	Base string `json:"base"`
 	// Kubernetes is the release's Kubernetes major.minor, "" when unknown.
 	Kubernetes string `json:"kubernetes,omitempty"`
-	// Distro is the osbuild distro the release runs on, the default the
-	// blueprint is validated for.
+	// Distro is the release's default distro (Target.Distro is the one the
+	// plan is built for).
 	Distro string `json:"distro"`
 	Source string `json:"source"`
 	Origin string `json:"origin,omitempty"`
+	// Kind says what Base names: "shipped" (X.Y.Z), "nightly",
+	// "candidate", "pre-release" (releases.BaseKind).
+	Kind string `json:"kind"`
+	// Pin is how MicroShift's RPMs are pinned: PinExact to Base, or
+	// PinStream to the release's major.minor when Base is no published
+	// RPM version.
+	Pin string `json:"pin"`
+	// UpgradeFrom is set when the plan was checked to take over the data
+	// of an earlier release (build --upgrade-from).
+	UpgradeFrom *Upgrade `json:"upgrade_from,omitempty"`
 }
+
+// How MicroShift's RPMs are pinned.
+const (
+	// PinExact pins every MicroShift RPM to the release's version: the
+	// RPMs whose release-info lists exactly the embedded images.
+	PinExact = "exact"
+	// PinStream pins them to the release's major.minor ("4.18.*").
+	PinStream = "stream"
+)
+
+// Upgrade is the verdict on the plan's release starting on the data of an
+// earlier one, by the plan's release's own rule.
+type Upgrade struct {
+	From string `json:"from"`
+	// Distance is how many minors newer the plan's release is.
+	Distance int `json:"distance"`
+	MaxSkew  int `json:"max_skew"`
+}
+
+// Target is the operating system a plan is built for: a distro its release
+// is built and tested for.
+type Target struct {
+	// Distro is the osbuild distro: the release's default, or --distro.
+	Distro string `json:"distro"`
+	// ImageType is the osbuild image type the blueprint is validated for
+	// by default; "" when the distro has no rpm-ostree image types, so
+	// that MicroShift on it is image mode (bootc) only.
+	ImageType string `json:"image_type,omitempty"`
+	// BootcBase is the bootc Containerfile's base image: the distro's, or
+	// --bootc-base; "" when the distro has none.
+	BootcBase string `json:"bootc_base,omitempty"`
+}
+
+// BootcOnly reports whether the target has no rpm-ostree image types.
+func (t Target) BootcOnly() bool { return t.ImageType == "" }
 
 // Component is a selected component and why it is there.
 type Component struct {
@@ -108,7 +155,8 @@ func (r Reason) String() string {
 // Package is an RPM to install.
 type Package struct {
 	Name string `json:"name"`
-	// Version is a glob such as "4.18.*", or "" for any.
+	// Version is an exact version ("4.18.7"), a glob ("4.18.*"), or ""
+	// for any.
 	Version    string   `json:"version"`
 	Components []string `json:"components"`
 }

@@ -17,11 +17,13 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/name"
 )
 
 //go:embed data/*.toml
@@ -31,6 +33,7 @@ var data embed.FS
 type Knowledge struct {
 	ConfigFiles       []ConfigFile
 	Distros           []Distro
+	Upgrades          []UpgradeRule
 	Kubernetes        map[string]string // stream -> Kubernetes major.minor
 	Packages          map[string]Range
 	PackageConfigs    []PackageConfig
@@ -55,10 +58,33 @@ type ConfigFile struct {
 	Why string
 }
 
-// Distro is the osbuild distro blueprints are validated for by default.
+// Distro is a distro a release is built and tested for.
 type Distro struct {
 	Range
+	// Name is the osbuild distro name ("rhel-9.6").
 	Name string
+	// Default marks the distro a plan targets without --distro.
+	Default bool
+	// ImageType is the osbuild image type a blueprint is validated for by
+	// default; "" when the distro has no rpm-ostree image types, so that
+	// MicroShift on it is image mode (bootc) only.
+	ImageType string
+	// BootcBase is the distro's bootc base image; "" when it has none.
+	BootcBase string
+}
+
+// BootcOnly reports whether MicroShift on the distro is image mode (bootc)
+// only: the distro has no rpm-ostree image types (RHEL 10).
+func (d Distro) BootcOnly() bool { return d.ImageType == "" }
+
+// UpgradeRule is which data a release takes over.
+type UpgradeRule struct {
+	Range
+	// MaxSkew is how many minors older the data may be.
+	MaxSkew int
+	// LastMinor names each earlier major's last minor; empty when the
+	// release refuses data of another major.
+	LastMinor map[uint64]uint64
 }
 
 // PackageConfig is config an RPM ships as its own drop-in.
@@ -82,8 +108,12 @@ type Release struct {
 	Version *semver.Version
 	// ConfigFile is where the plan's config goes, and why.
 	ConfigFile, ConfigFileWhy string
-	// Distro is the default osbuild distro.
-	Distro string
+	// Distro is the name of the default distro; Distros are every distro
+	// the release is built for, the default first.
+	Distro  string
+	Distros []Distro
+	// Upgrade is which data the release takes over; nil when not known.
+	Upgrade *UpgradeRule
 	// Kubernetes is the Kubernetes major.minor, "" when not known.
 	Kubernetes string
 	// PackageConfigs are the drop-ins the release's RPMs ship.
@@ -129,7 +159,17 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 	}
 	for _, d := range k.Distros {
 		if d.Matches(v) {
-			r.Distro = d.Name
+			if d.Default {
+				r.Distro = d.Name
+				r.Distros = slices.Insert(r.Distros, 0, d)
+			} else {
+				r.Distros = append(r.Distros, d)
+			}
+		}
+	}
+	for i := range k.Upgrades {
+		if k.Upgrades[i].Matches(v) {
+			r.Upgrade = &k.Upgrades[i]
 			break
 		}
 	}
@@ -187,9 +227,17 @@ type releasesTOML struct {
 		Why     string `toml:"why"`
 	} `toml:"config_file"`
 	Distro []struct {
-		Release string `toml:"release"`
-		Name    string `toml:"name"`
+		Release   string `toml:"release"`
+		Name      string `toml:"name"`
+		Default   bool   `toml:"default"`
+		ImageType string `toml:"image_type"`
+		BootcBase string `toml:"bootc_base"`
 	} `toml:"distro"`
+	Upgrade []struct {
+		Release   string            `toml:"release"`
+		MaxSkew   *int              `toml:"max_skew"`
+		LastMinor map[string]uint64 `toml:"last_minor"`
+	} `toml:"upgrade"`
 	Kubernetes    map[string]string `toml:"kubernetes"`
 	Packages      map[string]string `toml:"packages"`
 	PackageConfig []struct {
@@ -235,7 +283,33 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 		if err != nil {
 			return nil, err
 		}
-		k.Distros = append(k.Distros, Distro{Range: r, Name: d.Name})
+		if strings.TrimSpace(d.Name) == "" {
+			return nil, fmt.Errorf("%s: distro[%d]: name is required", releasesName, i)
+		}
+		if d.BootcBase != "" {
+			if _, err := name.ParseReference(d.BootcBase, name.StrictValidation); err != nil {
+				return nil, fmt.Errorf("%s: distro[%d]: bootc_base %q is not an image reference: %v", releasesName, i, d.BootcBase, err)
+			}
+		}
+		k.Distros = append(k.Distros, Distro{Range: r, Name: d.Name, Default: d.Default, ImageType: d.ImageType, BootcBase: d.BootcBase})
+	}
+	for i, u := range doc.Upgrade {
+		r, err := rng(fmt.Sprintf("upgrade[%d]", i), u.Release)
+		if err != nil {
+			return nil, err
+		}
+		if u.MaxSkew == nil || *u.MaxSkew < 0 {
+			return nil, fmt.Errorf("%s: upgrade[%d]: max_skew must be set, 0 or more", releasesName, i)
+		}
+		rule := UpgradeRule{Range: r, MaxSkew: *u.MaxSkew, LastMinor: map[uint64]uint64{}}
+		for major, last := range u.LastMinor {
+			m, err := strconv.ParseUint(major, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: upgrade[%d]: last_minor: %q is not a major version", releasesName, i, major)
+			}
+			rule.LastMinor[m] = last
+		}
+		k.Upgrades = append(k.Upgrades, rule)
 	}
 	for _, name := range slices.Sorted(maps.Keys(doc.Packages)) {
 		r, err := rng("packages."+name, doc.Packages[name])
@@ -268,7 +342,45 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 		return nil, err
 	}
 	k.Config = schema
+	if err := k.checkEveryRelease(releasesName); err != nil {
+		return nil, err
+	}
 	return k, nil
+}
+
+// checkEveryRelease checks what For relies on for every release the
+// knowledge covers (each minor of 4.x to 6.x that a config_file range
+// matches): exactly one default distro, no distro twice, an upgrade rule.
+func (k *Knowledge) checkEveryRelease(file string) error {
+	for _, v := range probeVersions {
+		covered := false
+		for _, f := range k.ConfigFiles {
+			covered = covered || f.Matches(v)
+		}
+		if !covered {
+			continue
+		}
+		defaults, seen := 0, map[string]bool{}
+		for _, d := range k.Distros {
+			if !d.Matches(v) {
+				continue
+			}
+			if seen[d.Name] {
+				return fmt.Errorf("%s: release %d.%d has distro %s twice", file, v.Major(), v.Minor(), d.Name)
+			}
+			seen[d.Name] = true
+			if d.Default {
+				defaults++
+			}
+		}
+		if defaults != 1 {
+			return fmt.Errorf("%s: release %d.%d has %d default distros, want exactly one", file, v.Major(), v.Minor(), defaults)
+		}
+		if !slices.ContainsFunc(k.Upgrades, func(u UpgradeRule) bool { return u.Matches(v) }) {
+			return fmt.Errorf("%s: release %d.%d has no upgrade rule", file, v.Major(), v.Minor())
+		}
+	}
+	return nil
 }
 
 // flatten turns nested tables into dotted paths.

@@ -168,7 +168,10 @@ func TestFor(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	const okConfig = "[[key]]\npath = \"a.b\"\nrelease = \">=4.14\"\ntype = \"string\"\n"
-	const okReleases = "[[config_file]]\nrelease = \">=4.14\"\npath = \"/etc/microshift/config.yaml\"\n[packages]\nmicroshift = \">=4.14\"\n"
+	const okReleases = "[[config_file]]\nrelease = \">=4.14\"\npath = \"/etc/microshift/config.yaml\"\n[packages]\nmicroshift = \">=4.14\"\n" +
+		"[[distro]]\nrelease = \">=4.14\"\nname = \"rhel-9.6\"\ndefault = true\nimage_type = \"edge-commit\"\n[[upgrade]]\nrelease = \">=4.14\"\nmax_skew = 2\n"
+	const cfg414 = "[[config_file]]\nrelease = \">=4.14\"\npath = \"/etc/microshift/config.yaml\"\n"
+	const up414 = "[[upgrade]]\nrelease = \">=4.14\"\nmax_skew = 2\n"
 	for _, tc := range []struct {
 		name, releases, config, want string
 	}{
@@ -183,6 +186,14 @@ func TestParseErrors(t *testing.T) {
 		{"key format", okReleases, "[[key]]\npath = \"a\"\nrelease = \">=4.14\"\ntype = \"string\"\nformat = \"email\"\n", `c.toml: key[0] "a": unknown format "email"`},
 		{"key zero rule", okReleases, "[[key]]\npath = \"a\"\nrelease = \">=4.14\"\ntype = \"int\"\nzero = \"sometimes\"\n", `c.toml: key[0] "a": unknown zero rule "sometimes"`},
 		{"key release", okReleases, "[[key]]\npath = \"a\"\nrelease = \"soon\"\ntype = \"int\"\n", `c.toml: key[0] "a": release: invalid semver constraint "soon"`},
+		{"no default distro", cfg414 + up414 + "[[distro]]\nrelease = \">=4.14\"\nname = \"rhel-9.6\"\n", okConfig, `r.toml: release 4.14 has 0 default distros, want exactly one`},
+		{"two default distros", cfg414 + up414 + "[[distro]]\nrelease = \">=4.14\"\nname = \"rhel-9.6\"\ndefault = true\n[[distro]]\nrelease = \">=4.16\"\nname = \"rhel-9.4\"\ndefault = true\n", okConfig, `r.toml: release 4.16 has 2 default distros, want exactly one`},
+		{"distro twice", cfg414 + up414 + "[[distro]]\nrelease = \">=4.14\"\nname = \"rhel-9.6\"\ndefault = true\n[[distro]]\nrelease = \">=4.18\"\nname = \"rhel-9.6\"\n", okConfig, `r.toml: release 4.18 has distro rhel-9.6 twice`},
+		{"distro without name", cfg414 + up414 + "[[distro]]\nrelease = \">=4.14\"\ndefault = true\n", okConfig, `r.toml: distro[0]: name is required`},
+		{"bootc base not a reference", cfg414 + up414 + "[[distro]]\nrelease = \">=4.14\"\nname = \"rhel-9.6\"\ndefault = true\nbootc_base = \"Registry/UPPER case\"\n", okConfig, `r.toml: distro[0]: bootc_base "Registry/UPPER case" is not an image reference`},
+		{"no upgrade rule", cfg414 + "[[distro]]\nrelease = \">=4.14\"\nname = \"rhel-9.6\"\ndefault = true\n", okConfig, `r.toml: release 4.14 has no upgrade rule`},
+		{"upgrade without max_skew", okReleases + "[[upgrade]]\nrelease = \">=5.0\"\n", okConfig, `r.toml: upgrade[1]: max_skew must be set, 0 or more`},
+		{"upgrade last_minor not a major", okReleases + "[[upgrade]]\nrelease = \">=5.0\"\nmax_skew = 2\nlast_minor = { four = 22 }\n", okConfig, `r.toml: upgrade[1]: last_minor: "four" is not a major version`},
 		{"key unknown field", okReleases, "[[key]]\npath = \"a\"\nrelease = \">=4.14\"\ntype = \"int\"\nmaximum = 3\n", `c.toml: unknown key "key.maximum"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,7 +211,8 @@ func TestParseErrors(t *testing.T) {
 }
 
 // Every release range of the embedded data is covered once: each known
-// stream has exactly one config file, distro and a Kubernetes version.
+// stream has exactly one config file, one default distro and a Kubernetes
+// version.
 func TestDefaultCoversEveryStream(t *testing.T) {
 	k, err := knowledge.Default()
 	if err != nil {
@@ -215,12 +227,92 @@ func TestDefaultCoversEveryStream(t *testing.T) {
 			}
 		}
 		for _, d := range k.Distros {
-			if d.Matches(v) {
+			if d.Matches(v) && d.Default {
 				distros++
 			}
 		}
 		if files != 1 || distros != 1 {
-			t.Errorf("release %s matches %d config_file and %d distro entries, want one each", stream, files, distros)
+			t.Errorf("release %s matches %d config_file and %d default distro entries, want one each", stream, files, distros)
 		}
+	}
+}
+
+// The distros and bootc bases of each release, as upstream builds its
+// current-release images (test/image-blueprints-bootc/ of each branch).
+func TestDistrosAndBootcBases(t *testing.T) {
+	type distro struct{ name, base, imageType string }
+	for _, tc := range []struct {
+		version string
+		want    []distro // the default first
+	}{
+		{"4.14.0", []distro{{"rhel-9.2", "", "edge-commit"}}},
+		{"4.15.2", []distro{{"rhel-9.2", "", "edge-commit"}}},
+		{"4.16.0", []distro{{"rhel-9.4", "registry.redhat.io/rhel9/rhel-bootc:9.4", "edge-commit"}}},
+		{"4.18.7", []distro{{"rhel-9.4", "registry.redhat.io/rhel9-eus/rhel-9.4-bootc:9.4", "edge-commit"}}},
+		{"4.20.0", []distro{{"rhel-9.6", "registry.redhat.io/rhel9-eus/rhel-9.6-bootc:9.6", "edge-commit"}}},
+		{"4.21.0", []distro{{"rhel-9.6", "registry.redhat.io/rhel9-eus/rhel-9.6-bootc:9.6", "edge-commit"}, {"rhel-10.0", "registry.redhat.io/rhel10/rhel-bootc:10.0", ""}}},
+		{"4.22.0", []distro{{"rhel-9.8", "registry.redhat.io/rhel9/rhel-bootc:9.8", "edge-commit"}, {"rhel-10.2", "registry.redhat.io/rhel10/rhel-bootc:10.2", ""}}},
+		{"5.0.0", []distro{{"rhel-9.8", "registry.redhat.io/rhel9/rhel-bootc:9.8", "edge-commit"}, {"rhel-10.2", "registry.redhat.io/rhel10/rhel-bootc:10.2", ""}}},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			r := factsFor(t, tc.version)
+			var got []distro
+			for _, d := range r.Distros {
+				got = append(got, distro{d.Name, d.BootcBase, d.ImageType})
+				if d.BootcOnly() != (d.ImageType == "") || d.BootcOnly() != strings.HasPrefix(d.Name, "rhel-10") {
+					t.Errorf("%s: BootcOnly() = %v", d.Name, d.BootcOnly())
+				}
+			}
+			if !slices.Equal(got, tc.want) || r.Distro != tc.want[0].name || !r.Distros[0].Default {
+				t.Errorf("distros %v (default %q), want %v", got, r.Distro, tc.want)
+			}
+		})
+	}
+}
+
+// Which data each release takes over, by its own rule (upstream
+// pkg/admin/prerun/version.go of each branch).
+func TestAcceptsDataFrom(t *testing.T) {
+	k, err := knowledge.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		from, to string
+		distance int
+		want     string // "" when accepted, else the error
+	}{
+		{"4.14.0", "4.14.9", 0, ""},
+		{"4.14.3", "4.15.0", 1, ""},
+		{"4.14.0", "4.16.0", 2, ""},
+		{"4.14.0", "4.15.0", 1, ""},
+		{"4.16.0", "4.18.2", 2, ""},
+		{"4.21.0", "5.0.0", 2, ""},
+		{"4.22.0", "5.0.0", 1, ""},
+		{"4.14.0", "4.17.0", 3, "MicroShift 4.17 does not start on data written by 4.14: 4.17 is 3 minor versions newer, and it takes over data at most 2 older; upgrade through 4.16 first"},
+		{"4.13.0", "4.15.0", 2, "MicroShift 4.15 does not start on data written by 4.13: 4.15 is 2 minor versions newer, and it takes over data at most 1 older; upgrade through 4.14 first"},
+		{"4.16.0", "4.19.0", 3, "MicroShift 4.19 does not start on data written by 4.16: 4.19 is 3 minor versions newer, and it takes over data at most 2 older; upgrade through 4.18 first"},
+		{"4.20.0", "5.0.0", 3, "MicroShift 5.0 does not start on data written by 4.20: 5.0 is 3 minor versions newer, and it takes over data at most 2 older; upgrade through 4.22 first"},
+		{"4.14.0", "5.0.0", 9, "MicroShift 5.0 does not start on data written by 4.14: 5.0 is 9 minor versions newer, and it takes over data at most 2 older; upgrade through 4.16, 4.18, 4.20 and 4.22 first"},
+		{"5.0.0", "4.22.0", -1, "MicroShift 4.22 does not start on data written by 5.0: it never migrates data to an older release"},
+		{"4.19.4", "4.18.9", -1, "MicroShift 4.18 does not start on data written by 4.19: it never migrates data to an older release"},
+	} {
+		t.Run(tc.from+"->"+tc.to, func(t *testing.T) {
+			r, err := k.For(semver.MustParse(tc.to))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, err := k.AcceptsDataFrom(r, semver.MustParse(tc.from))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if u.Err != nil {
+				got = u.Err.Error()
+			}
+			if got != tc.want || u.Distance != tc.distance {
+				t.Errorf("AcceptsDataFrom = distance %d, %q; want %d, %q", u.Distance, got, tc.distance, tc.want)
+			}
+		})
 	}
 }

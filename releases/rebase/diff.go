@@ -10,6 +10,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 // ReleaseDiff is what changed between two releases, per component and
@@ -25,6 +26,12 @@ type ReleaseDiff struct {
 	// Unchanged lists the components present and equal on both sides.
 	Unchanged []string `json:"unchanged"`
 	Summary   Summary  `json:"summary"`
+	// Upgrade says whether a device on the old release can take the new
+	// one, by the new release's rule; absent when both are one
+	// major.minor.
+	Upgrade *knowledge.Verdict `json:"upgrade,omitempty"`
+	// Notes say what could not be judged.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // ReleaseSide identifies one side of a diff.
@@ -116,6 +123,11 @@ func DiffReleases(oldRel, newRel *releases.Release, oldLabel, newLabel string) *
 		New:        side(newRel, newLabel),
 		Components: []ComponentDiff{},
 		Unchanged:  []string{},
+	}
+	if know, err := knowledge.Default(); err != nil {
+		d.Notes = append(d.Notes, "upgrade not judged: "+err.Error())
+	} else if d.Upgrade, err = know.UpgradeVerdict(oldRel.Version, newRel.Version); err != nil {
+		d.Notes = append(d.Notes, "upgrade not judged: "+err.Error())
 	}
 	for _, a := range releases.Arches {
 		o, n := oldRel.Base(a), newRel.Base(a)
@@ -274,6 +286,12 @@ func (d *ReleaseDiff) Markdown() []byte {
 			fmt.Fprintf(&b, "| %s | %s |\n", bc.Arch, change(bc.Old, bc.New))
 		}
 		b.WriteByte('\n')
+	}
+	if d.Upgrade != nil {
+		fmt.Fprintf(&b, "Upgrade: %s\n\n", d.Upgrade.Sentence())
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(&b, "Note: %s\n\n", n)
 	}
 	if d.Empty() {
 		b.WriteString("No image changes.\n")
