@@ -39,6 +39,9 @@ type Summary struct {
 	Destination string `json:"destination"`
 	// Images are the images in the destination after the run.
 	Images int `json:"images"`
+	// Signatures are the sigstore signature attachments copied with the
+	// images (counted apart from Images by the caller, which knows them).
+	Signatures int `json:"signatures,omitempty"`
 	// Blobs are the unique config and layer blobs of those images.
 	Blobs int `json:"blobs"`
 	// Manifests are the manifests stored (indexes and image manifests).

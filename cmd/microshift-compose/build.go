@@ -22,6 +22,7 @@ func newBuildCmd() *cobra.Command {
 		dev    deviceOptions
 		boot   bootcOptions
 		ver    versionOptions
+		trust  trustOptions
 		outDir string
 		force  bool
 		sizes  bool
@@ -53,6 +54,16 @@ sends every image of the plan to the mirror first, with the mapping 'mirror --to
 docker://REGISTRY/PREFIX' pushes with (checked by resolving every image through it with
 containers/image); --mirror-ca adds the mirror's CA to /etc/containers/certs.d.
 
+The device's trust: --verify-key FILE (repeatable) places each PEM public key at
+/etc/containers/sigstore/<name>.pub and writes /etc/containers/policy.json requiring a
+sigstore signature by one of them (signedIdentity matchRepoDigestOrExact) for every
+repository of the plan, accepting the bootc images directory, and rejecting every
+other image, as MicroShift's own sigstore test kickstart does; --policy FILE places
+your containers-policy.json instead (keys given with it are placed too, for its
+keyPath entries). Either way /etc/containers/registries.d/50-microshift-compose.yaml
+turns on sigstore attachments for the plan's repositories and the --mirror-registry,
+so CRI-O, podman and bootc check what 'mirror --verify-key' checked.
+
 Components with a manifests/ kustomization are rendered in process (no kustomize
 binary); components with a plugin run it first (docs/plugins.md). Every container
 image a rendered manifest names must be one of the plan's images.
@@ -76,7 +87,8 @@ next build, and a mirrored images/ layout in one is recovered.`,
   microshift-compose build --profile full --release 4.16 --output out-416/
   microshift-compose build --profile full --arch x86_64 --bootc --output out/
   microshift-compose build --profile full --pull-secret pull-secret.json --mirror-registry mirror.example.com:5000/microshift --mirror-ca ca.crt --output out/
-  microshift-compose build --profile full --bootc --bootc-images pull --pull-secret pull-secret.json --output out/`,
+  microshift-compose build --profile full --bootc --bootc-images pull --pull-secret pull-secret.json --output out/
+  microshift-compose build --profile full --verify-key redhat-release-key3.pub --mirror-registry mirror.example.com:5000/microshift --output out/`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Every flag is checked, whether or not it is used: --jobs -1
@@ -103,6 +115,9 @@ next build, and a mirrored images/ layout in one is recovered.`,
 				return err
 			}
 			if err := dev.apply(p); err != nil {
+				return err
+			}
+			if err := trust.applyDevice(p, dev.Mirror, boot.Enabled); err != nil {
 				return err
 			}
 			if sizes {
@@ -141,6 +156,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 	dev.addFlags(cmd)
 	boot.addFlags(cmd)
 	ver.addFlags(cmd)
+	trust.addBuildFlags(cmd)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build and nothing else)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --output even when it holds files a build does not write (a mirrored images/ layout is still kept)")
 	cmd.Flags().BoolVar(&sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")

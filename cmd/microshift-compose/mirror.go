@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ func newMirrorCmd() *cobra.Command {
 		lock         lockOptions
 		reg          registryOptions
 		format       formatOptions
+		trust        trustOptions
 		to, from     string
 		allPlatforms bool
 		quiet        bool
@@ -69,12 +71,26 @@ podman reads; TLS is verified with the host's certs.d certificates unless
 its digest; content that does not match is refused. Each request is retried with
 backoff on timeouts (--timeout), dropped connections, 408, 429 and 5xx. A rerun
 skips blobs already present (after re-checking them). Progress goes to stderr (bars
-on a terminal), the summary to stdout.`,
+on a terminal), the summary to stdout.
+
+Signatures: with --policy FILE (a containers-policy.json) or --verify-key FILE
+(sigstore public keys, repeatable), every image is checked against the trust
+policy with containers/image, as podman and CRI-O check it, before anything is
+copied: its sigstore signatures (the sha256-<digest>.sig attachments cosign
+pushes beside it) are verified offline (no transparency log, no Fulcio). One
+refused image (unsigned, signed by another key, signed for another repository,
+a signature that does not match) fails the command, naming each image and the
+policy rule, with the destination untouched. The signature attachments are then
+copied with the images (to a registry by their tag too), so the next hop can
+verify them again. Without --policy or --verify-key, signatures are neither
+checked nor copied (the build host's /etc/containers/policy.json is not read:
+pass it with --policy to apply it).`,
 		Example: `  microshift-compose mirror --profile full --arch x86_64 --to oci:out/images
   microshift-compose mirror --lock out/compose.lock.json --to dir:out/images
   microshift-compose mirror --lock out/compose.lock.json --to oci-archive:microshift-images.tar
   microshift-compose mirror --from oci-archive:microshift-images.tar --to docker://mirror.example.com:5000/microshift
-  microshift-compose mirror --lock out/compose.lock.json --to docker://mirror.example.com:5000/microshift --authfile auth.json`,
+  microshift-compose mirror --lock out/compose.lock.json --to docker://mirror.example.com:5000/microshift --authfile auth.json
+  microshift-compose mirror --lock out/compose.lock.json --verify-key redhat-release-key3.pub --to oci-archive:microshift-images.tar`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if to == "" {
@@ -95,6 +111,12 @@ on a terminal), the summary to stdout.`,
 			}
 			if err := format.Validate(); err != nil {
 				return err
+			}
+			if err := trust.Validate(); err != nil {
+				return err
+			}
+			if from != "" && trust.enabled() {
+				return usageError{errors.New("--policy and --verify-key check signatures in the images' registries, and --from reads a layout: verify when mirroring from the registries (the signatures are copied into the layout with the images), or load the layout into a registry and verify there")}
 			}
 			var refs []string
 			var arch releases.Arch
@@ -118,7 +140,20 @@ on a terminal), the summary to stdout.`,
 			if err != nil {
 				return err
 			}
-			sum, err := airgap.Mirror(cmd.Context(), refs, target, airgap.Options{
+			copyRefs := refs
+			if trust.enabled() {
+				// Every image is verified before anything is copied: a
+				// refused image leaves the destination untouched.
+				if err := trust.verify(cmd.Context(), cmd.ErrOrStderr(), refs, rc, "nothing was mirrored"); err != nil {
+					return err
+				}
+				sigs, err := trust.signatureRefs(cmd.Context(), refs, rc)
+				if err != nil {
+					return err
+				}
+				copyRefs = append(slices.Clone(refs), sigs...)
+			}
+			sum, err := airgap.Mirror(cmd.Context(), copyRefs, target, airgap.Options{
 				Registry:     rc,
 				Arch:         arch,
 				AllPlatforms: allPlatforms,
@@ -127,6 +162,9 @@ on a terminal), the summary to stdout.`,
 			})
 			if err != nil {
 				return fmt.Errorf("mirroring to %s: %w", target, err)
+			}
+			if sum.Images == len(copyRefs) {
+				sum.Images, sum.Signatures = countSignatures(copyRefs)
 			}
 			if format.json() {
 				return printJSON(cmd.OutOrStdout(), sum)
@@ -142,6 +180,7 @@ on a terminal), the summary to stdout.`,
 	lock.addFlags(cmd)
 	reg.addFlags(cmd)
 	format.addFlags(cmd)
+	trust.addFlags(cmd, "every image must satisfy before anything is copied; the signatures are copied with the images")
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "destination: oci:DIR, dir:DIR, oci-archive:FILE or docker://REGISTRY/PREFIX")
 	f.StringVar(&from, "from", "", "read the images from an OCI layout, oci:DIR or oci-archive:FILE, instead of their registries")
@@ -153,6 +192,9 @@ on a terminal), the summary to stdout.`,
 // printMirrorSummary prints the one-line summary of a mirror.
 func printMirrorSummary(w io.Writer, to airgap.Target, sum *airgap.Summary) {
 	head := fmt.Sprintf("mirrored %d images (%d blobs, %d manifests) to %s", sum.Images, sum.Blobs, sum.Manifests, sum.Destination)
+	if sum.Signatures > 0 {
+		head = fmt.Sprintf("mirrored %d images and %d %s (%d blobs, %d manifests) to %s", sum.Images, sum.Signatures, text.Plural(sum.Signatures, "signature", "signatures"), sum.Blobs, sum.Manifests, sum.Destination)
+	}
 	if to.Transport == airgap.TransportDocker {
 		fmt.Fprintf(w, "%s: %s uploaded in %d %s, %s mounted from other repositories in %d %s, %s already present, in %.1fs\n",
 			head, humanBytes(sum.Fetched), sum.Uploads, text.Plural(sum.Uploads, "blob", "blobs"),

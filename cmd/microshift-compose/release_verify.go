@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/microshift-compose/microshift-compose/internal/sigverify"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
@@ -39,6 +40,7 @@ func newReleaseVerifyCmd() *cobra.Command {
 		files      fileSelectOptions
 		reg        registryOptions
 		format     formatOptions
+		trust      trustOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "verify [DIR]",
@@ -58,13 +60,22 @@ retried (--retries); the registries the release names are checked, not their
 registries.conf mirrors. The result is
 a table with one line per image entry (or --output json); the command exits 1
 when any image fails, naming the reason: unpinned, not-found (404),
-unauthorized (401), forbidden (403), arch-missing, invalid or error.`,
+unauthorized (401), forbidden (403), arch-missing, invalid or error.
+
+With --policy FILE (a containers-policy.json) or --verify-key FILE (sigstore
+public keys), each image that passed is also checked against the trust policy
+with containers/image, as podman and CRI-O check it: its sigstore signatures
+(the sha256-<digest>.sig attachments cosign pushes) are verified offline (no
+transparency log, no Fulcio), and an image the policy refuses (unsigned,
+signed by another key, or signed for another repository) fails with reason
+signature, naming the rule. Without either, signatures are not checked.`,
 		Example: `  microshift-compose release verify /usr/share/microshift/release
   microshift-compose release verify --release 4.18 --arch aarch64 --output json
-  microshift-compose release verify assets/release --component olm --jobs 16`,
+  microshift-compose release verify assets/release --component olm --jobs 16
+  microshift-compose release verify --release 4.19 --verify-key redhat-release-key3.pub`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, v := range []interface{ Validate() error }{&files, &reg, &format} {
+			for _, v := range []interface{ Validate() error }{&files, &reg, &format, &trust} {
 				if err := v.Validate(); err != nil {
 					return err
 				}
@@ -103,6 +114,19 @@ unauthorized (401), forbidden (403), arch-missing, invalid or error.`,
 			if err != nil {
 				return err
 			}
+			if trust.enabled() {
+				var refs []string
+				for _, c := range checks {
+					refs = append(refs, c.Ref)
+				}
+				t, err := sigverify.Load(trust.options(), refs)
+				if err != nil {
+					return err
+				}
+				if err := rebase.VerifySignatures(cmd.Context(), checks, t, rc); err != nil {
+					return err
+				}
+			}
 			sum := summarize(selected, checks)
 			if format.json() {
 				if err := printJSON(cmd.OutOrStdout(), verifyJSON{Source: label, Summary: sum, Images: checks}); err != nil {
@@ -121,6 +145,7 @@ unauthorized (401), forbidden (403), arch-missing, invalid or error.`,
 	files.addFlags(cmd)
 	reg.addFlags(cmd)
 	format.addFlags(cmd)
+	trust.addFlags(cmd, "each image must satisfy (reason signature when it does not)")
 	return cmd
 }
 

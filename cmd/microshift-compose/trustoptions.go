@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/airgap"
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/registryclient"
+	"github.com/microshift-compose/microshift-compose/internal/sigverify"
+	"github.com/microshift-compose/microshift-compose/internal/text"
+)
+
+// trustOptions are what an image must be signed with: a containers policy
+// (--policy) or sigstore public keys (--verify-key). mirror and release
+// verify check the images against it; build places it on the device.
+type trustOptions struct {
+	Policy string
+	Keys   []string
+}
+
+// addFlags binds the flags; what says what the policy is for.
+func (o *trustOptions) addFlags(cmd *cobra.Command, what string) {
+	f := cmd.Flags()
+	f.StringVar(&o.Policy, "policy", "", "containers-policy.json (podman's format) "+what+"; sigstore signatures are found as the sha256-<digest>.sig attachments cosign pushes (default: no policy, signatures are not checked)")
+	f.StringSliceVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) the plan's images must be signed with, repeatable (any key): a policy of sigstoreSigned with signedIdentity matchRepoDigestOrExact for every repository of the plan, everything else rejected; "+what)
+}
+
+// addBuildFlags binds the flags of build, which places the policy on the
+// device.
+func (o *trustOptions) addBuildFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Policy, "policy", "", "containers-policy.json to place at "+compose.PolicyPath+" on the device, as it is (default: none is placed; the device keeps its own)")
+	f.StringSliceVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) to place at "+compose.SigstoreKeyDir+"/<name>.pub, repeatable; without --policy, the device's policy.json requires a sigstore signature by one of them for every repository of the plan and rejects every other image")
+}
+
+// applyDevice adds the device's policy, keys and registries.d entry to the
+// plan, and warns that a generated policy rejects the bootc image's own
+// updates unless they come from the plan's repositories.
+func (o *trustOptions) applyDevice(p *plan.Plan, mirror string, bootc bool) error {
+	if !o.enabled() {
+		return nil
+	}
+	if err := compose.AddDeviceTrust(p, compose.DeviceTrust{Policy: o.Policy, Keys: o.Keys, Mirror: mirror}); err != nil {
+		return err
+	}
+	if o.Policy == "" && bootc {
+		p.Warnings = append(p.Warnings, "the device's "+compose.PolicyPath+" from --verify-key rejects every image outside the plan's repositories, the bootc image that 'bootc upgrade' pulls included: give your own --policy to allow it")
+	}
+	return nil
+}
+
+// Validate checks the flag combination; the files are read by load.
+func (o *trustOptions) Validate() error {
+	if o.Policy != "" && len(o.Keys) > 0 {
+		return usageError{errors.New("--policy and --verify-key both say what to trust: give one (a policy names keys with keyPath)")}
+	}
+	return nil
+}
+
+func (o *trustOptions) enabled() bool { return o.options().Enabled() }
+
+func (o *trustOptions) options() sigverify.Options {
+	return sigverify.Options{Policy: o.Policy, Keys: o.Keys}
+}
+
+// verify checks refs against the policy and fails, naming every refused
+// image and the rule (one line each on stderr, the first in the error),
+// when any is refused. what is the action that will not happen.
+func (o *trustOptions) verify(ctx context.Context, stderr io.Writer, refs []string, reg registryclient.Options, what string) error {
+	trust, err := sigverify.Load(o.options(), refs)
+	if err != nil {
+		return err
+	}
+	results, err := sigverify.Verify(ctx, trust, refs, reg)
+	if err != nil {
+		return err
+	}
+	bad := sigverify.Refused(results)
+	if len(bad) == 0 {
+		return nil
+	}
+	for _, r := range bad[1:] {
+		fmt.Fprintf(stderr, "refused: %s: %s\n", r.Ref, r.Err)
+	}
+	more := ""
+	if len(bad) > 1 {
+		more = fmt.Sprintf(" (and %d more of %d %s refused, listed above)", len(bad)-1, len(refs), text.Plural(len(refs), "image", "images"))
+	}
+	return fmt.Errorf("verifying signatures with %s: %s: %w%s; %s", trust.Source, bad[0].Ref, bad[0].Err, more, what)
+}
+
+// signatureTag matches the sigstore attachments mirror copies with the
+// images (REPO:sha256-HEX.sig).
+var signatureTag = regexp.MustCompile(`:sha256-[0-9a-f]{64}\.sig$`)
+
+// countSignatures splits refs into images and signature attachments.
+func countSignatures(refs []string) (images, signatures int) {
+	for _, r := range refs {
+		if signatureTag.MatchString(r) {
+			signatures++
+		} else {
+			images++
+		}
+	}
+	return images, signatures
+}
+
+// signatureRefs are the signature attachments to copy with refs: looked up
+// when a policy was checked (what is copied is what was verified).
+func (o *trustOptions) signatureRefs(ctx context.Context, refs []string, reg registryclient.Options) ([]string, error) {
+	if !o.enabled() {
+		return nil, nil
+	}
+	return airgap.SignatureRefs(ctx, refs, reg)
+}
