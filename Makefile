@@ -39,8 +39,12 @@ bench-smoke: test-deps
 	MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./...
 
 # Installs the real tools tests use (Debian packages); CI runs on fresh machines.
+# cosign (the signature tests sign and verify with it) is built pinned from
+# the Go module proxy into bin/ once.
+COSIGN_VERSION ?= v2.5.3
 test-deps:
 	./hack/install-test-deps.sh
+	@[ -x bin/cosign ] || { echo "building cosign $(COSIGN_VERSION) into bin/ (once)"; GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/bin $(GO) install github.com/sigstore/cosign/v2/cmd/cosign@$(COSIGN_VERSION); }
 
 STATICCHECK_VERSION ?= v0.8.0
 

@@ -32,7 +32,7 @@ type DeviceTrust struct {
 	Policy string
 	// Keys are PEM public keys placed in SigstoreKeyDir; without Policy,
 	// the policy is generated from them: a sigstore signature by one of
-	// them for every repository of the plan (matchRepoDigestOrExact), the
+	// them for every repository of the plan (matchRepository), the
 	// bootc images directory accepted, everything else rejected.
 	Keys []string
 	// Mirror is the --mirror-registry (REGISTRY[/PREFIX]): the device reads

@@ -56,7 +56,7 @@ containers/image); --mirror-ca adds the mirror's CA to /etc/containers/certs.d.
 
 The device's trust: --verify-key FILE (repeatable) places each PEM public key at
 /etc/containers/sigstore/<name>.pub and writes /etc/containers/policy.json requiring a
-sigstore signature by one of them (signedIdentity matchRepoDigestOrExact) for every
+sigstore signature by one of them (signedIdentity matchRepository) for every
 repository of the plan, accepting the bootc images directory, and rejecting every
 other image, as MicroShift's own sigstore test kickstart does; --policy FILE places
 your containers-policy.json instead (keys given with it are placed too, for its

@@ -29,7 +29,7 @@ type trustOptions struct {
 func (o *trustOptions) addFlags(cmd *cobra.Command, what string) {
 	f := cmd.Flags()
 	f.StringVar(&o.Policy, "policy", "", "containers-policy.json (podman's format) "+what+"; sigstore signatures are found as the sha256-<digest>.sig attachments cosign pushes (default: no policy, signatures are not checked)")
-	f.StringSliceVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) the plan's images must be signed with, repeatable (any key): a policy of sigstoreSigned with signedIdentity matchRepoDigestOrExact for every repository of the plan, everything else rejected; "+what)
+	f.StringSliceVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) the plan's images must be signed with, repeatable (any key): a policy of sigstoreSigned with signedIdentity matchRepository for every repository of the plan, everything else rejected; "+what)
 }
 
 // addBuildFlags binds the flags of build, which places the policy on the

@@ -63,11 +63,15 @@ type Trust struct {
 	JSON []byte
 	// Keys are the --verify-key keys (none with --policy).
 	Keys []Key
+	// RegistriesDir, when set, is the registries.d directory signatures
+	// are looked up with (a device's); unset, sigstore attachments for
+	// every registry (RegistriesD).
+	RegistriesDir string
 }
 
 // Load reads the policy or keys o names. With keys, the policy requires a
 // sigstore signature by one of them, for the signed identity of the image
-// (matchRepoDigestOrExact), on every repository of refs, and rejects any
+// (matchRepository), on every repository of refs, and rejects any
 // other image. It returns nil when o gives neither.
 func Load(o Options, refs []string) (*Trust, error) {
 	switch {
@@ -161,7 +165,7 @@ func Scopes(refs []string) ([]string, error) {
 
 // KeyTrust is the policy for keys: every scope requires a sigstore
 // signature by one of the keys for the image's own repository
-// (matchRepoDigestOrExact), and everything else is rejected. keyPath says
+// (matchRepository), and everything else is rejected. keyPath says
 // where a key is on the machine that evaluates the policy (the device);
 // nil embeds the keys' data (keyDatas), for checking here.
 // accept lists scopes of other transports whose images are accepted
@@ -197,7 +201,13 @@ func KeyTrust(keys []Key, scopes []string, keyPath func(Key) string, accept ...S
 			opt = signature.PRSigstoreSignedWithKeyData(keys[0].Data)
 		}
 	}
-	req, err := signature.NewPRSigstoreSigned(opt, signature.PRSigstoreSignedWithSignedIdentity(signature.NewPRMMatchRepoDigestOrExact()))
+	// matchRepository, not upstream's matchRepoDigestOrExact: cosign's
+	// signatures name the repository only (no tag or digest), which
+	// matchRepoDigestOrExact never accepts (containers-policy.json(5)).
+	// For the digest references a plan holds, the two check the same: the
+	// signed digest must be the manifest's, the signed repository the
+	// image's.
+	req, err := signature.NewPRSigstoreSigned(opt, signature.PRSigstoreSignedWithSignedIdentity(signature.NewPRMMatchRepository()))
 	if err != nil {
 		return nil, fmt.Errorf("building the policy for %s: %w", strings.Join(names, ", "), err)
 	}

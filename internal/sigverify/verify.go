@@ -48,13 +48,17 @@ const RegistriesD = "default-docker:\n  use-sigstore-attachments: true\n"
 // its attempts. Results come back in refs' order; the error is set only
 // when verification could not run.
 func Verify(ctx context.Context, t *Trust, refs []string, reg registryclient.Options) ([]Result, error) {
-	dir, err := os.MkdirTemp("", "microshift-compose-registries.d-")
-	if err != nil {
-		return nil, fmt.Errorf("creating the registries.d directory: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "sigstore-attachments.yaml"), []byte(RegistriesD), 0o600); err != nil {
-		return nil, fmt.Errorf("writing the registries.d configuration: %w", err)
+	dir := t.RegistriesDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "microshift-compose-registries.d-")
+		if err != nil {
+			return nil, fmt.Errorf("creating the registries.d directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		if err := os.WriteFile(filepath.Join(tmp, "sigstore-attachments.yaml"), []byte(RegistriesD), 0o600); err != nil {
+			return nil, fmt.Errorf("writing the registries.d configuration: %w", err)
+		}
+		dir = tmp
 	}
 	results := make([]Result, len(refs))
 	g, gctx := errgroup.WithContext(ctx)
