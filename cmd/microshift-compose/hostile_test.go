@@ -78,6 +78,11 @@ func userFileCases() []hostileCase {
 		{"--mirror-ca", func(h *hostileEnv, p string) []string {
 			return build(h, "--mirror-registry", "mirror.example.com/edge", "--mirror-ca", p)
 		}, "CA certificate", 1 << 20, dirWant},
+		{"--policy", func(h *hostileEnv, p string) []string { return build(h, "--policy", p) }, "policy", 1 << 20, dirWant},
+		{"--verify-key", func(h *hostileEnv, p string) []string { return build(h, "--verify-key", p) }, "key", 64 << 10, dirWant},
+		{"mirror --verify-key", func(h *hostileEnv, p string) []string {
+			return []string{"mirror", "--lock", filepath.Join(h.out, "compose.lock.json"), "--to", "oci:" + filepath.Join(h.dir, "layout"), "--verify-key", p}
+		}, "key", 64 << 10, dirWant},
 		// Read by containers/image, which has no size limit of its own;
 		// they are checked to be regular files before it opens them.
 		{"mirror --authfile", func(h *hostileEnv, p string) []string {

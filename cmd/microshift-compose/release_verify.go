@@ -106,6 +106,19 @@ signature, naming the rule. Without either, signatures are not checked.`,
 			if err != nil {
 				return err
 			}
+			// The policy and keys are read before any registry is asked.
+			var refs []string
+			for _, f := range selected {
+				for _, im := range f.Images {
+					if releases.IsDigestPinned(im.Ref) {
+						refs = append(refs, im.Ref)
+					}
+				}
+			}
+			t, err := sigverify.Load(trust.options(), refs)
+			if err != nil {
+				return err
+			}
 			rc, err := reg.client()
 			if err != nil {
 				return err
@@ -114,15 +127,7 @@ signature, naming the rule. Without either, signatures are not checked.`,
 			if err != nil {
 				return err
 			}
-			if trust.enabled() {
-				var refs []string
-				for _, c := range checks {
-					refs = append(refs, c.Ref)
-				}
-				t, err := sigverify.Load(trust.options(), refs)
-				if err != nil {
-					return err
-				}
+			if t != nil {
 				if err := rebase.VerifySignatures(cmd.Context(), checks, t, rc); err != nil {
 					return err
 				}
