@@ -40,7 +40,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// One line, and nothing a terminal would act on: a file name or a
 	// plugin's message may hold escape sequences.
-	fmt.Fprintf(stderr, "error: %s\n", text.Escape(text.OneLine(err.Error())))
+	msg := err.Error()
+	if cause := context.Cause(ctx); ctx.Err() != nil && cause != ctx.Err() {
+		// A signal (main's context): say so, not "context canceled".
+		msg = fmt.Sprintf("interrupted (%v): %s", cause, strings.ReplaceAll(msg, context.Canceled.Error(), "stopped"))
+	}
+	fmt.Fprintf(stderr, "error: %s\n", text.Escape(text.OneLine(msg)))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
