@@ -25,6 +25,15 @@ type WriteOptions struct {
 	// Force replaces an existing directory whatever it holds (a mirrored
 	// images/ layout is still kept).
 	Force bool
+	// Warn receives what the user should know that does not fail the
+	// write (a killed build's leftovers kept or not removed); nil drops it.
+	Warn func(msg string)
+}
+
+func (o WriteOptions) warn(format string, args ...any) {
+	if o.Warn != nil {
+		o.Warn(fmt.Sprintf(format, args...))
+	}
 }
 
 // Write puts out into dir atomically: the files are written to a temporary
@@ -64,7 +73,7 @@ func Write(ctx context.Context, dir string, out *Output, opts ...WriteOptions) (
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("creating output directory %s: %w", dir, cause(err))
 	}
-	tmp, unlock, recovered, err := prepareTemp(dir, target)
+	tmp, unlock, recovered, err := prepareTemp(dir, target, o)
 	if err != nil {
 		return err
 	}
@@ -131,7 +140,7 @@ func Write(ctx context.Context, dir string, out *Output, opts ...WriteOptions) (
 	if recovered != "" && carry != recovered {
 		// The output had its own images/: the recovered layout stays
 		// where it is rather than being deleted.
-		slog.Warn("a killed build left mirrored images; they are kept, not merged", "dir", filepath.Dir(recovered))
+		o.warn("a killed build left mirrored images in %s; they are kept there, not merged into %s", filepath.Dir(recovered), dir)
 	}
 	return nil
 }
@@ -278,14 +287,14 @@ func tempPrefix(target string) string { return "." + filepath.Base(target) + ".t
 // parent directory serialize this step on a lock of the parent; each
 // holds a lock on its own temporary directory until it returns, so a
 // concurrent build never removes a live one.
-func prepareTemp(display, target string) (tmp string, unlock func(), recovered string, err error) {
+func prepareTemp(display, target string, o WriteOptions) (tmp string, unlock func(), recovered string, err error) {
 	parent := filepath.Dir(target)
 	// Best effort: a parent we may write but not read cannot be locked,
 	// and the temporary directory's own lock still protects a live build.
 	if unlockParent, err := lockDir(parent, true); err == nil {
 		defer unlockParent()
 	}
-	recovered, err = cleanLeftovers(target)
+	recovered, err = cleanLeftovers(target, o)
 	if err != nil {
 		return "", nil, "", err
 	}
@@ -310,7 +319,7 @@ func prepareTemp(display, target string) (tmp string, unlock func(), recovered s
 // path it returns (the newest such layout is kept for recovery; any other
 // is kept in place, never deleted). Directories a live build holds locked
 // are left alone.
-func cleanLeftovers(target string) (images string, err error) {
+func cleanLeftovers(target string, o WriteOptions) (images string, err error) {
 	parent := filepath.Dir(target)
 	entries, err := os.ReadDir(parent)
 	if err != nil {
@@ -343,7 +352,7 @@ func cleanLeftovers(target string) (images string, err error) {
 		}
 		unlock()
 		if err := os.RemoveAll(dir); err != nil {
-			slog.Warn("could not remove the temporary directory of an interrupted build", "dir", dir, "err", err)
+			o.warn("could not remove the temporary directory of an interrupted build, %s: %v", dir, cause(err))
 		} else {
 			slog.Info("removed the temporary directory of an interrupted build", "dir", dir)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -114,7 +113,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if err != nil {
 				return err
 			}
-			if err := dev.apply(p); err != nil {
+			if err := dev.apply(cmd.ErrOrStderr(), p); err != nil {
 				return err
 			}
 			if err := trust.applyDevice(p, dev.Mirror, boot.Enabled); err != nil {
@@ -136,9 +135,10 @@ next build, and a mirrored images/ layout in one is recovered.`,
 				return err
 			}
 			for _, w := range out.Warnings {
-				slog.Warn("osbuild: " + w)
+				warn(cmd.ErrOrStderr(), "osbuild: "+w)
 			}
-			if err := compose.Write(cmd.Context(), outDir, out, compose.WriteOptions{Force: force}); err != nil {
+			writeOpts := compose.WriteOptions{Force: force, Warn: func(msg string) { warn(cmd.ErrOrStderr(), msg) }}
+			if err := compose.Write(cmd.Context(), outDir, out, writeOpts); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: profile %s, release %s, %s: %d components, %d images, %d packages, %d device files, %d manifests.d directories\n",

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
+	"io"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
@@ -37,14 +37,15 @@ func (o *deviceOptions) Validate() error {
 	return nil
 }
 
-// apply adds the device files to the plan and logs the warnings.
-func (o *deviceOptions) apply(p *plan.Plan) error {
+// apply adds the device files to the plan and prints the warnings on
+// stderr.
+func (o *deviceOptions) apply(stderr io.Writer, p *plan.Plan) error {
 	warnings, err := compose.AddDeviceRegistry(p, compose.DeviceRegistry{PullSecret: o.PullSecret, Mirror: o.Mirror, MirrorCA: o.MirrorCA, MirrorInsecure: o.MirrorInsecure})
 	if err != nil {
 		return err
 	}
 	for _, w := range warnings {
-		slog.Warn(w)
+		warn(stderr, w)
 	}
 	return nil
 }

@@ -926,7 +926,7 @@ var badInputs = []badInput{
 	{
 		name: "mirror/missing registries.conf",
 		args: []string{"mirror", "--profile", "minimal", "--arch", "x86_64", "--registries-conf", "{out}/registries.conf", "--to", "oci:{out}/images"},
-		want: `--registries-conf {out}/registries.conf: no such file or directory`,
+		want: `--registries-conf {out}/registries.conf does not exist`,
 		code: exitError,
 	},
 	{

@@ -4,18 +4,30 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
+
+// interruptGrace is how long the work has, after the first SIGINT or
+// SIGTERM cancelled it, to clean up (temporary files, partial blobs)
+// and return; past it the process ends anyway, so that nothing the
+// context cannot interrupt keeps it alive.
+const interruptGrace = 3 * time.Second
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal cancels the work, which then cleans up; a second
-	// one ends the process at once, whatever it waits for.
+	// The first signal cancels the work, which then cleans up and
+	// returns; a second one ends the process at once, whatever it waits
+	// for, and so does the end of the grace period.
 	go func() {
 		<-ctx.Done()
 		stop()
+		time.Sleep(interruptGrace)
+		fmt.Fprintf(os.Stderr, "error: interrupted (%v); stopped without waiting for the work to end\n", context.Cause(ctx))
+		os.Exit(exitError)
 	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

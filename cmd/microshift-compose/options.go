@@ -21,7 +21,6 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/compose/plugin"
-	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
 )
@@ -94,7 +93,17 @@ func (o *selectionOptions) addAdjustFlags(cmd *cobra.Command) {
 	f.StringVarP(&o.Arch, "arch", "a", "", "target architecture: x86_64 or aarch64, amd64 and arm64 accepted (default: this machine's)")
 	f.StringVar(&o.Config, "config", "", "MicroShift config.yaml to merge into the plan (its networks feed the firewall, templates and plugins; values equal to MicroShift's defaults are left out)")
 	f.StringVar(&o.Lvmd, "lvmd", "", "LVMS lvmd.yaml (device classes) to check and place at /etc/microshift/lvmd.yaml; needs storage-lvms in the plan")
-	f.BoolVar(&o.AllowUnpinned, "allow-unpinned", false, "embed tag-only image references with a warning instead of failing")
+	f.BoolVar(&o.AllowUnpinned, "allow-unpinned", false, allowUnpinnedUsage[cmd.Name()])
+}
+
+// allowUnpinnedUsage is --allow-unpinned's help for each command that
+// resolves a plan: what that command does with a tag-only reference.
+var allowUnpinnedUsage = map[string]string{
+	"build":     "embed tag-only image references with a warning instead of failing",
+	"resolve":   "accept tag-only image references in the plan with a warning instead of failing",
+	"images":    "list tag-only image references with a warning instead of failing",
+	"footprint": "measure tag-only image references (the manifest each tag names now) with a warning instead of failing",
+	"mirror":    "copy tag-only image references of the plan (the manifest each tag names now; to a registry, pushed by digest and by tag) instead of failing",
 }
 
 func (o *selectionOptions) Validate() error {
@@ -259,6 +268,14 @@ func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, s
 	return p, nil
 }
 
+// warn prints a user-facing warning: one "warning: ..." line on stderr,
+// whatever -v says, escaped like errors. It is the one way a command warns
+// (slog is for -v diagnostics; what libraries log at warning level is
+// printed in this style too, see newLogHandler and routeLogrus).
+func warn(stderr io.Writer, msg string) {
+	io.WriteString(stderr, warningLine(msg))
+}
+
 // warnDevice prints the plans' device-level warnings (no CNI, tag-only
 // images), one "warning:" line each on stderr, whatever -v says. Commands
 // call it once they succeed, so a failing command prints its error alone.
@@ -268,7 +285,7 @@ func warnDevice(cmd *cobra.Command, plans ...*plan.Plan) {
 		for _, w := range p.Warnings {
 			if !seen[w] {
 				seen[w] = true
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", text.Escape(text.OneLine(w)))
+				warn(cmd.ErrOrStderr(), w)
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -205,7 +204,7 @@ A tag never replaces a digest unless --allow-tags is given.`,
 				return err
 			}
 			for _, w := range u.Warnings {
-				slog.Warn(w)
+				warn(cmd.ErrOrStderr(), w)
 			}
 			out := cmd.OutOrStdout()
 			written := 0

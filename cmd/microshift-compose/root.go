@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
@@ -38,7 +40,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// One line, and nothing a terminal would act on: a file name or a
 	// plugin's message may hold escape sequences.
-	fmt.Fprintf(stderr, "error: %s\n", text.Escape(text.OneLine(err.Error())))
+	msg := err.Error()
+	if cause := context.Cause(ctx); ctx.Err() != nil && cause != ctx.Err() {
+		// A signal (main's context): say so, not "context canceled".
+		msg = fmt.Sprintf("interrupted (%v): %s", cause, strings.ReplaceAll(msg, context.Canceled.Error(), "stopped"))
+	}
+	fmt.Fprintf(stderr, "error: %s\n", text.Escape(text.OneLine(msg)))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
@@ -166,22 +173,40 @@ func wrapArgs(c *cobra.Command) {
 }
 
 // routeLogrus sends what containers/image logs (with logrus) to stderr in
-// the tool's style: warnings, and with -v its debug lines (which auth file
-// credentials came from, which certs.d directory is read). It never logs
-// credentials.
+// the tool's style: its warnings as "warning: ..." lines, and with -v its
+// debug lines (which auth file credentials came from, which certs.d
+// directory is read). It never logs credentials.
 func routeLogrus(stderr io.Writer, verbose bool) {
 	logrus.SetOutput(stderr)
-	logrus.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true, DisableColors: true})
+	logrus.SetFormatter(logrusFormatter{debug: &logrus.TextFormatter{DisableTimestamp: true, DisableColors: true}})
 	logrus.SetLevel(logrus.WarnLevel)
 	if verbose {
 		logrus.SetLevel(logrus.DebugLevel)
 	}
 }
 
-// newLogHandler logs "level: message key=value" lines without timestamps, so
-// stderr reads like the rest of the tool's messages.
+// logrusFormatter prints warnings and errors as the tool's "warning: ..."
+// lines (a library's error is not the command's: the command reports its
+// own) and the -v diagnostics as logfmt lines.
+type logrusFormatter struct{ debug logrus.Formatter }
+
+func (f logrusFormatter) Format(e *logrus.Entry) ([]byte, error) {
+	if e.Level <= logrus.WarnLevel {
+		return []byte(warningLine(e.Message)), nil
+	}
+	return f.debug.Format(e)
+}
+
+func warningLine(msg string) string {
+	return "warning: " + text.Escape(text.OneLine(msg)) + "\n"
+}
+
+// newLogHandler logs -v diagnostics as "level=DEBUG msg=... key=value"
+// lines without timestamps; a record at warning level or above, which a
+// user must see, is a "warning: message key=value" line like every other
+// warning of the tool.
 func newLogHandler(w io.Writer, level slog.Level) slog.Handler {
-	return slog.NewTextHandler(w, &slog.HandlerOptions{
+	return &logHandler{w: w, Handler: slog.NewTextHandler(w, &slog.HandlerOptions{
 		Level: level,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
@@ -189,5 +214,37 @@ func newLogHandler(w io.Writer, level slog.Level) slog.Handler {
 			}
 			return a
 		},
-	})
+	})}
+}
+
+type logHandler struct {
+	slog.Handler
+	w     io.Writer
+	attrs []slog.Attr
+}
+
+func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn {
+		return h.Handler.Handle(ctx, r)
+	}
+	var b strings.Builder
+	b.WriteString(r.Message)
+	add := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	_, err := io.WriteString(h.w, warningLine(b.String()))
+	return err
+}
+
+func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &logHandler{Handler: h.Handler.WithAttrs(attrs), w: h.w, attrs: append(slices.Clone(h.attrs), attrs...)}
+}
+
+func (h *logHandler) WithGroup(name string) slog.Handler {
+	return &logHandler{Handler: h.Handler.WithGroup(name), w: h.w, attrs: h.attrs}
 }

@@ -39,14 +39,14 @@ func checkFormat(format, s string) error {
 			return errors.New("is not a URL such as http://proxy.example.com:3128")
 		}
 	case "dns-subdomain":
-		if len(s) > 253 || !dnsSubdomain.MatchString(s) {
+		if !isDNSSubdomain(s) {
 			return errors.New("is not a DNS domain (lowercase letters, digits, '-' and '.', RFC 1123)")
 		}
 	case "node-name":
 		if _, err := netip.ParseAddr(s); err == nil {
 			return errors.New("is an IP address; a node name must be a DNS name")
 		}
-		if len(s) > 253 || !dnsSubdomain.MatchString(s) {
+		if !isDNSSubdomain(s) {
 			return errors.New("is not a valid node name (lowercase DNS subdomain, RFC 1123)")
 		}
 	case "abs-path":
@@ -88,6 +88,9 @@ func checkFormat(format, s string) error {
 	return nil
 }
 
+// deviceName is MicroShift's own rule for a generic device plugin device
+// (deviceTypeRegexp in pkg/config/gdp.go), not a DNS name: kept as upstream
+// writes it.
 var deviceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // crossChecks are the rules that span keys (config.toml "check"), run for

@@ -20,11 +20,11 @@ import (
 	"maps"
 	"math"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -34,8 +34,9 @@ const MaxSize = 1 << 20
 // LogLevels are the values MicroShift accepts for debugging.logLevel.
 var LogLevels = []string{"Normal", "Debug", "Trace", "TraceAll"}
 
-// dnsSubdomain is RFC 1123: what baseDomain and node names must be.
-var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+// isDNSSubdomain is RFC 1123, by Kubernetes' own check (MicroShift checks
+// domains with it): what baseDomain and node names must be.
+func isDNSSubdomain(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
 
 // Params are the config values the tool uses, defaults applied. They feed
 // the firewall, file templates and plugin environments.
@@ -185,7 +186,7 @@ func readParams(tree map[string]any) (Params, error) {
 	if v, ok, err := r.str("node.hostnameOverride"); err != nil {
 		return p, err
 	} else if ok {
-		if v != "" && (len(v) > 253 || !dnsSubdomain.MatchString(v)) {
+		if v != "" && !isDNSSubdomain(v) {
 			return p, fmt.Errorf("node.hostnameOverride: %q is not a valid node name (lowercase DNS subdomain, RFC 1123)", v)
 		}
 		p.NodeName = v
@@ -193,7 +194,7 @@ func readParams(tree map[string]any) (Params, error) {
 	if v, ok, err := r.str("dns.baseDomain"); err != nil {
 		return p, err
 	} else if ok && v != "" {
-		if len(v) > 253 || !dnsSubdomain.MatchString(v) {
+		if !isDNSSubdomain(v) {
 			return p, fmt.Errorf("dns.baseDomain: %q is not a DNS domain (lowercase letters, digits, '-' and '.', RFC 1123)", v)
 		}
 		p.BaseDomain = v

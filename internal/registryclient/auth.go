@@ -73,9 +73,14 @@ func ResolveAuthFile(flag string) (string, error) {
 	if st.IsDir() {
 		return "", fmt.Errorf("%s %s: is a directory, not an auth file", from, path)
 	}
-	// containers/image would block opening a named pipe, for ever.
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s %s: is %w", from, path, inputfile.NotRegular(st.Mode()))
+	// Through the input gate before containers/image opens it: a named
+	// pipe would block it for ever, a device feed it without end.
+	if _, err := inputfile.Read(from, path, MaxConfigFile); err != nil {
+		return "", err
 	}
 	return path, nil
 }
+
+// MaxConfigFile bounds the containers configuration files read here (auth
+// files, registries.conf, certificates and keys): each is a few KB.
+const MaxConfigFile = 1 << 20

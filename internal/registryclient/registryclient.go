@@ -90,6 +90,12 @@ func (o Options) Prepare() (Options, error) {
 		return o, err
 	}
 	o.state = o.newState()
+	if o.CertDir != "" {
+		// Read now, so that a bad --cert-dir is one error before any request.
+		if _, err := o.state.tls.config(""); err != nil {
+			return o, err
+		}
+	}
 	return o, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/containers/image/v5/docker/reference"
+	"github.com/containers/image/v5/pkg/cli/environment"
 	"github.com/containers/image/v5/pkg/sysregistriesv2"
 	"github.com/containers/image/v5/types"
 	"github.com/containers/storage/pkg/homedir"
@@ -43,13 +44,33 @@ func findCertDir(dirs []string, host string) string {
 }
 
 // SystemContext is the containers/image configuration these options stand
-// for: the auth file, registries.conf and certificate directory.
+// for: the auth file, registries.conf and certificate directory. Without
+// RegistriesConf, $CONTAINERS_REGISTRIES_CONF (or the older
+// $REGISTRIES_CONFIG_PATH) names registries.conf, by containers/image's
+// own environment handling (pkg/cli/environment), as for podman and skopeo.
 func (o Options) SystemContext() *types.SystemContext {
-	return &types.SystemContext{
+	sys := &types.SystemContext{
 		AuthFilePath:             o.AuthFile,
 		SystemRegistriesConfPath: o.RegistriesConf,
 		DockerCertPath:           o.CertDir,
 	}
+	_ = environment.UpdateRegistriesConf(sys) // fails only for a nil sys
+	return sys
+}
+
+// registriesConfSource names where the registries.conf in use comes from,
+// for messages: the flag, the environment, or "" for the default.
+func (o Options) registriesConfSource() (from, path string) {
+	path = o.SystemContext().SystemRegistriesConfPath
+	switch {
+	case path == "":
+		return "", ""
+	case o.RegistriesConf != "":
+		return "--registries-conf", path
+	case os.Getenv("CONTAINERS_REGISTRIES_CONF") == path:
+		return "$CONTAINERS_REGISTRIES_CONF", path
+	}
+	return "$REGISTRIES_CONFIG_PATH", path
 }
 
 // state is what Options compute once and share between the copies of a
@@ -150,13 +171,11 @@ func (o Options) PullSources(ref string) ([]Source, error) {
 // checkRegistriesConf loads registries.conf (and its .d directory) once,
 // so that a broken file is one clear error before any request.
 func (o Options) checkRegistriesConf() error {
-	if o.RegistriesConf != "" {
-		st, err := os.Stat(o.RegistriesConf)
-		if err != nil {
-			return fmt.Errorf("--registries-conf %s: %w", o.RegistriesConf, unwrapPath(err))
-		}
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("--registries-conf %s: is %w", o.RegistriesConf, inputfile.NotRegular(st.Mode()))
+	// Through the input gate before containers/image reads it: regular,
+	// and bounded.
+	if from, path := o.registriesConfSource(); from != "" {
+		if _, err := inputfile.Read(from, path, MaxConfigFile); err != nil {
+			return err
 		}
 	}
 	if _, err := sysregistriesv2.GetRegistries(o.SystemContext()); err != nil {

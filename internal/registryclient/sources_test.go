@@ -106,7 +106,7 @@ func TestBrokenRegistriesConf(t *testing.T) {
 		t.Fatalf("Prepare() with a broken registries.conf = %v, want an error naming it", err)
 	}
 	_, err = registryclient.Options{RegistriesConf: filepath.Join(t.TempDir(), "nope.conf")}.Prepare()
-	if err == nil || !strings.Contains(err.Error(), "--registries-conf") || !strings.Contains(err.Error(), "no such file") {
+	if err == nil || !strings.Contains(err.Error(), "--registries-conf") || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("Prepare() with a missing registries.conf = %v", err)
 	}
 }

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,6 +21,8 @@ import (
 	"time"
 
 	"github.com/containers/image/v5/pkg/tlsclientconfig"
+
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 )
 
 // Limits on what a registry may send. Manifests, indexes, tokens and error
@@ -434,9 +439,50 @@ func (c *tlsConfigs) config(host string) (*tls.Config, error) {
 		dir = findCertDir(c.certDirs, host)
 	}
 	if dir != "" {
-		if err := tlsclientconfig.SetupCertificates(dir, cfg); err != nil {
+		if err := setupCertificates(dir, cfg); err != nil {
+			if c.certDir != "" {
+				return nil, fmt.Errorf("--cert-dir %s: %w", dir, err)
+			}
 			return nil, fmt.Errorf("reading TLS certificates for %s from %s: %w", host, dir, err)
 		}
 	}
 	return cfg, nil
+}
+
+// setupCertificates is containers/image's tlsclientconfig.SetupCertificates
+// on dir, with every file it would read (*.crt, *.cert, *.key) taken
+// through the input gate first: a regular file of at most MaxConfigFile
+// bytes (a ca.crt that is /dev/zero or a named pipe is refused at once
+// instead of read for ever). The gated bytes are what containers/image
+// reads, from a private copy, so nothing can be swapped in between.
+func setupCertificates(dir string, cfg *tls.Config) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "microshift-compose-certs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".crt") && !strings.HasSuffix(n, ".cert") && !strings.HasSuffix(n, ".key") {
+			continue
+		}
+		data, err := inputfile.Read("certificate file", filepath.Join(dir, n), MaxConfigFile)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(tmp, n), data, 0o600); err != nil {
+			return err
+		}
+	}
+	if err := tlsclientconfig.SetupCertificates(tmp, cfg); err != nil {
+		return errors.New(strings.ReplaceAll(err.Error(), tmp, dir))
+	}
+	return nil
 }
