@@ -69,6 +69,7 @@ func TestDeviceRegistry(t *testing.T) {
 # with ` + "`microshift-compose mirror --to docker://mirror.example.com:5000/microshift`" + `), then from their registries.
 
 [[registry]]
+prefix = "quay.io"
 location = "quay.io"
 mirror-by-digest-only = true
 
@@ -76,6 +77,7 @@ mirror-by-digest-only = true
 location = "mirror.example.com:5000/microshift"
 
 [[registry]]
+prefix = "registry.redhat.io"
 location = "registry.redhat.io"
 mirror-by-digest-only = true
 

@@ -151,7 +151,23 @@ func (o Options) keychain() authn.Keychain {
 
 // never is go-containerregistry's retry predicate: the transport below it
 // already retried what is worth retrying, and Retry handles the rest.
+//
+// Why the retries are not go-containerregistry's own retry transport
+// (transport.NewRetry, which remote.WithRetryPredicate/WithRetryStatusCodes
+// configure): it sends the same *http.Request again without rewinding its
+// body (a replayed PUT of a manifest would send nothing), it cannot tell
+// blob upload data (which only a new upload session can retry) from other
+// requests, and it ignores Retry-After. What it does express, the backoff
+// schedule, is its type: backoff below is a remote.Backoff, and Remote
+// hands it to go-containerregistry too.
 func never(error) bool { return false }
+
+// backoff is the schedule between attempts: 200ms doubling, capped at 5s,
+// no jitter (retries are few and the waits are part of what the tests
+// check).
+func backoff() remote.Backoff {
+	return remote.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: 16, Cap: 5 * time.Second}
+}
 
 // Remote returns the go-containerregistry options for these settings.
 func (o Options) Remote(ctx context.Context) []remote.Option {
@@ -166,6 +182,7 @@ func (o Options) Remote(ctx context.Context) []remote.Option {
 		remote.WithTransport(o.RoundTripper()),
 		remote.WithRetryPredicate(never),
 		remote.WithRetryStatusCodes(),
+		remote.WithRetryBackoff(backoff()),
 	}
 	if o.UserAgent != "" {
 		opts = append(opts, remote.WithUserAgent(o.UserAgent))
@@ -198,14 +215,14 @@ func (o Options) Attempts() int {
 	return o.Retries
 }
 
-// Backoff is the wait before attempt n+1 (n >= 1): 200ms doubling, capped at
-// 5s, the same schedule Remote gives go-containerregistry.
+// Backoff is the wait before attempt n+1 (n >= 1) on the backoff schedule.
 func Backoff(n int) time.Duration {
-	d := 200 * time.Millisecond
-	for i := 1; i < n && d < 5*time.Second; i++ {
-		d *= 2
+	b := backoff()
+	d := b.Step()
+	for i := 1; i < n; i++ {
+		d = b.Step()
 	}
-	return min(d, 5*time.Second)
+	return d
 }
 
 // Retry runs fn until it succeeds, fails in a way another attempt would not
