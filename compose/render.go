@@ -31,9 +31,11 @@ var ErrImageNotInPlan = fmt.Errorf("image is not in the plan")
 // component's plugin printed nothing.
 type ManifestJob struct {
 	Component string
-	// From is plan.FromManifests or plan.FromPlugin.
+	// From is plan.FromManifests, plan.FromPlugin or plan.FromLvmd.
 	From string
 	Job  *manifests.Job
+	// Dir is the manifests.d directory's name; "" is NNN-<component>.
+	Dir string
 }
 
 // ManifestJobs resolves req and prepares, without rendering, the kustomize
@@ -85,6 +87,11 @@ func (r *resolver) prepareManifests(ctx context.Context, p *plan.Plan) ([]Manife
 		mj.Job = job
 		jobs = append(jobs, mj)
 	}
+	if mj, ok, err := r.storageClassJob(); err != nil {
+		return nil, err
+	} else if ok {
+		jobs = r.insertAfter(jobs, mj)
+	}
 	return jobs, nil
 }
 
@@ -112,12 +119,18 @@ func (r *resolver) addManifests(ctx context.Context, p *plan.Plan) ([]plan.File,
 			return nil, err
 		}
 		dir := fmt.Sprintf("%s%03d-%s/", ManifestsDevicePath, c.Order, c.Name)
+		if mj.Dir != "" {
+			dir = ManifestsDevicePath + mj.Dir + "/"
+		}
 		m.Dir = dir
 		files = append(files, plan.File{Path: dir + manifests.KustomizationFile, Mode: "0644", Component: c.Name, Data: res.Kustomization})
 		for _, rs := range res.Resources {
 			files = append(files, plan.File{Path: dir + rs.File, Mode: "0644", Component: c.Name, Data: rs.Data})
 		}
 		p.Manifests = append(p.Manifests, m)
+		if mj.From == plan.FromLvmd {
+			p.Notes = append(p.Notes, r.storageClassNote(m))
+		}
 	}
 	return files, nil
 }

@@ -33,6 +33,9 @@ type Request struct {
 	AllowUnpinned bool
 	// Lvmd is the user's lvmd.yaml for LVMS, nil for none.
 	Lvmd *lvmdconfig.Config
+	// StorageClasses are the user's choices of name and filesystem for
+	// the StorageClasses of Lvmd's device classes (--storage-class).
+	StorageClasses []lvmdconfig.ClassChoice
 	// PluginTimeout bounds each plugin invocation; 0 is plugin.DefaultTimeout.
 	PluginTimeout time.Duration
 	// Distro is the osbuild distro to build for, one the release is built
@@ -47,6 +50,9 @@ type Request struct {
 	// UpgradeFrom, when set, is the release whose data the device holds:
 	// a release that does not take it over is refused.
 	UpgradeFrom *semver.Version
+	// HealthCheck is how the device's greenboot check waits for the
+	// workloads of the rendered manifests.
+	HealthCheck HealthCheckOptions
 }
 
 // LVMSComponent is the component --lvmd configures.
@@ -79,6 +85,9 @@ func Resolve(ctx context.Context, cat *components.Catalog, rel *releases.Release
 	}
 	rendered, err := r.addManifests(ctx, p)
 	if err != nil {
+		return nil, err
+	}
+	if rendered, err = r.addHealthCheck(p, rendered); err != nil {
 		return nil, err
 	}
 	if err := setFiles(p, append(files, rendered...)); err != nil {
@@ -400,6 +409,9 @@ func (r *resolver) checkSelection() error {
 					n, hits[0], n, r.why(n), hits[0], r.why(hits[0]))
 			}
 		}
+	}
+	if len(r.req.StorageClasses) > 0 && r.req.Lvmd == nil {
+		return fmt.Errorf("--storage-class %q names a device class of --lvmd, which is not given", r.req.StorageClasses[0].Flag)
 	}
 	if r.req.Lvmd != nil {
 		if _, ok := r.reasons[LVMSComponent]; !ok {

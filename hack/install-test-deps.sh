@@ -20,6 +20,8 @@ check podman podman
 check /usr/bin/time time
 # The plugin containment tests start setsid daemons.
 check setsid util-linux
+# The generated greenboot checks are read by bash -n and shellcheck.
+check shellcheck shellcheck
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -151,6 +151,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 	rel.addFlags(cmd)
 	sel.addFlags(cmd)
 	rnd.addFlags(cmd)
+	rnd.addHealthFlags(cmd)
 	bp.addFlags(cmd)
 	reg.addFlags(cmd)
 	dev.addFlags(cmd)

@@ -76,7 +76,9 @@ type selectionOptions struct {
 	Arch          string
 	Config        string
 	Lvmd          string
-	AllowUnpinned bool
+	// StorageClasses are --storage-class CLASS[=NAME][,fstype=FS] values.
+	StorageClasses []string
+	AllowUnpinned  bool
 }
 
 func (o *selectionOptions) addFlags(cmd *cobra.Command) {
@@ -92,7 +94,8 @@ func (o *selectionOptions) addAdjustFlags(cmd *cobra.Command) {
 	f.StringSliceVar(&o.Without, "without", nil, "leave components out (repeat or comma-separate)")
 	f.StringVarP(&o.Arch, "arch", "a", "", "target architecture: x86_64 or aarch64, amd64 and arm64 accepted (default: this machine's)")
 	f.StringVar(&o.Config, "config", "", "MicroShift config.yaml to merge into the plan (its networks feed the firewall, templates and plugins; values equal to MicroShift's defaults are left out)")
-	f.StringVar(&o.Lvmd, "lvmd", "", "LVMS lvmd.yaml (device classes) to check and place at /etc/microshift/lvmd.yaml; needs storage-lvms in the plan")
+	f.StringVar(&o.Lvmd, "lvmd", "", "LVMS lvmd.yaml (device classes) to check and place at /etc/microshift/lvmd.yaml, with a StorageClass for every non-default device class; needs storage-lvms in the plan")
+	f.StringArrayVar(&o.StorageClasses, lvmdconfig.StorageClassFlag[2:], nil, "CLASS[=NAME][,fstype=xfs|ext4]: the name and filesystem of the StorageClass of --lvmd's device class CLASS (default topolvm-provisioner-<class>, xfs; repeat per class)")
 	f.BoolVar(&o.AllowUnpinned, "allow-unpinned", false, allowUnpinnedUsage[cmd.Name()])
 }
 
@@ -109,6 +112,12 @@ var allowUnpinnedUsage = map[string]string{
 func (o *selectionOptions) Validate() error {
 	if o.Profile == "" {
 		return usageError{errors.New("--profile is required (minimal, networking-only, storage-only, full, or see 'microshift-compose profiles')")}
+	}
+	if len(o.StorageClasses) > 0 && o.Lvmd == "" {
+		return usageError{fmt.Errorf("%s names a device class of --lvmd: add --lvmd", lvmdconfig.StorageClassFlag)}
+	}
+	if _, err := o.classChoices(); err != nil {
+		return usageError{err}
 	}
 	if o.Arch == "" {
 		return nil
@@ -139,21 +148,54 @@ func (o *selectionOptions) request() (compose.Request, error) {
 			return compose.Request{}, err
 		}
 	}
+	if req.StorageClasses, err = o.classChoices(); err != nil {
+		return compose.Request{}, err
+	}
 	return req, nil
 }
 
-// renderOptions tune how manifests are rendered: the plugin timeout.
+// classChoices parses --storage-class.
+func (o *selectionOptions) classChoices() ([]lvmdconfig.ClassChoice, error) {
+	var out []lvmdconfig.ClassChoice
+	for _, s := range o.StorageClasses {
+		c, err := lvmdconfig.ParseClassChoice(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// renderOptions tune how the plan's device files are rendered: the plugin
+// timeout, and (build and resolve: addHealthFlags) the greenboot check of
+// the rendered workloads.
 type renderOptions struct {
 	PluginTimeout time.Duration
+	HealthCheck   compose.HealthCheckOptions
 }
 
 func (o *renderOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&o.PluginTimeout, "plugin-timeout", plugin.DefaultTimeout, "how long each component plugin invocation may run before it is killed")
 }
 
+// addHealthFlags binds the greenboot check flags, for the commands that
+// show the device files.
+func (o *renderOptions) addHealthFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&o.HealthCheck.Disabled, "no-health-checks", false, "do not write the greenboot check "+compose.HealthCheckPath+" that waits for the workloads of the rendered manifests")
+	f.DurationVar(&o.HealthCheck.Timeout, "health-check-timeout", 0, "how long the greenboot check waits for the workloads, in whole seconds up to 9999s (default: greenboot's MICROSHIFT_WAIT_TIMEOUT_SEC, 600s, times the boot attempt)")
+}
+
 func (o *renderOptions) Validate() error {
 	if o.PluginTimeout <= 0 {
 		return usageError{fmt.Errorf("--plugin-timeout must be positive, got %s", o.PluginTimeout)}
+	}
+	if o.HealthCheck.Disabled && o.HealthCheck.Timeout != 0 {
+		return usageError{errors.New("--health-check-timeout sets the wait of the greenboot check that --no-health-checks leaves out: give one of them")}
+	}
+	if err := o.HealthCheck.Validate(); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
@@ -253,6 +295,7 @@ func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, s
 			return nil, err
 		}
 	}
+	req.HealthCheck = rnd.HealthCheck
 	catalog, err := cat.load()
 	if err != nil {
 		return nil, err

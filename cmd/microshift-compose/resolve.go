@@ -52,6 +52,7 @@ func newResolveCmd() *cobra.Command {
 	sel.addFlags(cmd)
 	rnd.addFlags(cmd)
 	ver.addFlags(cmd)
+	rnd.addHealthFlags(cmd)
 	format.addFlags(cmd)
 	cmd.Flags().BoolVar(&explain, "explain", false, "also list every image, package, config value and device file with where it comes from")
 	return cmd

@@ -221,6 +221,9 @@ type File struct {
 const (
 	FromManifests = "manifests"
 	FromPlugin    = "plugin"
+	// FromLvmd is the StorageClasses and VolumeSnapshotClasses of --lvmd's
+	// device classes (storage-lvms).
+	FromLvmd = "lvmd"
 )
 
 // Manifest is one rendered manifests.d directory.
@@ -228,8 +231,8 @@ type Manifest struct {
 	Component string `json:"component"`
 	// Dir is the device directory, /etc/microshift/manifests.d/NNN-<name>/.
 	Dir string `json:"dir"`
-	// From is FromManifests (the component's manifests/ kustomization) or
-	// FromPlugin (its plugin's output).
+	// From is FromManifests (the component's manifests/ kustomization),
+	// FromPlugin (its plugin's output) or FromLvmd (--lvmd's device classes).
 	From string `json:"from"`
 	// Resources name the rendered objects in apply order: "Kind ns/name".
 	Resources []string `json:"resources"`

@@ -39,6 +39,10 @@ type Knowledge struct {
 	PackageConfigs    []PackageConfig
 	MissingCapability []CapabilityWarning
 	Config            *Schema
+	// LVMSStorageClasses and HealthChecks are the device storage and
+	// readiness-check facts (device.go).
+	LVMSStorageClasses []LVMSStorageClasses
+	HealthChecks       []HealthCheck
 }
 
 // Range is a release constraint as written and parsed.
@@ -120,6 +124,12 @@ type Release struct {
 	PackageConfigs []PackageConfig
 	// Config is the config keys the release accepts.
 	Config *Rules
+	// LVMSStorageClasses is how lvmd's device classes become StorageClasses;
+	// nil when the knowledge has none for the release.
+	LVMSStorageClasses *LVMSStorageClasses
+	// HealthCheck is how the device's greenboot check waits for the plan's
+	// workloads; nil when the knowledge has none for the release.
+	HealthCheck *HealthCheck
 
 	packages   map[string]bool
 	missingCap map[string]string
@@ -192,6 +202,7 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 		}
 	}
 	r.Config = k.Config.For(v)
+	r.LVMSStorageClasses, r.HealthCheck = k.deviceFacts(v)
 	return r, nil
 }
 
@@ -251,6 +262,7 @@ type releasesTOML struct {
 		Release    string `toml:"release"`
 		Warning    string `toml:"warning"`
 	} `toml:"missing_capability"`
+	deviceTOML
 }
 
 // Parse reads the two knowledge files; names are for messages.
@@ -336,6 +348,9 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 			return nil, err
 		}
 		k.MissingCapability = append(k.MissingCapability, CapabilityWarning{Range: r, Capability: w.Capability, Warning: oneLine(w.Warning)})
+	}
+	if err := k.parseDevice(releasesName, doc.deviceTOML, rng); err != nil {
+		return nil, err
 	}
 	schema, err := ParseSchema(configName, configData)
 	if err != nil {

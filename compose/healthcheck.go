@@ -1,0 +1,322 @@
+package compose
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/microshift-compose/microshift-compose/compose/manifests"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/safetext"
+	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
+)
+
+// HealthCheckPath is the greenboot required check that waits for the
+// workloads of the plan's rendered manifests. greenboot runs required.d in
+// name order: 50_ comes after MicroShift's own 40_microshift_running_check.sh.
+const HealthCheckPath = "/etc/greenboot/check/required.d/50_microshift_compose_components.sh"
+
+// greenbootFunctions is the library MicroShift's greenboot RPM installs.
+const greenbootFunctions = "/usr/share/microshift/functions/greenboot.sh"
+
+// kubeconfig is the one MicroShift's own checks use.
+const kubeconfig = "/var/lib/microshift/resources/kubeadmin/kubeconfig"
+
+// MaxHealthCheckTimeout bounds --health-check-timeout: MicroShift's own
+// bound on its greenboot wait (MICROSHIFT_WAIT_TIMEOUT_SEC, 60..9999).
+const MaxHealthCheckTimeout = 9999 * time.Second
+
+// HealthCheckOptions are how the device checks the plan's workloads. The
+// zero value writes the check with greenboot's own wait.
+type HealthCheckOptions struct {
+	// Disabled leaves the check out (--no-health-checks).
+	Disabled bool
+	// Timeout is how long each wait may take, in whole seconds; 0 is
+	// greenboot's own (get_wait_timeout: MICROSHIFT_WAIT_TIMEOUT_SEC of
+	// /etc/greenboot/greenboot.conf, default 600s, times the boot attempt).
+	Timeout time.Duration
+}
+
+// Validate checks the timeout: whole seconds, 1s to MaxHealthCheckTimeout.
+func (o HealthCheckOptions) Validate() error {
+	if o.Timeout == 0 {
+		return nil
+	}
+	if o.Timeout < time.Second || o.Timeout > MaxHealthCheckTimeout || o.Timeout%time.Second != 0 {
+		return fmt.Errorf("--health-check-timeout %s: want whole seconds from 1s to %s", o.Timeout, MaxHealthCheckTimeout)
+	}
+	return nil
+}
+
+// Workload is a Deployment, DaemonSet or StatefulSet of the plan's
+// rendered manifests.
+type Workload struct {
+	Component string
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// RenderedWorkloads lists the workloads of the plan's rendered manifests
+// (whatever rendered them: manifests/, a plugin, --lvmd), reading the
+// rendered files, in plan order. A workload without a namespace runs in
+// "default", where the device's kustomize apply puts it.
+func RenderedWorkloads(p *plan.Plan, files []plan.File) ([]Workload, error) {
+	var out []Workload
+	for _, m := range p.Manifests {
+		if !slices.ContainsFunc(m.Resources, isWorkloadID) {
+			continue
+		}
+		for _, f := range files {
+			if !strings.HasPrefix(f.Path, m.Dir) || path.Base(f.Path) == manifests.KustomizationFile {
+				continue
+			}
+			var head struct {
+				APIVersion string `json:"apiVersion"`
+				Kind       string `json:"kind"`
+				Metadata   struct {
+					Name      string `json:"name"`
+					Namespace string `json:"namespace"`
+				} `json:"metadata"`
+			}
+			if err := yaml.Unmarshal(f.Data, &head); err != nil {
+				return nil, fmt.Errorf("reading rendered %s: %w", f.Path, err)
+			}
+			if head.APIVersion != "apps/v1" || !slices.Contains(knowledge.WorkloadKinds, head.Kind) {
+				continue
+			}
+			ns := head.Metadata.Namespace
+			if ns == "" {
+				ns = "default"
+			}
+			out = append(out, Workload{Component: m.Component, Kind: head.Kind, Namespace: ns, Name: head.Metadata.Name})
+		}
+	}
+	return out, nil
+}
+
+func isWorkloadID(id string) bool {
+	kind, _, _ := strings.Cut(id, " ")
+	return slices.Contains(knowledge.WorkloadKinds, kind)
+}
+
+// addHealthCheck adds the greenboot required check that waits for the
+// workloads of the plan's rendered manifests, which MicroShift's own check
+// does not know, by the release's method (knowledge [[health_check]]).
+// Nothing is added when no rendered manifest has a workload.
+func (r *resolver) addHealthCheck(p *plan.Plan, files []plan.File) ([]plan.File, error) {
+	opts := r.req.HealthCheck
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	ws, err := RenderedWorkloads(p, files)
+	if err != nil || len(ws) == 0 {
+		return files, err
+	}
+	comps := workloadComponents(ws)
+	if opts.Disabled {
+		p.Notes = append(p.Notes, fmt.Sprintf("--no-health-checks: greenboot does not wait for the %d %s of %s, so a boot where they never become ready is kept",
+			len(ws), text.Plural(len(ws), "workload", "workloads"), strings.Join(comps, ", ")))
+		return files, nil
+	}
+	hc := r.facts.HealthCheck
+	if hc == nil {
+		return nil, fmt.Errorf("release %s: microshift-compose knows no greenboot check method for it (releases/knowledge/data/releases.toml [[health_check]]); build with --no-health-checks", r.rel.Stream())
+	}
+	script, err := HealthCheckScript(p.Release.Stream, hc, ws, opts.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	how := "microshift healthcheck --custom"
+	if hc.Method == knowledge.HealthCheckFunctions {
+		how = "the functions of " + greenbootFunctions
+	}
+	p.Notes = append(p.Notes, fmt.Sprintf("greenboot: %s waits for the %d %s of %s (%s)",
+		HealthCheckPath, len(ws), text.Plural(len(ws), "workload", "workloads"), strings.Join(comps, ", "), how))
+	return append(files, plan.File{Path: HealthCheckPath, Mode: "0755", Data: script}), nil
+}
+
+func workloadComponents(ws []Workload) []string {
+	var out []string
+	for _, w := range ws {
+		if !slices.Contains(out, w.Component) {
+			out = append(out, w.Component)
+		}
+	}
+	return out
+}
+
+// namespaceWorkloads is one namespace of `microshift healthcheck --custom`
+// (pkg/healthcheck NamespaceWorkloads).
+type namespaceWorkloads struct {
+	Deployments  []string `json:"deployments,omitempty"`
+	DaemonSets   []string `json:"daemonsets,omitempty"`
+	StatefulSets []string `json:"statefulsets,omitempty"`
+}
+
+// HealthCheckScript renders the greenboot check for ws: one `microshift
+// healthcheck --custom JSON` call (the JSON encoded with encoding/json),
+// or, before MicroShift had that command, waits with the greenboot
+// functions library, a namespace_<kind>_ready function per namespace and
+// kind where the library has one. Every value is quoted for the shell
+// (safetext.Shell) or a comment (safetext.Comment). timeout 0 uses
+// greenboot's get_wait_timeout.
+func HealthCheckScript(stream string, hc *knowledge.HealthCheck, ws []Workload, timeout time.Duration) ([]byte, error) {
+	if len(ws) == 0 {
+		return nil, errors.New("no workloads to check")
+	}
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("#!/bin/bash\n")
+	w("#\n# Greenboot required check of the workloads of the components microshift-compose\n")
+	w("# renders into /etc/microshift/manifests.d, which MicroShift's own check does not\n")
+	w("# cover: a boot where they are not ready in time is red, and greenboot rolls back.\n")
+	w("# Generated by microshift-compose for MicroShift %s; do not edit.\n#\n", safetext.Comment(stream))
+	for _, c := range workloadComponents(ws) {
+		var names []string
+		for _, wl := range ws {
+			if wl.Component == c {
+				names = append(names, fmt.Sprintf("%s %s/%s", wl.Kind, wl.Namespace, wl.Name))
+			}
+		}
+		w("# %s: %s\n", safetext.Comment(c), safetext.Comment(strings.Join(names, ", ")))
+	}
+	w("#\nset -eu -o pipefail\n\n")
+	w("SCRIPT_NAME=$(basename \"$0\")\n\n")
+	w("# The MicroShift health check functions library (microshift-greenboot)\n")
+	w("# shellcheck source=/dev/null\n")
+	w("source %s\n\n", greenbootFunctions)
+	w("# Exit if the current user is not 'root'\n")
+	w("if [ \"$(id -u)\" -ne 0 ] ; then\n")
+	w("    echo \"The '${SCRIPT_NAME}' script must be run with the 'root' user privileges\"\n")
+	w("    exit 1\n")
+	w("fi\n\n")
+	fail := "exit 1"
+	if hc.FailMarker {
+		w("# Exit if MicroShift's own check failed\n")
+		w("exit_if_fail_marker_exists\n\n")
+		fail = "create_fail_marker_and_exit"
+	}
+	w("echo \"STARTED\"\n\n")
+	w("# Print the boot variable status\n")
+	w("print_boot_status\n\n")
+	if hc.Method == knowledge.HealthCheckFunctions {
+		w("# Exit if the MicroShift service is not enabled\n")
+		w("if [ \"$(systemctl is-enabled microshift.service 2>/dev/null)\" != \"enabled\" ] ; then\n")
+		w("    echo \"MicroShift service is not enabled. Exiting...\"\n")
+		w("    exit 0\n")
+		w("fi\n\n")
+	}
+	if timeout > 0 {
+		w("# The wait timeout, from microshift-compose build --health-check-timeout\n")
+		w("WAIT_TIMEOUT_SECS=%d\n\n", int64(timeout/time.Second))
+	} else {
+		w("# Set the wait timeout for the current check based on the boot counter\n")
+		w("WAIT_TIMEOUT_SECS=$(get_wait_timeout)\n\n")
+	}
+	byNS := map[string]*namespaceWorkloads{}
+	for _, wl := range ws {
+		nw := byNS[wl.Namespace]
+		if nw == nil {
+			nw = &namespaceWorkloads{}
+			byNS[wl.Namespace] = nw
+		}
+		switch wl.Kind {
+		case "Deployment":
+			nw.Deployments = append(nw.Deployments, wl.Name)
+		case "DaemonSet":
+			nw.DaemonSets = append(nw.DaemonSets, wl.Name)
+		case "StatefulSet":
+			nw.StatefulSets = append(nw.StatefulSets, wl.Name)
+		}
+	}
+	for _, nw := range byNS {
+		slices.Sort(nw.Deployments)
+		slices.Sort(nw.DaemonSets)
+		slices.Sort(nw.StatefulSets)
+	}
+	switch hc.Method {
+	case knowledge.HealthCheckCommand:
+		custom, err := json.Marshal(byNS)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the healthcheck workloads: %w", err)
+		}
+		w("if ! microshift healthcheck -v=2 --timeout=\"${WAIT_TIMEOUT_SECS}s\" \\\n")
+		w("        --custom %s ; then\n", safetext.Shell(string(custom)))
+		w("    %s\n", fail)
+		w("fi\n")
+	case knowledge.HealthCheckFunctions:
+		functionsScript(w, hc, byNS, fail)
+	default:
+		return nil, fmt.Errorf("unknown health check method %q", hc.Method)
+	}
+	w("\necho \"FINISHED\"\n")
+	return []byte(b.String()), nil
+}
+
+// functionsScript writes the waits of a release before `microshift
+// healthcheck`: per namespace and kind, wait_for with the library's
+// namespace_<kind>_ready function (which reads the namespace from its
+// environment variable), or with namespace_rollout_ready, the same `oc
+// rollout status` call, for a kind the library has no function for.
+func functionsScript(w func(string, ...any), hc *knowledge.HealthCheck, byNS map[string]*namespaceWorkloads, fail string) {
+	plural := map[string]string{"Deployment": "Deployments", "DaemonSet": "DaemonSets", "StatefulSet": "StatefulSets"}
+	names := func(nw *namespaceWorkloads, kind string) []string {
+		switch kind {
+		case "Deployment":
+			return nw.Deployments
+		case "DaemonSet":
+			return nw.DaemonSets
+		}
+		return nw.StatefulSets
+	}
+	own := false
+	for _, nw := range byNS {
+		for _, kind := range knowledge.WorkloadKinds {
+			if _, lib := hc.NamespaceFunctions[kind]; !lib && len(names(nw, kind)) > 0 {
+				own = true
+			}
+		}
+	}
+	if own {
+		w("# Check that every workload of a kind (arg1: deployment, daemonset or\n")
+		w("# statefulset) in the CHECK_ROLLOUT_NS namespace has rolled out, as the\n")
+		w("# library's namespace_deployment_ready does for Deployments\n")
+		w("function namespace_rollout_ready() {\n")
+		w("    oc rollout status --kubeconfig %s \"$1\" -n \"${CHECK_ROLLOUT_NS}\" \\\n", kubeconfig)
+		w("        --watch=false --timeout=1s &>/dev/null\n")
+		w("}\n\n")
+	}
+	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
+		nw := byNS[ns]
+		for _, kind := range knowledge.WorkloadKinds {
+			list := names(nw, kind)
+			if len(list) == 0 {
+				continue
+			}
+			what := fmt.Sprintf("%s in namespace %s (%s)", plural[kind], ns, strings.Join(list, ", "))
+			w("# %s\n", safetext.Comment(what))
+			var call string
+			if f, lib := hc.NamespaceFunctions[kind]; lib {
+				w("export %s=%s\n", f.Env, safetext.Shell(ns))
+				call = f.Function
+			} else {
+				w("export CHECK_ROLLOUT_NS=%s\n", safetext.Shell(ns))
+				call = "namespace_rollout_ready " + strings.ToLower(kind)
+			}
+			w("echo \"Waiting ${WAIT_TIMEOUT_SECS}s for\" %s \"to be ready\"\n", safetext.Shell(what))
+			w("if ! wait_for \"${WAIT_TIMEOUT_SECS}\" %s ; then\n", call)
+			w("    echo \"Error: Timed out waiting for\" %s \"to be ready\"\n", safetext.Shell(what))
+			w("    %s\n", fail)
+			w("fi\n\n")
+		}
+	}
+}

@@ -1,0 +1,261 @@
+package lvmdconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/microshift-compose/microshift-compose/internal/suggest"
+	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
+)
+
+// StorageClassFlag is the flag ClassChoice is written with.
+const StorageClassFlag = "--storage-class"
+
+// ClassChoice is what the user chose for one device class's StorageClass:
+// --storage-class CLASS[=NAME][,fstype=FS].
+type ClassChoice struct {
+	// Class is the device class's name in lvmd.yaml.
+	Class string
+	// Name is the StorageClass name; "" derives it from the class.
+	Name string
+	// FSType is the filesystem; "" is the release's default.
+	FSType string
+	// Flag is the value as written, for messages.
+	Flag string
+}
+
+// classChoiceKeys are the keys a choice may set after CLASS[=NAME].
+var classChoiceKeys = []string{"fstype"}
+
+// ParseClassChoice parses one --storage-class value, CLASS[=NAME] followed
+// by comma-separated key=value options (fstype=ext4), as podman's --mount
+// and --secret take them. The values are checked against lvmd.yaml and the
+// release by StorageClasses.
+func ParseClassChoice(s string) (ClassChoice, error) {
+	c := ClassChoice{Flag: s}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s %q: %s", StorageClassFlag, text.Escape(s), fmt.Sprintf(format, args...))
+	}
+	if text.HasUnsafe(s) {
+		return c, bad("contains a control character")
+	}
+	parts := strings.Split(s, ",")
+	c.Class, c.Name, _ = strings.Cut(parts[0], "=")
+	if c.Class == "" {
+		return c, bad("want CLASS[=NAME][,fstype=FS]: the device class name is empty")
+	}
+	if strings.Contains(parts[0], "=") && c.Name == "" {
+		return c, bad("the StorageClass name after %q is empty", c.Class+"=")
+	}
+	seen := map[string]bool{}
+	for _, opt := range parts[1:] {
+		k, v, ok := strings.Cut(opt, "=")
+		if !slices.Contains(classChoiceKeys, k) {
+			if sug := suggest.Closest(k, classChoiceKeys); sug != "" {
+				return c, bad("unknown option %q; did you mean %q?", k, sug)
+			}
+			return c, bad("unknown option %q (want %s)", k, strings.Join(classChoiceKeys, ", "))
+		}
+		if !ok || v == "" {
+			return c, bad("%s needs a value (%s=ext4)", k, k)
+		}
+		if seen[k] {
+			return c, bad("%s is given twice", k)
+		}
+		seen[k] = true
+		c.FSType = v
+	}
+	return c, nil
+}
+
+// Class is how one device class is exposed to workloads.
+type Class struct {
+	// DeviceClass is the lvmd device class.
+	DeviceClass string
+	Thin        bool
+	// StorageClass is the StorageClass written for it; "" for the default
+	// class, which MicroShift's own default StorageClass serves.
+	StorageClass string
+	// FSType is the StorageClass's filesystem ("" for the default class).
+	FSType string
+	// SnapshotClass is the VolumeSnapshotClass written for a thin class,
+	// named as the StorageClass that serves it; "" for a thick class.
+	SnapshotClass string
+}
+
+// StorageClasses decides the StorageClass and VolumeSnapshotClass of every
+// device class of c: a StorageClass for each class but the default one
+// (MicroShift's own default StorageClass, rules.DefaultClass, serves it and
+// stays the only default), named rules.NamePrefix + the class name
+// (lowercase, '_' as '-') unless a choice names it, with the filesystem a
+// choice gives or the release's default; a VolumeSnapshotClass for each
+// thin class, default class included, named as its StorageClass. Classes
+// are in lvmd.yaml's order. Every error is one line naming the file, the
+// device class and the fix.
+func StorageClasses(c *Config, choices []ClassChoice, rules *knowledge.LVMSStorageClasses) ([]Class, error) {
+	byClass := map[string]ClassChoice{}
+	var names []string
+	for _, dc := range c.DeviceClasses {
+		names = append(names, dc.Name)
+	}
+	for _, ch := range choices {
+		if !slices.Contains(names, ch.Class) {
+			msg := fmt.Sprintf("%s %q: %s has no device class %q", StorageClassFlag, ch.Flag, c.Source, ch.Class)
+			if sug := suggest.Closest(ch.Class, names); sug != "" {
+				return nil, fmt.Errorf("%s; did you mean %q?", msg, sug)
+			}
+			return nil, fmt.Errorf("%s (it has %s)", msg, strings.Join(names, ", "))
+		}
+		if prev, dup := byClass[ch.Class]; dup {
+			return nil, fmt.Errorf("%s %q: device class %q is already chosen by %s %q", StorageClassFlag, ch.Flag, ch.Class, StorageClassFlag, prev.Flag)
+		}
+		byClass[ch.Class] = ch
+	}
+	var out []Class
+	owner := map[string]string{rules.DefaultClass: ""} // StorageClass name -> device class
+	for i, dc := range c.DeviceClasses {
+		where := fmt.Sprintf("%s: device-classes[%d] %q", c.Source, i, dc.Name)
+		cl := Class{DeviceClass: dc.Name, Thin: dc.Type == TypeThin}
+		ch, chosen := byClass[dc.Name]
+		if dc.Default {
+			if chosen {
+				return nil, fmt.Errorf("%s %q: device class %q is the default one, which MicroShift's own default StorageClass %s serves; no other StorageClass is written for it (a second default is never written)",
+					StorageClassFlag, ch.Flag, dc.Name, rules.DefaultClass)
+			}
+			if cl.Thin {
+				cl.SnapshotClass = rules.DefaultClass
+			}
+			out = append(out, cl)
+			continue
+		}
+		cl.FSType = rules.DefaultFSType()
+		if ch.FSType != "" {
+			if !slices.Contains(rules.FSTypes, ch.FSType) {
+				return nil, fmt.Errorf("%s %q: fstype %q is not one %s makes (want %s)", StorageClassFlag, ch.Flag, ch.FSType, rules.Provisioner, strings.Join(rules.FSTypes, " or "))
+			}
+			cl.FSType = ch.FSType
+		}
+		if ch.Name != "" {
+			cl.StorageClass = ch.Name
+			if problem := nameProblem(ch.Name); problem != "" {
+				return nil, fmt.Errorf("%s %q: %q is not a valid StorageClass name (%s)", StorageClassFlag, ch.Flag, ch.Name, problem)
+			}
+		} else {
+			cl.StorageClass = rules.NamePrefix + strings.ReplaceAll(strings.ToLower(dc.Name), "_", "-")
+			if problem := nameProblem(cl.StorageClass); problem != "" {
+				return nil, fmt.Errorf("%s: its StorageClass name would be %q, which is not a valid Kubernetes name (%s); choose one with %s %s=NAME",
+					where, cl.StorageClass, problem, StorageClassFlag, dc.Name)
+			}
+		}
+		if prev, taken := owner[cl.StorageClass]; taken {
+			if prev == "" {
+				return nil, fmt.Errorf("%s: StorageClass name %q is MicroShift's own default StorageClass; choose another with %s %s=NAME", where, cl.StorageClass, StorageClassFlag, dc.Name)
+			}
+			return nil, fmt.Errorf("%s: StorageClass name %q is also device class %q's; give one another name with %s %s=NAME", where, cl.StorageClass, prev, StorageClassFlag, dc.Name)
+		}
+		owner[cl.StorageClass] = dc.Name
+		if cl.Thin {
+			cl.SnapshotClass = cl.StorageClass
+		}
+		out = append(out, cl)
+	}
+	return out, nil
+}
+
+// nameProblem says why s is not a valid StorageClass (or
+// VolumeSnapshotClass) name, an RFC 1123 subdomain; "" when it is.
+func nameProblem(s string) string {
+	if len(s) > 253 || !dns1123Subdomain.MatchString(s) {
+		return "a StorageClass name is an RFC 1123 subdomain: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters"
+	}
+	return ""
+}
+
+var dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// Manifests renders the StorageClasses and VolumeSnapshotClasses of
+// classes as one YAML stream, typed with the Kubernetes storage/v1 and
+// the CSI snapshotter's snapshot/v1 API types; nil when there are none.
+func Manifests(classes []Class, rules *knowledge.LVMSStorageClasses) ([]byte, error) {
+	var docs [][]byte
+	reclaim := corev1.PersistentVolumeReclaimPolicy(rules.ReclaimPolicy)
+	binding := storagev1.VolumeBindingMode(rules.VolumeBindingMode)
+	for _, cl := range classes {
+		if cl.StorageClass == "" {
+			continue
+		}
+		expand := rules.AllowVolumeExpansion
+		sc := storagev1.StorageClass{
+			TypeMeta:    metav1.TypeMeta{APIVersion: storagev1.SchemeGroupVersion.String(), Kind: "StorageClass"},
+			ObjectMeta:  metav1.ObjectMeta{Name: cl.StorageClass},
+			Provisioner: rules.Provisioner,
+			Parameters: map[string]string{
+				rules.FSTypeParameter:      cl.FSType,
+				rules.DeviceClassParameter: cl.DeviceClass,
+			},
+			ReclaimPolicy:        &reclaim,
+			VolumeBindingMode:    &binding,
+			AllowVolumeExpansion: &expand,
+		}
+		data, err := marshal(sc)
+		if err != nil {
+			return nil, fmt.Errorf("encoding StorageClass %s: %w", cl.StorageClass, err)
+		}
+		docs = append(docs, data)
+	}
+	for _, cl := range classes {
+		if cl.SnapshotClass == "" {
+			continue
+		}
+		vsc := snapshotv1.VolumeSnapshotClass{
+			TypeMeta:       metav1.TypeMeta{APIVersion: snapshotv1.SchemeGroupVersion.String(), Kind: "VolumeSnapshotClass"},
+			ObjectMeta:     metav1.ObjectMeta{Name: cl.SnapshotClass},
+			Driver:         rules.Provisioner,
+			DeletionPolicy: snapshotv1.DeletionPolicy(rules.SnapshotDeletionPolicy),
+		}
+		data, err := marshal(vsc)
+		if err != nil {
+			return nil, fmt.Errorf("encoding VolumeSnapshotClass %s: %w", cl.SnapshotClass, err)
+		}
+		docs = append(docs, data)
+	}
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	return bytes.Join(docs, []byte("---\n")), nil
+}
+
+// marshal encodes an API object as YAML without the fields a client never
+// sets (metadata.creationTimestamp: null, an empty status).
+func marshal(obj any) ([]byte, error) {
+	js, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(js, &m); err != nil {
+		return nil, err
+	}
+	if md, ok := m["metadata"].(map[string]any); ok {
+		for k, v := range md {
+			if v == nil {
+				delete(md, k)
+			}
+		}
+	}
+	if len(m) == 0 {
+		return nil, errors.New("empty object")
+	}
+	return yaml.Marshal(m)
+}
