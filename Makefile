@@ -39,12 +39,15 @@ bench-smoke: test-deps
 	MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./...
 
 # Installs the real tools tests use (Debian packages); CI runs on fresh machines.
-# cosign (the signature tests sign and verify with it) is built pinned from
-# the Go module proxy into bin/ once.
+# cosign (the signature tests sign and verify with it) and helm (the chart
+# tests compare with helm template; the same Helm the build renders with)
+# are built pinned from the Go module proxy into bin/ once.
 COSIGN_VERSION ?= v2.5.3
+HELM_VERSION ?= v3.19.0
 test-deps:
 	./hack/install-test-deps.sh
 	@[ -x bin/cosign ] || { echo "building cosign $(COSIGN_VERSION) into bin/ (once)"; GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/bin $(GO) install github.com/sigstore/cosign/v2/cmd/cosign@$(COSIGN_VERSION); }
+	@[ -x bin/helm ] || { echo "building helm $(HELM_VERSION) into bin/ (once)"; GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/bin $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION); }
 
 STATICCHECK_VERSION ?= v0.8.0
 

@@ -43,6 +43,9 @@ type Component struct {
 	// plugin. A plugin's output replaces manifests/ (it may reference it).
 	HasManifests bool
 	HasPlugin    bool
+	// Chart is the component's Helm chart ([chart]), rendered offline at
+	// build time instead of manifests/; nil without one.
+	Chart *Chart
 	// ReleaseFiles are release files the component brings itself
 	// (release/release-<images.file>-<arch>.json), used when the selected
 	// release lacks them.
@@ -92,7 +95,7 @@ type Manifests struct {
 
 // Renders reports whether the component produces manifests for
 // /etc/microshift/manifests.d (static ones or a plugin's).
-func (c *Component) Renders() bool { return c.HasManifests || c.HasPlugin }
+func (c *Component) Renders() bool { return c.HasManifests || c.HasPlugin || c.Chart != nil }
 
 // Images names the component's images: keys of one release file.
 type Images struct {

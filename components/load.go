@@ -251,6 +251,19 @@ func readComponentDir(c *Component, show func(string) string) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: %v", show(PluginFile), outside(unwrapPath(err), "component directory"))
 	}
+	if c.Chart != nil {
+		if c.HasManifests || c.HasPlugin {
+			return fmt.Errorf("%s: a component renders one way: [chart], manifests/ or a plugin, not several", show(componentFile))
+		}
+		for _, p := range []string{c.Chart.Path, c.Chart.Values} {
+			if p == "" {
+				continue
+			}
+			if _, err := fs.Stat(c.FS, p); err != nil {
+				return fmt.Errorf("%s: %v", show(p), outside(unwrapPath(err), "component directory"))
+			}
+		}
+	}
 	entries, err := fs.ReadDir(c.FS, ReleaseDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -512,6 +525,7 @@ type componentTOML struct {
 	Manifests struct {
 		Images map[string]string `toml:"images"`
 	} `toml:"manifests"`
+	Chart *Chart `toml:"chart"`
 	Files []struct {
 		Path     string `toml:"path"`
 		Mode     string `toml:"mode"`
@@ -569,6 +583,12 @@ func decodeComponent(display string, data []byte) (*Component, error) {
 		return nil, fmt.Errorf("%s: missing required key \"order\" (the NNN- prefix of its manifests.d directory)", display)
 	}
 	c.Order = *doc.Order
+	if doc.Chart != nil {
+		if err := checkChart(doc.Chart); err != nil {
+			return nil, fmt.Errorf("%s: chart: %w", display, err)
+		}
+		c.Chart = doc.Chart
+	}
 	for _, a := range doc.Arches {
 		arch := releases.Arch(a)
 		if arch != releases.X86_64 && arch != releases.AArch64 {

@@ -136,6 +136,12 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 		}
 		out.Files = append(out.Files, OutputFile{Path: OutputPath(f.Path), Data: f.Data})
 	}
+	for _, ch := range p.Charts {
+		if ch.Data == nil {
+			return nil, fmt.Errorf("chart %s of component %s: the plan has no archive (a plan read from a lock names charts by digest only): resolve again", ch.File, ch.Component)
+		}
+		out.Files = append(out.Files, OutputFile{Path: ch.File, Data: ch.Data})
+	}
 	if opts.Bootc {
 		out.Files = append(out.Files, OutputFile{Path: Containerfile, Data: blueprints.Containerfile(p, ImagesFile, OutputPath, blueprints.BootcOptions{Images: opts.BootcImages})})
 	}

@@ -31,11 +31,16 @@ var ErrImageNotInPlan = fmt.Errorf("image is not in the plan")
 // component's plugin printed nothing.
 type ManifestJob struct {
 	Component string
-	// From is plan.FromManifests, plan.FromPlugin or plan.FromLvmd.
+	// From is plan.FromManifests, plan.FromPlugin, plan.FromChart or
+	// plan.FromLvmd.
 	From string
 	Job  *manifests.Job
 	// Dir is the manifests.d directory's name; "" is NNN-<component>.
 	Dir string
+	// Chart is the chart rendered, for FromChart, and Notes what its
+	// rendering left out.
+	Chart *plan.Chart
+	Notes []string
 }
 
 // ManifestJobs resolves req and prepares, without rendering, the kustomize
@@ -66,7 +71,15 @@ func (r *resolver) prepareManifests(ctx context.Context, p *plan.Plan) ([]Manife
 		}
 		in := manifests.Input{Component: n, FS: c.FS, Images: pins(c, refs[n])}
 		mj := ManifestJob{Component: n, From: plan.FromManifests}
-		if c.HasPlugin {
+		if c.Chart != nil {
+			mj.From = plan.FromChart
+			stream, ch, notes, err := r.renderChart(c)
+			if err != nil {
+				return nil, fmt.Errorf("component %q: %w", n, err)
+			}
+			mj.Chart, mj.Notes = ch, notes
+			in.Resources = stream
+		} else if c.HasPlugin {
 			mj.From = plan.FromPlugin
 			out, err := r.runPlugin(ctx, c)
 			if err != nil {
@@ -128,6 +141,10 @@ func (r *resolver) addManifests(ctx context.Context, p *plan.Plan) ([]plan.File,
 			files = append(files, plan.File{Path: dir + rs.File, Mode: "0644", Component: c.Name, Data: rs.Data})
 		}
 		p.Manifests = append(p.Manifests, m)
+		if mj.Chart != nil {
+			p.Charts = append(p.Charts, *mj.Chart)
+			p.Notes = append(p.Notes, mj.Notes...)
+		}
 		if mj.From == plan.FromLvmd {
 			p.Notes = append(p.Notes, r.storageClassNote(m))
 		}

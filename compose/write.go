@@ -169,6 +169,7 @@ var topLevel = map[string]bool{
 	ManifestsDir:  true,
 	FilesDir:      true,
 	ImagesDir:     true,
+	ChartsDir:     true,
 }
 
 // checkTarget decides whether target may be replaced: it does not exist,

@@ -43,8 +43,11 @@ type Plan struct {
 	// Manifests are the manifests.d directories rendered for components
 	// with manifests or a plugin, in apply order.
 	Manifests []Manifest `json:"manifests"`
-	Notes     []string   `json:"notes"`
-	Warnings  []string   `json:"warnings"`
+	// Charts are the Helm charts rendered into Manifests, kept in the
+	// output (charts/) so a rebuild or the device has them offline.
+	Charts   []Chart  `json:"charts,omitempty"`
+	Notes    []string `json:"notes"`
+	Warnings []string `json:"warnings"`
 	// Footprint is what the images cost, read from their registries; only
 	// with build --resolve-sizes (absent otherwise, and from older locks).
 	Footprint *Footprint `json:"footprint,omitempty"`
@@ -221,6 +224,8 @@ type File struct {
 const (
 	FromManifests = "manifests"
 	FromPlugin    = "plugin"
+	// FromChart is the component's Helm chart, rendered offline.
+	FromChart = "chart"
 	// FromLvmd is the StorageClasses and VolumeSnapshotClasses of --lvmd's
 	// device classes (storage-lvms).
 	FromLvmd = "lvmd"
@@ -320,4 +325,16 @@ type FootprintTotal struct {
 	// Unique is the bytes of the distinct blobs, each counted once: what
 	// the device stores and what a mirror writes.
 	Unique int64 `json:"unique"`
+}
+
+// Chart is a Helm chart a component rendered from.
+type Chart struct {
+	Component string `json:"component"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	// File is the archive in the build output (charts/NAME-VERSION.tgz).
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+	// Data is the archive; not in the lock, which names it by digest.
+	Data []byte `json:"-"`
 }

@@ -1,0 +1,41 @@
+package compose
+
+import (
+	"fmt"
+	"path"
+
+	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/compose/chart"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+)
+
+// ChartsDir is the output subdirectory holding the plan's chart archives.
+const ChartsDir = "charts"
+
+// renderChart renders a component's chart for the plan's release, with
+// .Capabilities.KubeVersion the release's Kubernetes, into a resource
+// stream for the kustomize path.
+func (r *resolver) renderChart(c *components.Component) ([]byte, *plan.Chart, []string, error) {
+	spec := c.Chart
+	kube := r.facts.Kubernetes
+	if kube == "" {
+		return nil, nil, nil, fmt.Errorf("chart %s: microshift-compose does not know the Kubernetes version of release %s (releases/knowledge/data/releases.toml), which the chart renders for", spec.Path, r.rel.Stream())
+	}
+	l, err := chart.Load(c.FS, chart.Spec{Path: spec.Path, SHA256: spec.SHA256, Namespace: spec.Namespace, Values: spec.Values, Release: spec.Release})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	release := spec.Release
+	if release == "" {
+		release = c.Name
+	}
+	stream, notes, err := chart.Render(l, release, spec.Namespace, kube)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("rendering chart %s: %w", spec.Path, err)
+	}
+	md := l.Chart.Metadata
+	for i, n := range notes {
+		notes[i] = fmt.Sprintf("component %s: chart %s: %s", c.Name, spec.Path, n)
+	}
+	return stream, &plan.Chart{Component: c.Name, Name: md.Name, Version: md.Version, File: path.Join(ChartsDir, l.File()), SHA256: l.SHA256, Data: l.Archive}, notes, nil
+}
