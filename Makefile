@@ -28,9 +28,11 @@ run: build
 # the tests. Without ../shared (a user's clone) the suite is skipped. The
 # tests keep their osbuild definitions cache in bin/cache, not the user's.
 CONFORMANCE := $(CURDIR)/bin/conformance.txt
+# -timeout 30m: the command tests drive real registries, podman builds and
+# the binary; on a loaded 2-core machine they can pass the default 10 minutes.
 test: test-deps
 	@mkdir -p bin && rm -f $(CONFORMANCE)
-	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache $(GO) test -count=1 ./...
+	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache $(GO) test -count=1 -timeout 30m ./...
 	@if [ -f $(CONFORMANCE) ]; then cat $(CONFORMANCE); else echo "conformance: skipped (needs the upstream reference files in ../shared)"; fi
 
 # Runs every Go benchmark once, so that `make bench` cannot rot unseen
