@@ -51,6 +51,11 @@ func (o *registryOptions) Validate() error {
 	if o.Timeout <= 0 {
 		return usageError{fmt.Errorf("--timeout must be positive, got %s", o.Timeout)}
 	}
+	for _, h := range o.Insecure {
+		if err := registryclient.CheckHost(h); err != nil {
+			return usageError{fmt.Errorf("--insecure-registry: %w", err)}
+		}
+	}
 	return nil
 }
 

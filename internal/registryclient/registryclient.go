@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -351,4 +352,19 @@ func Describe(ref string, err error) error {
 		}
 	}
 	return fmt.Errorf("%s: %w", ref, err)
+}
+
+// CheckHost checks a registry host[:port] as go-containerregistry parses
+// it, and its port (1-65535), which neither go-containerregistry nor the
+// containers reference grammar bounds.
+func CheckHost(host string) error {
+	if _, err := name.NewRegistry(host, name.StrictValidation); err != nil {
+		return fmt.Errorf("registry %q: %v", host, err)
+	}
+	if _, port, err := net.SplitHostPort(host); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("registry %q: port %s is not a TCP port (1-65535)", host, port)
+		}
+	}
+	return nil
 }
