@@ -285,7 +285,7 @@ func Temporary(err error) bool {
 		}
 		return false
 	}
-	if errors.Is(err, ErrStalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+	if errors.Is(err, ErrStalled) || errors.Is(err, ErrTimeout) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) {
 		return true
 	}
