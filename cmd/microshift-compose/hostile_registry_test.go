@@ -269,3 +269,54 @@ func writeTar(t *testing.T, file string, files map[string]string) {
 		t.Fatal(err)
 	}
 }
+
+// TestTrickledManifestEndsMirror: a registry trickling a manifest a byte
+// every 2 s (never idle for the 5 s timeout) makes mirror --timeout 5s
+// fail that image at the timeout, with one line naming it; the other
+// image of the same registry is mirrored.
+func TestTrickledManifestEndsMirror(t *testing.T) {
+	reg := testutil.NewFaultyRegistry(t)
+	p := &testutil.Pusher{Host: reg.Host}
+	slow, err := p.PushImage("app/slow", "amd64", []testutil.Layer{testutil.NewLayer(9, 4096)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := p.PushImage("app/good", "amd64", []testutil.Layer{testutil.NewLayer(10, 4096)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := "/v2/app/slow/manifests/" + slow[strings.Index(slow, "@")+1:]
+	reg.SetFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if r.URL.Path != manifest {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		for range 1000 {
+			if _, err := w.Write([]byte{' '}); err != nil {
+				return true
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return true
+			case <-time.After(2 * time.Second):
+			}
+		}
+		return true
+	})
+	dir := t.TempDir()
+	lock := writeRefsLock(t, dir, slow, good)
+	stdout, stderr, code := runGuarded(t, 90*time.Second, "mirror", "--lock", lock, "--quiet", "--timeout", "5s", "--retries", "1", "--to", "oci:"+filepath.Join(dir, "images"))
+	lines := nonEmptyLines(stderr)
+	if code != exitError || len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") || !strings.Contains(lines[0], slow+": ") ||
+		!strings.Contains(lines[0], "registry did not answer in time: no complete answer within --timeout 5s (headers and body)") {
+		t.Fatalf("mirror of a trickled manifest = exit %d, stderr %q", code, stderr)
+	}
+	_ = stdout
+	index, err := os.ReadFile(filepath.Join(dir, "images", "index.json"))
+	if err != nil || !strings.Contains(string(index), good) || strings.Contains(string(index), slow) {
+		t.Errorf("the layout's index = %s, %v; want the good image only", index, err)
+	}
+}
