@@ -3,7 +3,6 @@ package airgap_test
 import (
 	"archive/tar"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,7 +119,7 @@ func writeLayoutWithIndex(t *testing.T, src string, entries []v1.Descriptor, arc
 		t.Fatal(err)
 	}
 	tw := tar.NewWriter(out)
-	if err := tw.AddFS(os.DirFS(dir).(fs.FS)); err != nil {
+	if err := tw.AddFS(os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
 	if err := tw.Close(); err != nil {
