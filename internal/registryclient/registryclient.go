@@ -7,8 +7,9 @@
 // certificates (pkg/tlsclientconfig). TLS is verified except for insecure
 // registries; plain HTTP is refused but for those and loopback (not for
 // the private addresses go-containerregistry would also try it on). Every
-// request has timeouts (connect, TLS handshake, response headers, a stalled
-// body or upload) and is retried with backoff; metadata responses are
+// request has a whole-life timeout (headers and body; blob bodies a rate
+// floor instead, uploads a write timeout) and is retried with backoff
+// within a budget a Retry-After cannot exceed; metadata responses are
 // capped. It holds no cobra and no state beyond a prepared transport.
 package registryclient
 
@@ -43,9 +44,10 @@ type Options struct {
 	// Retries is how many times a request is tried in all; 0 means
 	// DefaultRetries.
 	Retries int
-	// Timeout bounds each wait on a registry: connecting, the TLS
-	// handshake, the response headers, a body that stops delivering and
-	// an upload the registry stops reading. 0 means DefaultTimeout.
+	// Timeout bounds each request's whole answer, headers and body; a
+	// blob body instead must keep MinBlobRate over each Timeout of
+	// reading, and upload data each write. Retries x Timeout is each
+	// request's retry budget (see Retry-After). 0 means DefaultTimeout.
 	Timeout time.Duration
 	// AuthFile is the one auth file to read (--authfile, or
 	// $REGISTRY_AUTH_FILE: see ResolveAuthFile); "" is the containers
