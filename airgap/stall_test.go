@@ -50,7 +50,7 @@ func TestMirrorStalledImage(t *testing.T) {
 				case <-time.After(100 * time.Millisecond):
 				}
 			}
-		}, registryclient.ErrTimeout, "no complete answer within --timeout 500ms (headers and body) (gave up after 2 attempts)"},
+		}, registryclient.ErrTimeout, "no complete answer within --timeout 2s (headers and body) (gave up after 2 attempts)"},
 		{"Retry-After an hour", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "3600")
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -66,7 +66,7 @@ func TestMirrorStalledImage(t *testing.T) {
 				return false
 			})
 			o := fastOpts()
-			o.Registry.Timeout, o.Registry.Retries = 500*time.Millisecond, 2
+			o.Registry.Timeout, o.Registry.Retries = 2*time.Second, 2
 			dir := t.TempDir()
 			sum, err := airgap.Mirror(c, refs, airgap.OCI(dir), o)
 			if c.Err() != nil {
@@ -110,7 +110,7 @@ func TestPushToThrottlingRegistryEnds(t *testing.T) {
 				return true
 			})
 			o := fastOpts()
-			o.Registry.Timeout, o.Registry.Retries = time.Second, 2
+			o.Registry.Timeout, o.Registry.Retries = 2*time.Second, 2
 			_, err := airgap.Mirror(c, []string{im.ref}, airgap.Target{Transport: airgap.TransportDocker, Registry: dst.Host, Prefix: "copy"}, o)
 			if c.Err() != nil {
 				t.Fatal("the push ran into the test's deadline")

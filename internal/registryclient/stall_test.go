@@ -75,9 +75,9 @@ func TestBlobRateFloor(t *testing.T) {
 	}{
 		// 1 byte per 20 ms: 50 B/s.
 		{"trickled", 64 << 10, 1, 20 * time.Millisecond, registryclient.ErrStalled},
-		// 16 KiB per 50 ms: 320 KiB/s, 20 times the floor; 256 KiB
-		// take about 800 ms, four timeouts.
-		{"slow but steady", 256 << 10, 16 << 10, 50 * time.Millisecond, nil},
+		// 16 KiB per 50 ms: 320 KiB/s, 20 times the floor; 512 KiB
+		// take about 1.6 s, more than the timeout.
+		{"slow but steady", 512 << 10, 16 << 10, 50 * time.Millisecond, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := deadline(t)
@@ -104,7 +104,7 @@ func TestBlobRateFloor(t *testing.T) {
 				}
 				return true
 			})
-			o := withTimeout(t, 200*time.Millisecond)
+			o := withTimeout(t, time.Second)
 			rt, err := o.PullTransport(ctx, ref.Context())
 			if err != nil {
 				t.Fatal(err)
