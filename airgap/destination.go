@@ -119,8 +119,8 @@ func ParseRegistryPrefix(s string) (host, prefix string, err error) {
 	if !strings.ContainsAny(host, ".:") {
 		return "", "", fmt.Errorf("%q is not a registry host (want a host name with a dot or a port, as in mirror.example.com:5000/microshift or localhost:5000)", host)
 	}
-	if _, err := name.NewRegistry(host, name.StrictValidation); err != nil {
-		return "", "", fmt.Errorf("registry %q: %v", host, err)
+	if err := registryclient.CheckHost(host); err != nil {
+		return "", "", err
 	}
 	// The grammar containers/image applies to a registries.conf mirror
 	// location, which a device will read this as.

@@ -33,6 +33,11 @@ func TestParseDestination(t *testing.T) {
 		{in: "docker://mirror/microshift", wantErr: `invalid destination "docker://mirror/microshift": "mirror" is not a registry host (want a host name with a dot or a port, as in mirror.example.com:5000/microshift or localhost:5000)`},
 		{in: "docker://reg.io/ms:v1", wantErr: `invalid destination "docker://reg.io/ms:v1": the prefix "ms:v1" has a tag or digest; images keep their own digests (want REGISTRY/PREFIX)`},
 		{in: "docker://reg.io/Upper", wantErr: `invalid destination "docker://reg.io/Upper": prefix "Upper": repository can only contain the characters ` + "`abcdefghijklmnopqrstuvwxyz0123456789_-./`: Upper"},
+		{in: "docker://host:99999/xx", wantErr: `invalid destination "docker://host:99999/xx": registry "host:99999": port 99999 is not a TCP port (1-65535)`},
+		{in: "docker://host:0/xx", wantErr: `invalid destination "docker://host:0/xx": registry "host:0": port 0 is not a TCP port (1-65535)`},
+		{in: "docker://10.0.0.1:65536", wantErr: `invalid destination "docker://10.0.0.1:65536": registry "10.0.0.1:65536": port 65536 is not a TCP port (1-65535)`},
+		{in: "docker://[fd00::1]:70000/xx", wantErr: `invalid destination "docker://[fd00::1]:70000/xx": registry "[fd00::1]:70000": port 70000 is not a TCP port (1-65535)`},
+		{in: "docker://host:65535/xx", want: airgap.Target{Transport: airgap.TransportDocker, Registry: "host:65535", Prefix: "xx"}},
 		{in: "docker-archive:out.tar", wantErr: `invalid destination "docker-archive:out.tar": want oci:DIR (an OCI image layout), dir:DIR (a layout plus one dir: per image, for bootc), oci-archive:FILE (a layout in one tar file) or docker://REGISTRY/PREFIX (a registry)`},
 		{in: "out/images", wantErr: `invalid destination "out/images": want oci:DIR (an OCI image layout), dir:DIR (a layout plus one dir: per image, for bootc), oci-archive:FILE (a layout in one tar file) or docker://REGISTRY/PREFIX (a registry)`},
 	} {

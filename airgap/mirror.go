@@ -132,7 +132,11 @@ func LayoutImages(from Target, reg registryclient.Options) ([]string, error) {
 		return nil, err
 	}
 	defer s.close()
-	return s.names(), nil
+	names := s.names()
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s names no images (its %s is empty): nothing to mirror", from, indexFile)
+	}
+	return names, nil
 }
 
 func openSource(ctx context.Context, opts Options) (source, error) {

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
 	"syscall"
 
+	"github.com/containers/image/v5/docker/reference"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
@@ -81,22 +83,57 @@ func openLayoutSource(from Target, reg registryclient.Options) (*layoutSource, e
 		store.close()
 		return nil, fmt.Errorf("reading %s of %s: %w", indexFile, from, err)
 	}
-	for _, d := range idx.Manifests {
-		if n := d.Annotations[AnnotationRefName]; n != "" {
-			s.byName[n] = d
-		}
+	if err := s.readIndex(idx.Manifests); err != nil {
+		store.close()
+		return nil, fmt.Errorf("reading %s of %s: %w", indexFile, from, err)
 	}
 	return s, nil
 }
 
-// names are the images the layout names with full references, sorted.
-func (s *layoutSource) names() []string {
-	var out []string
-	for n := range s.byName {
-		if _, err := s.reg.ParseReference(n); err == nil {
-			out = append(out, n)
+// readIndex takes the layout's images by name. Every entry must name one
+// image by a full reference, once: an entry without a name, with a name
+// that is not a reference (a newline, "../", no registry) or with a name
+// another entry has is refused, naming the entry, rather than skipped or
+// overwritten (mirror would copy less than the layout holds and say so
+// nowhere).
+func (s *layoutSource) readIndex(entries []v1.Descriptor) error {
+	first := map[string]int{}
+	for i, d := range entries {
+		entry := fmt.Sprintf("entry %d (%s)", i+1, d.Digest)
+		n := d.Annotations[AnnotationRefName]
+		if n == "" {
+			return fmt.Errorf("%s has no %s annotation: mirror reads a layout's images by the full references it names", entry, AnnotationRefName)
 		}
+		if !validReference(s.reg, n) {
+			if len(n) > 256 {
+				n = n[:256] + "..."
+			}
+			return fmt.Errorf("%s: %s %q is not a full image reference", entry, AnnotationRefName, n)
+		}
+		if j, dup := first[n]; dup {
+			return fmt.Errorf("entries %d and %d both name %s", j+1, i+1, n)
+		}
+		first[n] = i
+		s.byName[n] = d
 	}
+	return nil
+}
+
+// validReference reports whether n is a full image reference for both
+// go-containerregistry (which reads the images) and containers/image's
+// grammar (which podman and the device apply: it refuses path components
+// such as "..", which go-containerregistry lets through).
+func validReference(reg registryclient.Options, n string) bool {
+	if _, err := reg.ParseReference(n); err != nil {
+		return false
+	}
+	_, err := reference.ParseNormalizedNamed(n)
+	return err == nil
+}
+
+// names are the images the layout names, sorted.
+func (s *layoutSource) names() []string {
+	out := slices.Collect(maps.Keys(s.byName))
 	slices.Sort(out)
 	return out
 }

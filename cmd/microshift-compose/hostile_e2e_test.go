@@ -96,7 +96,7 @@ func TestMirrorHostileRegistry(t *testing.T) {
 
 	r, rss := mirror(writeLock("all.json", refs), "images")
 	if r.code != exitError || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "(and 2 more of 4 images failed)") ||
-		!strings.Contains(r.stderr, stalled+": blob "+stall.Desc.Digest.String()+" from "+host+"/app/stalled: registry stopped sending data for 1s (gave up after 2 attempts)") {
+		!strings.Contains(r.stderr, stalled+": blob "+stall.Desc.Digest.String()+" from "+host+"/app/stalled: registry stopped sending data: less than 16384 bytes in 1s (blobs must arrive at 16 KiB/s at least) (gave up after 2 attempts)") {
 		t.Fatalf("mirror from a hostile registry: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	idx := string(mustReadFile(t, filepath.Join(work, "images", "index.json")))

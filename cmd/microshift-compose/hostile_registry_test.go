@@ -1,12 +1,15 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -133,5 +136,187 @@ func TestSignalStopsStalledMirror(t *testing.T) {
 	}
 	if stdout.Len() != 0 {
 		t.Errorf("stdout = %q", stdout.String())
+	}
+}
+
+// registryHostileCases: registry names and ports nothing could reach,
+// image layouts whose index names images badly, and certificate files
+// that are not regular files (issues 15 and 17, registry side).
+func registryHostileCases() []hostileCase {
+	lockOf := func(h *hostileEnv) string { return filepath.Join(h.out, "compose.lock.json") }
+	toLayout := func(h *hostileEnv) string { return "oci:" + h.path("copy") }
+	var cases []hostileCase
+	for _, port := range []string{"99999", "0", "65536", "-1", "1x"} {
+		cases = append(cases,
+			hostileCase{class: "registry/name", name: "build --mirror-registry port " + port,
+				setup: func(h *hostileEnv) ([]string, string) {
+					return build(h, "--mirror-registry", "host:"+port+"/edge"), "--mirror-registry"
+				}, want: "host:" + port},
+			hostileCase{class: "registry/name", name: "mirror --to docker:// port " + port,
+				setup: func(h *hostileEnv) ([]string, string) {
+					return []string{"mirror", "--lock", lockOf(h), "--to", "docker://host:" + port + "/edge"}, "--to"
+				}, want: "host:" + port, code: exitUsage},
+		)
+	}
+	cases = append(cases,
+		hostileCase{class: "registry/name", name: "mirror --insecure-registry port 99999",
+			setup: func(h *hostileEnv) ([]string, string) {
+				return []string{"mirror", "--lock", lockOf(h), "--insecure-registry", "host:99999", "--to", toLayout(h)}, "--insecure-registry"
+			}, want: "port 99999 is not a TCP port (1-65535)", code: exitUsage},
+		hostileCase{class: "registry/name", name: "mirror --insecure-registry with a path",
+			setup: func(h *hostileEnv) ([]string, string) {
+				return []string{"mirror", "--lock", lockOf(h), "--insecure-registry", "host:5000/x\ny", "--to", toLayout(h)}, "--insecure-registry"
+			}, code: exitUsage},
+	)
+
+	// Layouts for mirror --from: index.json entries that name nothing, a
+	// bad reference, or the same image twice.
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	entry := func(name string) string {
+		annotations := ""
+		if name != "-" {
+			annotations = `,"annotations":{"org.opencontainers.image.ref.name":` + strconvQuote(name) + `}`
+		}
+		return `{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"` + digest + `","size":100` + annotations + `}`
+	}
+	good := "quay.io/edge/app@" + digest
+	for _, tc := range []struct {
+		name    string
+		entries []string
+		want    string
+	}{
+		{"a name with a newline and ../", []string{entry(good), entry("quay.io/edge/app\n../../etc@" + digest)}, `entry 2 (` + digest + `): org.opencontainers.image.ref.name "quay.io/edge/app\n../../etc@`},
+		{"a name with ../", []string{entry("quay.io/../../etc/app@" + digest)}, "is not a full image reference"},
+		{"a short name", []string{entry("latest")}, `org.opencontainers.image.ref.name "latest" is not a full image reference`},
+		{"a duplicated name", []string{entry(good), entry("quay.io/edge/other@" + digest), entry(good)}, "entries 1 and 3 both name " + good},
+		{"a second, empty entry", []string{entry(good), entry("-")}, "entry 2 (" + digest + ") has no org.opencontainers.image.ref.name annotation"},
+		{"an empty name", []string{entry("")}, "entry 1 (" + digest + ") has no org.opencontainers.image.ref.name annotation"},
+		{"no entries", nil, "names no images (its index.json is empty)"},
+	} {
+		index := `{"schemaVersion":2,"manifests":[` + strings.Join(tc.entries, ",") + `]}`
+		cases = append(cases,
+			hostileCase{class: "registry/layout-index", name: "oci: " + tc.name,
+				setup: func(h *hostileEnv) ([]string, string) {
+					dir := h.mkdir("layout")
+					h.write("layout/oci-layout", `{"imageLayoutVersion":"1.0.0"}`)
+					h.write("layout/index.json", index)
+					return []string{"mirror", "--from", "oci:" + dir, "--to", toLayout(h)}, "oci:" + dir
+				}, want: tc.want},
+			hostileCase{class: "registry/layout-index", name: "oci-archive: " + tc.name,
+				setup: func(h *hostileEnv) ([]string, string) {
+					file := h.path("images.tar")
+					writeTar(h.t, file, map[string]string{"oci-layout": `{"imageLayoutVersion":"1.0.0"}`, "index.json": index})
+					return []string{"mirror", "--from", "oci-archive:" + file, "--to", toLayout(h)}, "oci-archive:" + file
+				}, want: tc.want},
+		)
+	}
+
+	// --cert-dir files the containers libraries would read for ever or
+	// whole: refused before any registry is asked.
+	for _, f := range []struct {
+		name  string
+		plant func(h *hostileEnv, p string)
+		want  string
+	}{
+		{"ca.crt a named pipe", func(h *hostileEnv, p string) { h.fifo(p) }, "is not a regular file"},
+		{"ca.crt -> /dev/zero", func(h *hostileEnv, p string) { h.symlink("/dev/zero", p) }, "is not a regular file"},
+		{"ca.crt oversized", func(h *hostileEnv, p string) { h.sparse(p, 64<<20) }, "bytes"},
+		{"client.key a named pipe", func(h *hostileEnv, p string) { h.fifo(p) }, "is not a regular file"},
+	} {
+		file := strings.Fields(f.name)[0]
+		for _, command := range []string{"mirror", "release verify"} {
+			cases = append(cases, hostileCase{class: "registry/cert-dir", name: command + " " + f.name,
+				setup: func(h *hostileEnv) ([]string, string) {
+					dir := h.mkdir("certs")
+					f.plant(h, filepath.Join(dir, file))
+					if command == "mirror" {
+						return []string{"mirror", "--lock", lockOf(h), "--cert-dir", dir, "--to", toLayout(h)}, filepath.Join(dir, file)
+					}
+					return []string{"release", "verify", "--cert-dir", dir}, filepath.Join(dir, file)
+				}, want: f.want})
+		}
+	}
+	return cases
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// writeTar writes files (name -> content) into a tar file.
+func writeTar(t *testing.T, file string, files map[string]string) {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(files[n])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrickledManifestEndsMirror: a registry trickling a manifest a byte
+// every 2 s (never idle for the 5 s timeout) makes mirror --timeout 5s
+// fail that image at the timeout, with one line naming it; the other
+// image of the same registry is mirrored.
+func TestTrickledManifestEndsMirror(t *testing.T) {
+	reg := testutil.NewFaultyRegistry(t)
+	p := &testutil.Pusher{Host: reg.Host}
+	slow, err := p.PushImage("app/slow", "amd64", []testutil.Layer{testutil.NewLayer(9, 4096)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := p.PushImage("app/good", "amd64", []testutil.Layer{testutil.NewLayer(10, 4096)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := "/v2/app/slow/manifests/" + slow[strings.Index(slow, "@")+1:]
+	reg.SetFault(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if r.URL.Path != manifest {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		for range 1000 {
+			if _, err := w.Write([]byte{' '}); err != nil {
+				return true
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return true
+			case <-time.After(2 * time.Second):
+			}
+		}
+		return true
+	})
+	dir := t.TempDir()
+	lock := writeRefsLock(t, dir, slow, good)
+	stdout, stderr, code := runGuarded(t, 90*time.Second, "mirror", "--lock", lock, "--quiet", "--timeout", "5s", "--retries", "1", "--to", "oci:"+filepath.Join(dir, "images"))
+	lines := nonEmptyLines(stderr)
+	if code != exitError || len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") || !strings.Contains(lines[0], slow+": ") ||
+		!strings.Contains(lines[0], "registry did not answer in time: no complete answer within --timeout 5s (headers and body)") {
+		t.Fatalf("mirror of a trickled manifest = exit %d, stderr %q", code, stderr)
+	}
+	_ = stdout
+	index, err := os.ReadFile(filepath.Join(dir, "images", "index.json"))
+	if err != nil || !strings.Contains(string(index), good) || strings.Contains(string(index), slow) {
+		t.Errorf("the layout's index = %s, %v; want the good image only", index, err)
 	}
 }

@@ -773,7 +773,7 @@ func unclearCases() []hostileCase {
 
 func allHostileCases() []hostileCase {
 	var all []hostileCase
-	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases} {
+	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases, registryHostileCases} {
 		all = append(all, f()...)
 	}
 	return all

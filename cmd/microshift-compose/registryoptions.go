@@ -37,7 +37,7 @@ func (o *registryOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.TLSVerify, "tls-verify", true, "verify registries' TLS certificates; --tls-verify=false also allows plain HTTP")
 	f.StringSliceVar(&o.Insecure, "insecure-registry", nil, "registry (host[:port]) to reach without TLS verification or over plain HTTP; TLS is verified for all others")
 	f.IntVar(&o.Retries, "retries", registryclient.DefaultRetries, "attempts per request on timeouts, dropped connections, 408, 429 and 5xx, with backoff")
-	f.DurationVar(&o.Timeout, "timeout", registryclient.DefaultTimeout, "longest wait on a registry (connecting, an answer, a stalled download or upload) before the request is retried")
+	f.DurationVar(&o.Timeout, "timeout", registryclient.DefaultTimeout, "bound on each registry request, headers and whole body (blob downloads: at least 16 KiB/s over each --timeout of reading; uploads: each write); --retries x --timeout is a request's budget, and a Retry-After beyond it fails the image at once")
 }
 
 // Validate checks the flag values; files are checked by client.
@@ -50,6 +50,11 @@ func (o *registryOptions) Validate() error {
 	}
 	if o.Timeout <= 0 {
 		return usageError{fmt.Errorf("--timeout must be positive, got %s", o.Timeout)}
+	}
+	for _, h := range o.Insecure {
+		if err := registryclient.CheckHost(h); err != nil {
+			return usageError{fmt.Errorf("--insecure-registry: %w", err)}
+		}
 	}
 	return nil
 }

@@ -7,8 +7,9 @@
 // certificates (pkg/tlsclientconfig). TLS is verified except for insecure
 // registries; plain HTTP is refused but for those and loopback (not for
 // the private addresses go-containerregistry would also try it on). Every
-// request has timeouts (connect, TLS handshake, response headers, a stalled
-// body or upload) and is retried with backoff; metadata responses are
+// request has a whole-life timeout (headers and body; blob bodies a rate
+// floor instead, uploads a write timeout) and is retried with backoff
+// within a budget a Retry-After cannot exceed; metadata responses are
 // capped. It holds no cobra and no state beyond a prepared transport.
 package registryclient
 
@@ -19,6 +20,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,9 +44,10 @@ type Options struct {
 	// Retries is how many times a request is tried in all; 0 means
 	// DefaultRetries.
 	Retries int
-	// Timeout bounds each wait on a registry: connecting, the TLS
-	// handshake, the response headers, a body that stops delivering and
-	// an upload the registry stops reading. 0 means DefaultTimeout.
+	// Timeout bounds each request's whole answer, headers and body; a
+	// blob body instead must keep MinBlobRate over each Timeout of
+	// reading, and upload data each write. Retries x Timeout is each
+	// request's retry budget (see Retry-After). 0 means DefaultTimeout.
 	Timeout time.Duration
 	// AuthFile is the one auth file to read (--authfile, or
 	// $REGISTRY_AUTH_FILE: see ResolveAuthFile); "" is the containers
@@ -284,7 +287,7 @@ func Temporary(err error) bool {
 		}
 		return false
 	}
-	if errors.Is(err, ErrStalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+	if errors.Is(err, ErrStalled) || errors.Is(err, ErrTimeout) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) {
 		return true
 	}
@@ -351,4 +354,19 @@ func Describe(ref string, err error) error {
 		}
 	}
 	return fmt.Errorf("%s: %w", ref, err)
+}
+
+// CheckHost checks a registry host[:port] as go-containerregistry parses
+// it, and its port (1-65535), which neither go-containerregistry nor the
+// containers reference grammar bounds.
+func CheckHost(host string) error {
+	if _, err := name.NewRegistry(host, name.StrictValidation); err != nil {
+		return fmt.Errorf("registry %q: %v", host, err)
+	}
+	if _, port, err := net.SplitHostPort(host); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("registry %q: port %s is not a TCP port (1-65535)", host, port)
+		}
+	}
+	return nil
 }

@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/containers/image/v5/pkg/tlsclientconfig"
@@ -42,9 +41,24 @@ var (
 	// ErrTooLarge is a manifest, token or other metadata response larger
 	// than MaxMetadataSize.
 	ErrTooLarge = errors.New("response too large")
-	// ErrStalled is a response body that delivered no byte for Timeout.
+	// ErrStalled is a blob body that stopped making progress: less than
+	// MinBlobRate on average over a Timeout of reading.
 	ErrStalled = errors.New("registry stopped sending data")
+	// ErrTimeout is a request whose whole answer (headers and body) did
+	// not arrive within Timeout.
+	ErrTimeout = errors.New("registry did not answer in time")
+	// ErrRetryAfter is a 429 or 503 answer asking to wait longer than the
+	// request's retry budget has left: the request fails at once instead.
+	ErrRetryAfter = errors.New("registry asks to wait longer than the retry budget")
 )
+
+// MinBlobRate is the slowest a blob download may go: a blob body must
+// deliver at least this many bytes per second, on average over each
+// Timeout spent reading it (curl's --speed-limit/--speed-time), or it is
+// ErrStalled. A blob has no whole-life bound (a 1 GiB layer on a slow link
+// takes what it takes); this floor bounds it by its size instead: at most
+// size/MinBlobRate plus one Timeout. 16 KiB/s is 128 kbit/s.
+const MinBlobRate = 16 << 10
 
 // RequestError is a request that failed every attempt the transport made.
 // It deliberately does not unwrap to its cause: go-containerregistry's own
@@ -73,11 +87,24 @@ func (e *RequestError) Error() string {
 // Cause is the last attempt's error.
 func (e *RequestError) Cause() error { return e.cause }
 
+// Is matches the sentinels of this package's own limits (ErrTimeout,
+// ErrStalled, ErrRetryAfter) in the cause, for callers that branch on
+// them; other causes stay hidden (see RequestError).
+func (e *RequestError) Is(target error) bool {
+	switch target {
+	case ErrTimeout, ErrStalled, ErrRetryAfter:
+		return errors.Is(e.cause, target)
+	}
+	return false
+}
+
 // stack is the HTTP stack every registry request goes through, below
 // go-containerregistry's auth and scheme handling:
 //
-//	retries (failed requests and 408/429/5xx answers, with backoff)
-//	  -> limits (metadata read whole, capped; blob bodies watched for stalls)
+//	retries (failed requests and 408/429/5xx answers, with backoff and
+//	Retry-After, within a budget of Attempts x Timeout per request)
+//	  -> limits (every answer but a blob's whole within Timeout, headers
+//	     and body, metadata capped; blob bodies held to MinBlobRate)
 //	    -> per-host transports (certs.d CAs and client certificates, TLS
 //	       verification unless the host is insecure, connect, TLS-handshake,
 //	       response-header and write timeouts)
@@ -109,6 +136,9 @@ var retryStatus = map[int]bool{
 func (t *stack) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	replayable := canReplay(req)
+	// The retry budget: what the attempts may take if each used its whole
+	// timeout. A Retry-After beyond what is left of it is not waited for.
+	budgetEnd := time.Now().Add(time.Duration(t.attempts) * t.timeout)
 	for n := 1; ; n++ {
 		attempt := req
 		if n > 1 && req.GetBody != nil {
@@ -136,10 +166,20 @@ func (t *stack) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			continue
 		}
-		if !retryStatus[resp.StatusCode] || !replayable || n >= t.attempts {
+		if !retryStatus[resp.StatusCode] {
 			return resp, nil
 		}
-		wait := max(Backoff(n), retryAfter(resp))
+		ra, raText := retryAfter(resp)
+		if left := time.Until(budgetEnd); ra > left {
+			resp.Body.Close()
+			cause := fmt.Errorf("%w: %d %s with Retry-After: %s (%s), and %s of the retry budget (--retries %d x --timeout %s) is left",
+				ErrRetryAfter, resp.StatusCode, http.StatusText(resp.StatusCode), raText, ra, max(left, 0).Round(time.Second), t.attempts, t.timeout)
+			return nil, &RequestError{Method: req.Method, URL: redactURL(req), Attempts: n, cause: cause, replayable: replayable}
+		}
+		if !replayable || n >= t.attempts {
+			return resp, nil
+		}
+		wait := max(Backoff(n), ra)
 		resp.Body.Close()
 		slog.Debug("retrying registry request", "method", req.Method, "url", redactURL(req), "attempt", n, "status", resp.StatusCode)
 		if !sleep(ctx, wait) {
@@ -167,19 +207,27 @@ func isUploadData(req *http.Request) bool {
 	return req.Method == http.MethodPatch || (req.Body != nil && req.Body != http.NoBody && req.ContentLength != 0)
 }
 
-// retryAfter is the wait a 429 or 503 asks for, capped at a minute.
-func retryAfter(resp *http.Response) time.Duration {
+// retryAfter is the wait an answer asks for (Retry-After in seconds or as
+// an HTTP date) and the header as sent, for messages; 0 when it asks none
+// or says nothing readable.
+func retryAfter(resp *http.Response) (time.Duration, string) {
 	s := resp.Header.Get("Retry-After")
 	if s == "" {
-		return 0
+		return 0, ""
 	}
-	if secs, err := strconv.Atoi(s); err == nil && secs > 0 {
-		return min(time.Duration(secs)*time.Second, time.Minute)
+	shown := s
+	if len(shown) > 64 {
+		shown = shown[:64] + "..."
+	}
+	shown = strconv.Quote(shown)
+	if secs, err := strconv.ParseUint(s, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		// An overflowing number of seconds is a very long wait.
+		return time.Duration(min(secs, uint64(1<<62/time.Second))) * time.Second, shown
 	}
 	if at, err := http.ParseTime(s); err == nil {
-		return min(max(time.Until(at), 0), time.Minute)
+		return max(time.Until(at), 0).Round(time.Second), shown
 	}
-	return 0
+	return 0, shown
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -233,26 +281,58 @@ func isBlobContent(req *http.Request) bool {
 	return false
 }
 
-// limitTransport reads every answer but blob content whole, within
-// MaxMetadataSize and the stall timeout, so that a stall or a drop while
+// limitTransport bounds every answer. Each request's whole answer,
+// headers and body, must arrive within the timeout, read into memory
+// within MaxMetadataSize (so that a stall, a trickle or a drop while
 // reading a manifest is a failed request the retry layer sends again, and
-// a registry cannot make the process hold more than the cap. Blob bodies
-// stream, watched for stalls.
+// a registry cannot make the process hold more than the cap), except what
+// may be large: a successful blob body streams, its headers within the
+// timeout and its bytes at MinBlobRate at least; the data of a blob upload
+// is bounded by the connection's write timeout, and the clock for its
+// answer starts when the data is sent.
 type limitTransport struct {
 	inner   http.RoundTripper
 	timeout time.Duration
 }
 
+// errWholeLife is the cause of a request context ended by the timeout.
+var errWholeLife = errors.New("whole-request timeout")
+
 func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.inner.RoundTrip(req)
-	if err != nil || req.Method == http.MethodHead {
-		return resp, err
+	parent := req.Context()
+	ctx, cancel := context.WithCancelCause(parent)
+	expire := func() { cancel(errWholeLife) }
+	upload := isUploadData(req)
+	var timer *time.Timer
+	if !upload {
+		timer = time.AfterFunc(t.timeout, expire)
+	}
+	resp, err := t.inner.RoundTrip(req.WithContext(ctx))
+	if upload {
+		timer = time.AfterFunc(t.timeout, expire)
+	}
+	if err != nil {
+		timer.Stop()
+		err = t.timedOut(ctx, parent, err)
+		cancel(nil)
+		return nil, err
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
-	if ok && isBlobContent(req) {
-		resp.Body = newIdleReader(resp.Body, t.timeout)
+	if req.Method == http.MethodHead || (ok && isBlobContent(req)) {
+		if !timer.Stop() {
+			resp.Body.Close()
+			cancel(nil)
+			return nil, t.timedOut(ctx, parent, context.Canceled)
+		}
+		if req.Method == http.MethodHead {
+			cancel(nil) // no body to read
+			return resp, nil
+		}
+		resp.Body = &cancelBody{ReadCloser: newProgressReader(resp.Body, t.timeout, MinBlobRate), cancel: cancel}
 		return resp, nil
 	}
+	defer cancel(nil)
+	defer timer.Stop()
 	limit := int64(maxErrorBody)
 	if ok {
 		limit = MaxMetadataSize
@@ -261,10 +341,10 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, tooLarge(resp.ContentLength)
 		}
 	}
-	data, err := readLimited(newIdleReader(resp.Body, t.timeout), limit, resp.ContentLength)
+	data, err := readLimited(resp.Body, limit, resp.ContentLength)
 	resp.Body.Close()
 	if err != nil {
-		return nil, err
+		return nil, t.timedOut(ctx, parent, err)
 	}
 	if int64(len(data)) > limit {
 		if ok {
@@ -275,6 +355,27 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	resp.ContentLength = int64(len(data))
 	return resp, nil
+}
+
+// timedOut is err, or ErrTimeout when the request's own timeout (not the
+// caller's context) ended it.
+func (t *limitTransport) timedOut(ctx, parent context.Context, err error) error {
+	if parent.Err() == nil && errors.Is(context.Cause(ctx), errWholeLife) {
+		return fmt.Errorf("%w: no complete answer within --timeout %s (headers and body)", ErrTimeout, t.timeout)
+	}
+	return err
+}
+
+// cancelBody ends a streamed body's request context when it is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelCauseFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel(nil)
+	return err
 }
 
 func tooLarge(size int64) error {
@@ -296,38 +397,78 @@ func readLimited(r io.Reader, limit, size int64) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// idleReader fails a body that delivers nothing for d while it is read
-// (the time the reader spends elsewhere does not count): it closes the
-// body, which unblocks the read, and reports ErrStalled.
-type idleReader struct {
-	rc      io.ReadCloser
-	d       time.Duration
+// progressReader fails a body that delivers fewer than rate bytes a
+// second, on average over each d spent in Read (the time the reader
+// spends elsewhere, such as a push waiting on its destination, does not
+// count): it closes the body, which unblocks the read, and reports
+// ErrStalled.
+type progressReader struct {
+	rc   io.ReadCloser
+	d    time.Duration
+	want int64 // bytes due in each window of d
+
+	mu      sync.Mutex
 	timer   *time.Timer
-	stalled atomic.Bool
+	inRead  bool
+	entered time.Time
+	used    time.Duration // time in Read in this window
+	got     int64         // bytes in this window
+	stalled bool
 }
 
-func newIdleReader(rc io.ReadCloser, d time.Duration) *idleReader {
-	r := &idleReader{rc: rc, d: d}
-	r.timer = time.AfterFunc(time.Hour, func() {
-		r.stalled.Store(true)
-		rc.Close()
-	})
+func newProgressReader(rc io.ReadCloser, d time.Duration, rate int64) *progressReader {
+	r := &progressReader{rc: rc, d: d, want: max(int64(d.Seconds()*float64(rate)), 1)}
+	r.timer = time.AfterFunc(time.Hour, r.windowEnd)
 	r.timer.Stop()
 	return r
 }
 
-func (r *idleReader) Read(p []byte) (int, error) {
+// windowEnd runs when a Read has used up the window: too few bytes end
+// the body, enough start the next window.
+func (r *progressReader) windowEnd() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.inRead || r.stalled {
+		return
+	}
+	if r.got < r.want {
+		r.stalled = true
+		r.rc.Close()
+		return
+	}
+	r.used, r.got, r.entered = 0, 0, time.Now()
 	r.timer.Reset(r.d)
+}
+
+func (r *progressReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	r.inRead, r.entered = true, time.Now()
+	r.timer.Reset(max(r.d-r.used, 0))
+	r.mu.Unlock()
 	n, err := r.rc.Read(p)
+	r.mu.Lock()
 	r.timer.Stop()
-	if r.stalled.Load() {
-		return n, fmt.Errorf("%w for %s", ErrStalled, r.d)
+	r.inRead = false
+	r.used += time.Since(r.entered)
+	r.got += int64(n)
+	if !r.stalled && r.used >= r.d {
+		if r.got < r.want {
+			r.stalled = true
+		}
+		r.used, r.got = 0, 0
+	}
+	stalled := r.stalled
+	r.mu.Unlock()
+	if stalled {
+		return n, fmt.Errorf("%w: less than %d bytes in %s (blobs must arrive at %d KiB/s at least)", ErrStalled, r.want, r.d, MinBlobRate>>10)
 	}
 	return n, err
 }
 
-func (r *idleReader) Close() error {
+func (r *progressReader) Close() error {
+	r.mu.Lock()
 	r.timer.Stop()
+	r.mu.Unlock()
 	return r.rc.Close()
 }
 

@@ -92,7 +92,7 @@ func TestNoAnswerIsRetriedThenFails(t *testing.T) {
 	_, err := remote.Get(ref, o.Remote(ctx)...)
 	mustNotHang(t, ctx)
 	var rerr *registryclient.RequestError
-	if !errors.As(err, &rerr) || rerr.Attempts != 3 || !strings.Contains(err.Error(), "timeout awaiting response headers") {
+	if !errors.As(err, &rerr) || rerr.Attempts != 3 || !containsAny(err.Error(), []string{"timeout awaiting response headers", "registry did not answer in time"}) {
 		t.Fatalf("Get from a registry that never answers = %v; want a timeout after 3 attempts", err)
 	}
 	if got := s.Requests(http.MethodGet, "/v2/app/x/manifests/"+ref.DigestStr()); got != 3 {
@@ -186,10 +186,12 @@ func TestSilentServers(t *testing.T) {
 		scheme string
 		want   string
 	}{
-		// Accepts the connection, reads nothing, says nothing.
-		{"http", "http", "timeout awaiting response headers"},
+		// Accepts the connection, reads nothing, says nothing. The
+		// phase's own timeout or the whole request's, whichever fires
+		// first (they are both --timeout).
+		{"http", "http", "timeout awaiting response headers|registry did not answer in time"},
 		// The same behind https: the TLS handshake never completes.
-		{"tls", "https", "TLS handshake timeout"},
+		{"tls", "https", "TLS handshake timeout|registry did not answer in time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := deadline(t)
@@ -212,7 +214,7 @@ func TestSilentServers(t *testing.T) {
 			o := fast(t)
 			_, err = o.RoundTripper().RoundTrip(mustReq(t, ctx, tc.scheme+"://"+l.Addr().String()+"/v2/"))
 			mustNotHang(t, ctx)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
+			if err == nil || !containsAny(err.Error(), strings.Split(tc.want, "|")) {
 				t.Fatalf("request to a silent server = %v; want %q", err, tc.want)
 			}
 			if got := accepted.Load(); got != 3 {
@@ -289,7 +291,7 @@ func TestOversizedManifests(t *testing.T) {
 			}))
 			defer srv.Close()
 			host := strings.TrimPrefix(srv.URL, "http://")
-			o := fast(t)
+			o := patient(t) // about size: no timeout may end it first on a busy machine
 			_, err := remote.Get(mustRef(t, host+"/app/big:v1"), o.Remote(ctx)...)
 			if !errors.Is(err, registryclient.ErrTooLarge) {
 				t.Fatalf("Get of a 64 MiB manifest = %v, want ErrTooLarge", err)
@@ -396,4 +398,13 @@ func TestNoPlainHTTPFallbackForPrivateRegistries(t *testing.T) {
 	if _, err := remote.Get(ref, o.Remote(context.Background())...); err != nil {
 		t.Errorf("Get(%s) over loopback HTTP = %v", ref, err)
 	}
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }

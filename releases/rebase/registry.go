@@ -1,6 +1,7 @@
 package rebase
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -102,12 +103,19 @@ func (r *registry) inspect(ctx context.Context, ref string, arch releases.Arch) 
 	goarch := arch.GOARCH()
 	if f.index != nil {
 		var have []string
+		nested := ""
 		for _, m := range f.index.Manifests {
 			if m.Platform == nil {
 				continue
 			}
 			if m.Platform.OS == "linux" && m.Platform.Architecture == goarch && in.PlatformDigest == "" {
-				in.PlatformDigest = m.Digest.String()
+				// mirror copies one platform's image manifest, not an
+				// index under a platform entry.
+				if m.MediaType.IsImage() {
+					in.PlatformDigest = m.Digest.String()
+				} else if nested == "" {
+					nested = m.Digest.String()
+				}
 			}
 			p := m.Platform.OS + "/" + m.Platform.Architecture
 			if m.Platform.Variant != "" {
@@ -116,6 +124,9 @@ func (r *registry) inspect(ctx context.Context, ref string, arch releases.Arch) 
 			if !slices.Contains(have, p) {
 				have = append(have, p)
 			}
+		}
+		if in.PlatformDigest == "" && nested != "" {
+			return in, &ImageError{ReasonInvalid, fmt.Sprintf("the index's linux/%s entry %s is not an image manifest (an index or another type), which mirror cannot copy for one platform", goarch, nested)}
 		}
 		if in.PlatformDigest == "" {
 			return in, &ImageError{ReasonArchMissing, fmt.Sprintf("index has no linux/%s image (it has %s)", goarch, orNone(have))}
@@ -158,7 +169,9 @@ func (r *registry) fetch(ctx context.Context, s string, f *fetched) {
 		}
 		if f.index, err = idx.IndexManifest(); err != nil {
 			f.err = &ImageError{ReasonInvalid, fmt.Sprintf("reading index: %v", err)}
+			return
 		}
+		f.err = r.children(ctx, ref.Context(), f.index, 1)
 	case desc.MediaType.IsImage():
 		img, err := desc.Image()
 		if err != nil {
@@ -182,6 +195,52 @@ func (r *registry) fetch(ctx context.Context, s string, f *fetched) {
 	default:
 		f.err = &ImageError{ReasonInvalid, fmt.Sprintf("media type %s is not an image or an index", desc.MediaType)}
 	}
+}
+
+// maxIndexDepth is how deep mirror follows nested indexes.
+const maxIndexDepth = 4
+
+// children checks what mirror needs of an index's manifests, since it
+// copies every one of them to a registry: each is fetched by digest (its
+// bytes checked against the digest, by go-containerregistry) and has the
+// size the index gives; a nested index is checked the same way, as deep
+// as mirror follows one. depth is idx's own depth (1 for the top).
+func (r *registry) children(ctx context.Context, repo name.Repository, idx *v1.IndexManifest, depth int) *ImageError {
+	for _, c := range idx.Manifests {
+		what := "child manifest " + c.Digest.String()
+		if c.Platform != nil {
+			what += " (" + c.Platform.String() + ")"
+		}
+		if c.Digest.Algorithm != "sha256" || len(c.Digest.Hex) != 64 || c.Size < 0 {
+			return &ImageError{ReasonInvalid, fmt.Sprintf("%s: not a sha256 digest with a size", what)}
+		}
+		desc, err := r.puller.Get(ctx, repo.Digest(c.Digest.String()))
+		if err != nil {
+			e := classify(repo.Digest(c.Digest.String()), err)
+			e.Msg = what + ": " + e.Msg
+			return e
+		}
+		if int64(len(desc.Manifest)) != c.Size {
+			return &ImageError{ReasonInvalid, fmt.Sprintf("%s: the registry serves %d bytes, the index says %d", what, len(desc.Manifest), c.Size)}
+		}
+		switch {
+		case desc.MediaType.IsIndex():
+			if depth >= maxIndexDepth {
+				return &ImageError{ReasonInvalid, fmt.Sprintf("%s: indexes nested deeper than %d", what, maxIndexDepth)}
+			}
+			nested, err := v1.ParseIndexManifest(bytes.NewReader(desc.Manifest))
+			if err != nil {
+				return &ImageError{ReasonInvalid, fmt.Sprintf("%s: reading index: %v", what, err)}
+			}
+			if e := r.children(ctx, repo, nested, depth+1); e != nil {
+				return e
+			}
+		case desc.MediaType.IsImage():
+		default:
+			return &ImageError{ReasonInvalid, fmt.Sprintf("%s: media type %s is not an image or an index", what, desc.MediaType)}
+		}
+	}
+	return nil
 }
 
 // classify turns a registry error into a reason and a message that says
