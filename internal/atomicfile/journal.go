@@ -122,6 +122,9 @@ func Recover(journal string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := inputfile.CheckJSON(data); err != nil {
+		return 0, fmt.Errorf("%s: %w and its journal is damaged (%v); restore the files from version control and remove the journal", journal, ErrInterrupted, err)
+	}
 	var doc journalDoc
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

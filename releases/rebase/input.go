@@ -40,8 +40,13 @@ func toJSON(display string, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%s: file is empty", display)
 	}
 	if trimmed[0] == '{' || trimmed[0] == '[' {
+		if err := inputfile.CheckJSON(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", display, err)
+		}
+		// Checked, not decoded: a RawMessage keeps no tree of the
+		// document (a 22 MB payload decoded as any took 400 MB).
 		dec := json.NewDecoder(bytes.NewReader(data))
-		var v any
+		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
 			return nil, jsonError(display, data, err)
 		}
