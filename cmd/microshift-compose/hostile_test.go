@@ -70,10 +70,10 @@ func userFileCases() []hostileCase {
 		}, "lock file", 16 << 20, "has no compose.lock.json: diff compares build outputs or their lock files"},
 		{"release update --payload", func(h *hostileEnv, p string) []string {
 			return []string{"release", "update", h.releaseDir("rel"), "--payload", "x86_64=" + p, "--dry-run"}
-		}, "payload", 32 << 20, dirWant},
+		}, "payload", 8 << 20, dirWant},
 		{"release update --csv", func(h *hostileEnv, p string) []string {
 			return []string{"release", "update", h.releaseDir("rel"), "--csv", p, "--dry-run"}
-		}, "CSV", 32 << 20, dirWant},
+		}, "CSV", 8 << 20, dirWant},
 		{"--pull-secret", func(h *hostileEnv, p string) []string { return build(h, "--pull-secret", p) }, "pull secret", 1 << 20, dirWant},
 		{"--mirror-ca", func(h *hostileEnv, p string) []string {
 			return build(h, "--mirror-registry", "mirror.example.com/edge", "--mirror-ca", p)

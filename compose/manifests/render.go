@@ -136,6 +136,7 @@ func copyFS(src fs.FS, dst filesys.FileSystem, root string) error {
 		return dst.MkdirAll(root)
 	}
 	var total int64
+	var nodes int
 	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return gateError(err)
@@ -166,8 +167,12 @@ func copyFS(src fs.FS, dst filesys.FileSystem, root string) error {
 		if total += int64(len(data)); total > MaxComponentBytes {
 			return fmt.Errorf("%s: the component directory holds more than %d bytes", p, MaxComponentBytes)
 		}
-		if err := inputfile.CheckYAML(data); err != nil {
+		shape, err := inputfile.CheckYAMLShape(data)
+		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
+		}
+		if nodes += shape.Nodes; nodes > inputfile.MaxManifestNodes {
+			return fmt.Errorf("%s: the component directory holds more than %d YAML nodes (kustomize's limit here; split the component)", p, inputfile.MaxManifestNodes)
 		}
 		return dst.WriteFile(target, data)
 	})

@@ -14,6 +14,7 @@
 package inputfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -79,10 +80,15 @@ func readLimited(r io.Reader, size, limit int64) ([]byte, error) {
 	if size > limit {
 		return nil, ErrTooLarge
 	}
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	// Sized up front: io.ReadAll's doubling would hold up to twice the
+	// file, and the garbage of every step, at once.
+	var buf bytes.Buffer
+	buf.Grow(int(min(size, limit)) + bytes.MinRead)
+	_, err := buf.ReadFrom(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, ErrTooLarge
 	}

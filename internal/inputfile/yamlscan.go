@@ -21,6 +21,13 @@ const (
 	// mapping entry twice (key and value), each sequence entry, flow
 	// separator and collection once.
 	MaxYAMLNodes = 200_000
+	// MaxManifestNodes bounds the YAML nodes of what kustomize renders
+	// for one component (its manifests/ directory, or a plugin's
+	// output), counted as for MaxYAMLNodes. kustomize holds a node in
+	// several kilobytes and takes quadratic time in a mapping's size: at
+	// this bound a build peaks at 150 MB and 17 s; 60,000 ConfigMaps
+	// took 872 MB.
+	MaxManifestNodes = 20_000
 )
 
 // checkYAMLStructure refuses YAML nested deeper than MaxYAMLDepth or
@@ -56,6 +63,9 @@ type yamlScan struct {
 	indents []int
 	// flow is the depth of open flow collections.
 	flow int
+	// lineStart is where the indentation of the current line ends, what
+	// a count refused on it quotes.
+	lineStart int
 	// docs counts the documents with content; content is set once the
 	// current one has some; marker is where the current one's "---" is.
 	docs    int
@@ -76,10 +86,10 @@ func (s *yamlScan) seen() {
 	}
 }
 
-func (s *yamlScan) add(at, n int) error {
+func (s *yamlScan) add(_, n int) error {
 	s.nodes += n
 	if s.nodes > MaxYAMLNodes {
-		return structureError(s.data, at, fmt.Sprintf("more than %d YAML nodes", MaxYAMLNodes))
+		return structureError(s.data, s.lineStart, fmt.Sprintf("more than %d YAML nodes", MaxYAMLNodes))
 	}
 	return nil
 }
@@ -102,6 +112,7 @@ func (s *yamlScan) run() error {
 			s.i++
 			indent++
 		}
+		s.lineStart = s.i
 		if s.flow > 0 {
 			if err := s.line(lineStart, indent); err != nil {
 				return err

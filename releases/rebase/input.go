@@ -17,8 +17,10 @@ import (
 )
 
 // MaxInputSize bounds how much of a payload or CSV file is read. The
-// output of `oc adm release info -o json` is a few hundred kilobytes.
-const MaxInputSize = 32 << 20
+// output of `oc adm release info -o json` is a few hundred kilobytes, a
+// CSV less; at this bound a payload costs at most about 100 MB (a 22 MB
+// one took 450 MB).
+const MaxInputSize = 8 << 20
 
 // NamedImage is one image of a payload or bundle: a payload's tag name or a
 // CSV's relatedImages name, and its reference.
