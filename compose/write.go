@@ -381,7 +381,7 @@ func adoptable(layout string) error {
 		}
 		rel, _ := filepath.Rel(filepath.Dir(layout), p)
 		if !d.IsDir() && !d.Type().IsRegular() {
-			return fmt.Errorf("%s, which %w", rel, inputfile.NotRegular(d.Type()))
+			return fmt.Errorf("%s, which is %w", rel, inputfile.NotRegular(d.Type()))
 		}
 		info, err := d.Info()
 		if err != nil {
