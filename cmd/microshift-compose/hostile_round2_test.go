@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -328,5 +329,94 @@ func TestStaleImagesWithLinkNotAdopted(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(stale, "shadow")); err != nil {
 		t.Errorf("the stale directory was not left in place: %v", err)
+	}
+}
+
+// memoryLimit is the data segment (heap) the real binary runs with in
+// TestHostileMemoryBounded: what the gate accepts must fit, what it
+// refuses must be refused before it could take more. The binary as it
+// was before these bounds died of "out of memory" under it on the TOML
+// cases (it took 1.4 to 4 GB).
+const memoryLimit = 256 << 20
+
+// TestHostileMemoryBounded runs the real binary under a hard memory
+// limit (prlimit --data) on the large and hostile inputs of issue 17,
+// and expects a clean exit: success, or one "error: " line, never an
+// out-of-memory death.
+func TestHostileMemoryBounded(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("prlimit (util-linux) is missing")
+		}
+		t.Skip("prlimit (util-linux) is missing")
+	}
+	bin := buildBinary(t)
+	var cms, keys strings.Builder
+	for i := range 60_000 {
+		fmt.Fprintf(&cms, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%d\n", i)
+	}
+	keys.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n")
+	for i := range 9_900 {
+		fmt.Fprintf(&keys, "  k%d: v\n", i)
+	}
+	payload := `{"kind": "ImageStream", "x": [` + strings.Repeat("0,", 999_000) + "0]}"
+	for _, tc := range []struct {
+		name  string
+		setup func(h *hostileEnv) []string
+		// want is in the error line; "" expects success.
+		want string
+	}{
+		{"catalog.toml: 40 KB of nested inline tables (4 GB before)", func(h *hostileEnv) []string {
+			h.component("edge", "")
+			h.write("catalog/catalog.toml", tomlShapes[0].data)
+			return withEdge(h)
+		}, "nesting deeper than 32 levels"},
+		{"component.toml: a 20 KB dotted key (1.4 GB before)", func(h *hostileEnv) []string {
+			h.component("edge", tomlShapes[2].data)
+			return withEdge(h)
+		}, "nesting deeper than 32 levels"},
+		{"manifests/: 60,000 ConfigMaps (872 MB before)", func(h *hostileEnv) []string {
+			h.manifests("edge", map[string]string{"cms.yaml": cms.String()})
+			return withEdge(h)
+		}, "more than 200000 YAML nodes"},
+		{"manifests/: a ConfigMap of 9,900 keys, just within the budget", func(h *hostileEnv) []string {
+			h.manifests("edge", map[string]string{"cm.yaml": keys.String()})
+			return withEdge(h)
+		}, ""},
+		{"--config: 190,000 nodes, just within the limit", func(h *hostileEnv) []string {
+			return build(h, "--config", h.write("config.yaml", "x: ["+strings.Repeat("0,", 190_000)+"0]\n"))
+		}, `unknown section "x"`},
+		{"release update --payload: 999,000 values (a 22 MB payload took 450 MB)", func(h *hostileEnv) []string {
+			return []string{"release", "update", h.releaseDir("rel"), "--payload", "x86_64=" + h.write("payload.json", payload), "--dry-run"}
+		}, "payload.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHostileEnv(t)
+			args := tc.setup(h)
+			for i, a := range args {
+				if a == h.out {
+					args[i] = filepath.Join(h.dir, "built")
+				}
+			}
+			cmd := exec.Command(prlimit, append([]string{fmt.Sprintf("--data=%d", memoryLimit), bin}, args...)...)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			_ = cmd.Run()
+			code := cmd.ProcessState.ExitCode()
+			if strings.Contains(stderr.String(), "out of memory") || code > exitUsage || code < 0 {
+				t.Fatalf("%q under %d MiB: exit %d, %.300s", args, memoryLimit>>20, code, stderr.String())
+			}
+			if tc.want == "" {
+				if code != exitOK {
+					t.Fatalf("%q = exit %d: %s", args, code, stderr.String())
+				}
+				return
+			}
+			checkOneLineError(t, stderr.String())
+			if code != exitError || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("%q = exit %d, %q; want one error line saying %q", args, code, stderr.String(), tc.want)
+			}
+		})
 	}
 }
