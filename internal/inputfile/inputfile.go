@@ -9,6 +9,14 @@
 // CheckYAML refuses YAML whose aliases would expand far beyond its size,
 // before any YAML library expands them.
 //
+// Structure is bounded before any decoder runs, by scans in constant
+// memory: CheckTOML (MaxTOMLDepth, MaxTOMLValues), CheckJSON
+// (MaxJSONDepth, MaxJSONValues), CheckYAML (MaxYAMLDepth, MaxYAMLNodes;
+// MaxManifestNodes for what kustomize renders of one component). These
+// constants are the limits, documented for users in README "Limits"; their
+// errors (StructureError, ErrStructure) name a line and quote at most a
+// short excerpt of it.
+//
 // It reads and refuses; it does not parse what it reads (CheckYAML aside)
 // or know what the files mean.
 package inputfile
