@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -324,13 +324,16 @@ func unwrapPath(err error) error {
 // BurntSushi/toml reports dotted keys three levels deep inside such maps as
 // undecoded even though it stored them.
 func decodeStrict(display string, data []byte, v any, freeForm ...string) error {
+	if err := inputfile.CheckTOML(data); err != nil {
+		return fmt.Errorf("%s: %w", display, err)
+	}
 	md, err := toml.NewDecoder(strings.NewReader(string(data))).Decode(v)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			msg := strings.TrimSpace(strings.SplitN(pe.Message, "\n", 2)[0])
 			if pe.LastKey != "" {
-				return fmt.Errorf("%s: line %d: key %q: %s", display, pe.Position.Line, pe.LastKey, msg)
+				return fmt.Errorf("%s: line %d: key %s: %s", display, pe.Position.Line, text.QuoteExcerpt(pe.LastKey), msg)
 			}
 			return fmt.Errorf("%s: line %d: %s", display, pe.Position.Line, msg)
 		}
@@ -363,9 +366,16 @@ next:
 		outer = append(outer, k)
 	}
 	unknown = outer
-	quoted := make([]string, len(unknown))
+	// Each key quoted as an excerpt, and a few of them: a message names
+	// the mistake, it does not repeat a hostile file.
+	const listed = 5
+	var quoted []string
 	for i, k := range unknown {
-		quoted[i] = strconv.Quote(k)
+		if i == listed {
+			quoted = append(quoted, fmt.Sprintf("(and %d more)", len(unknown)-listed))
+			break
+		}
+		quoted = append(quoted, text.QuoteExcerpt(k))
 	}
 	msg := fmt.Sprintf("%s: unknown key %s", display, strings.Join(quoted, ", "))
 	if m := suggestKey(unknown[0], schemaKeys(reflect.TypeOf(v), "")); m != "" {

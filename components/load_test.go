@@ -95,7 +95,7 @@ func TestBadCatalogs(t *testing.T) {
 		{dir: "file-path-relative", problems: []string{`{c}: files[0]: path "etc/extra.conf" must be absolute and clean`}},
 		{dir: "file-source-missing", problems: []string{`{c}: files[0]: source "files/extra.conf" does not exist in the component directory`}},
 		{dir: "file-content-and-source", problems: []string{`{c}: files[0]: set content or source, not both`}},
-		{dir: "file-bad-mode", problems: []string{`{c}: files[0]: mode "0999" must be octal such as "0644"`}},
+		{dir: "file-bad-mode", problems: []string{`{c}: files[0]: mode "0999" is not an octal permission mode from 0000 to 0777, such as "0644"`}},
 		{dir: "config-array-of-tables", problems: []string{`{c}: config.selected.apiServer.namedCertificates: arrays of tables are not supported`}},
 		// [[variant]] entries.
 		{dir: "variant-missing-release", want: `{c}: variant[0]: missing required key "release" (the MicroShift releases it applies to)`},

@@ -249,7 +249,7 @@ func (comp *Component) problems() []string {
 		}
 		seenPath[f.Path] = true
 		if f.Mode != "" && !modePattern.MatchString(f.Mode) {
-			add("%s: mode %q must be octal such as \"0644\"", where, f.Mode)
+			add("%s: mode %q %s", where, f.Mode, modeProblem(f.Mode))
 		}
 		switch {
 		case f.Content != "" && f.Source != "":
@@ -712,4 +712,15 @@ func (c *Catalog) ReleaseProblems(rel *releases.Release) []error {
 		out[i] = errors.New(p)
 	}
 	return out
+}
+
+// modeProblem says what is wrong with a files[].mode and what is accepted:
+// permission bits 0000 to 0777, written in octal. Setuid, setgid and
+// sticky bits are refused deliberately: a catalog component (maybe from
+// a pull request) must not install a setuid file in the image.
+func modeProblem(mode string) string {
+	if len(mode) == 4 && mode[0] >= '1' && mode[0] <= '7' && modePattern.MatchString("0"+mode[1:]) {
+		return "sets setuid, setgid or sticky bits, which component files may not have: want 0000 to 0777, such as \"0644\""
+	}
+	return "is not an octal permission mode from 0000 to 0777, such as \"0644\""
 }

@@ -163,6 +163,9 @@ func readPullSecret(path string) ([]byte, []string, error) {
 		CredHelpers map[string]string          `json:"credHelpers"`
 		CredsStore  string                     `json:"credsStore"`
 	}
+	if err := inputfile.CheckJSON(data); err != nil {
+		return nil, nil, bad("%v", err)
+	}
 	if err := json.Unmarshal(data, &shape); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError

@@ -36,6 +36,9 @@ func ParseLock(display string, data []byte) (*plan.Plan, error) {
 	if len(data) > maxLockSize {
 		return nil, fmt.Errorf("%s: lock file is larger than %d bytes", display, maxLockSize)
 	}
+	if err := inputfile.CheckJSON(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", display, err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var p plan.Plan

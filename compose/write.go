@@ -14,6 +14,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 )
 
 // ErrNotOutputDir is wrapped when the target exists and holds something a
@@ -338,6 +339,13 @@ func cleanLeftovers(target string, o WriteOptions) (images string, err error) {
 		}
 		layout := filepath.Join(dir, ImagesDir)
 		if st, err := os.Lstat(layout); err == nil && st.IsDir() {
+			if err := adoptable(layout); err != nil {
+				// Not what a killed mirror leaves: neither adopted nor
+				// deleted (it may be someone's), and said.
+				o.warn("the temporary directory of an interrupted build, %s, holds %v; it is not recovered into %s, and left where it is", dir, err, filepath.Base(target))
+				unlock()
+				continue
+			}
 			// Keep the images, remove the rest of the directory.
 			subs, _ := os.ReadDir(dir)
 			for _, s := range subs {
@@ -359,6 +367,31 @@ func cleanLeftovers(target string, o WriteOptions) (images string, err error) {
 		}
 	}
 	return images, nil
+}
+
+// adoptable checks that a mirrored images/ layout left by a killed build
+// holds only what this tool writes there: directories and regular files,
+// owned by this user. A symlink (to /etc/shadow, say) planted in a stale
+// temporary directory would otherwise be carried into every later output.
+func adoptable(layout string) error {
+	uid := os.Getuid()
+	return filepath.WalkDir(layout, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Dir(layout), p)
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return fmt.Errorf("%s, which is %w", rel, inputfile.NotRegular(d.Type()))
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != uid {
+			return fmt.Errorf("%s, owned by another user (uid %d)", rel, st.Uid)
+		}
+		return nil
+	})
 }
 
 // replaceDir moves tmp to target, swapping atomically where the kernel can.

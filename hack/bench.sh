@@ -354,6 +354,54 @@ PY
 bench_rss() {
   echo "== mirror peak RSS against a hostile registry (target: < 100 MB)"
   go test ./cmd/microshift-compose -count=1 -run '^TestMirrorHostileRegistry$' -v | grep -E 'peak RSS|^(ok|FAIL|---)'
+  bench_rss_inputs
+}
+
+# Peak RSS (GNU time %M) of the binary on the worst input of each kind:
+# the largest the input gate accepts, and the hostile shapes it refuses.
+# Target: < 150 MB for each. BIN=<old binary> shows the figures before.
+bench_rss_inputs() {
+  echo "== peak RSS per input kind (GNU time %M; target: < 150 MB each)"
+  local d
+  d=$(mktemp -d)
+  python3 - "$d" <<'PY'
+import os, sys
+d = sys.argv[1]
+def comp(cat, extra=""):
+    p = f"{d}/{cat}/components/edge"
+    os.makedirs(p + "/manifests", exist_ok=True)
+    open(p + "/component.toml", "w").write('name = "edge"\ndescription = "x"\norder = 900\nrequires = ["core"]\n' + extra)
+    return p
+comp("toml-inline")
+n = 40 * 1024 // 6
+open(f"{d}/toml-inline/catalog.toml", "w").write("x = " + "{a = " * n + "1" + "}" * n + "\n")
+comp("toml-dotted", "a" + ".a" * (10 * 1024) + " = 1\n")
+p = comp("cms")
+open(p + "/manifests/cms.yaml", "w").write("".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n" for i in range(60000)))
+open(p + "/manifests/kustomization.yaml", "w").write("resources:\n- cms.yaml\n")
+p = comp("keys")
+open(p + "/manifests/cm.yaml", "w").write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n" + "".join(f"  k{i}: v\n" for i in range(9900)))
+open(p + "/manifests/kustomization.yaml", "w").write("resources:\n- cm.yaml\n")
+open(f"{d}/config.yaml", "w").write("x: [" + "0," * 190000 + "0]\n")
+open(f"{d}/payload-8m.json", "w").write('{"kind": "ImageStream", "x": [' + "0," * 999000 + "0]}")
+open(f"{d}/payload-22m.json", "w").write('{"kind": "ImageStream", "x": [' + "0," * (11 << 20) + "0]}")
+PY
+  mkdir -p "$d/rel"
+  rss() { # rss <label> <args...>
+    local label=$1; shift
+    /usr/bin/time -f '%M %e %x' -o "$d/time" timeout 300 "$BIN" "$@" >/dev/null 2>"$d/err" || true
+    read -r kb secs code < <(tail -1 "$d/time")
+    printf '%-58s %7.1f MB %6.1fs exit %s: %.90s\n' "$label" "$((kb))e-3" "$secs" "$code" "$(grep -v '^warning' "$d/err" | head -1)"
+  }
+  local b=(build --profile minimal --arch x86_64 --output "$d/out")
+  rss "catalog.toml: 40 KB nested inline tables (refused)" "${b[@]}" --catalog "$d/toml-inline" --with edge
+  rss "component.toml: 20 KB dotted key (refused)" "${b[@]}" --catalog "$d/toml-dotted" --with edge
+  rss "manifests/: 60,000 ConfigMaps, 3.6 MB (refused)" "${b[@]}" --catalog "$d/cms" --with edge
+  rss "manifests/: ConfigMap of 9,900 keys (accepted, at the budget)" "${b[@]}" --catalog "$d/keys" --with edge
+  rss "--config: 190,000 YAML nodes (decoded, then refused)" "${b[@]}" --config "$d/config.yaml"
+  rss "release update --payload: 999,000 values (decoded)" release update "$d/rel" --payload "x86_64=$d/payload-8m.json" --dry-run
+  rss "release update --payload: 22 MB (refused by size)" release update "$d/rel" --payload "x86_64=$d/payload-22m.json" --dry-run
+  rm -rf "$d"
 }
 
 for s in "${sections[@]}"; do "bench_$s"; done

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 )
 
 // A bundle is the project's own file for one embedded release: every
@@ -199,6 +200,9 @@ type bundleDoc struct {
 
 // ParseBundle parses a release bundle; display names it in errors.
 func ParseBundle(display string, data []byte) (*Release, error) {
+	if err := inputfile.CheckJSON(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", display, err)
+	}
 	var doc bundleDoc
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

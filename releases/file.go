@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
@@ -110,6 +111,9 @@ func parseFile(display, fileName string, data []byte) (*File, *fileSpans, error)
 	f := &File{Name: fileName, Component: component, Arch: arch}
 	if len(data) > MaxFileSize {
 		return nil, nil, fmt.Errorf("%s: file is larger than %d bytes", display, MaxFileSize)
+	}
+	if err := inputfile.CheckJSON(data); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", display, err)
 	}
 	spans := &fileSpans{}
 	p := &jsonParser{display: display, data: data, dec: json.NewDecoder(bytes.NewReader(data))}

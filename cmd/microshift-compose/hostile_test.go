@@ -70,10 +70,10 @@ func userFileCases() []hostileCase {
 		}, "lock file", 16 << 20, "has no compose.lock.json: diff compares build outputs or their lock files"},
 		{"release update --payload", func(h *hostileEnv, p string) []string {
 			return []string{"release", "update", h.releaseDir("rel"), "--payload", "x86_64=" + p, "--dry-run"}
-		}, "payload", 32 << 20, dirWant},
+		}, "payload", 8 << 20, dirWant},
 		{"release update --csv", func(h *hostileEnv, p string) []string {
 			return []string{"release", "update", h.releaseDir("rel"), "--csv", p, "--dry-run"}
-		}, "CSV", 32 << 20, dirWant},
+		}, "CSV", 8 << 20, dirWant},
 		{"--pull-secret", func(h *hostileEnv, p string) []string { return build(h, "--pull-secret", p) }, "pull secret", 1 << 20, dirWant},
 		{"--mirror-ca", func(h *hostileEnv, p string) []string {
 			return build(h, "--mirror-registry", "mirror.example.com/edge", "--mirror-ca", p)
@@ -420,7 +420,7 @@ func textCases() []hostileCase {
 		{"a firewall port with a command", "[firewall]\nports = [\"80:tcp; id\"]\n", "firewall.ports"},
 		{"a firewall service with a space", "[firewall]\nservices = [\"ssh http\"]\n", "is not a firewalld service name"},
 		{"a trusted source with a command", "[firewall]\ntrusted_sources = [\"$(id)\"]\n", "is not an IP address"},
-		{"a mode with a path", "[[files]]\npath = \"/etc/x\"\nmode = \"0644 /etc/shadow\"\ncontent = \"x\"\n", "must be octal"},
+		{"a mode with a path", "[[files]]\npath = \"/etc/x\"\nmode = \"0644 /etc/shadow\"\ncontent = \"x\"\n", "is not an octal permission mode from 0000 to 0777"},
 		{"a description with an escape sequence", "", "description"},
 	}
 	for _, v := range values {
@@ -773,7 +773,7 @@ func unclearCases() []hostileCase {
 
 func allHostileCases() []hostileCase {
 	var all []hostileCase
-	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases, registryHostileCases} {
+	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases, registryHostileCases, structureCases, documentCases, linkCases, roughEdgeCases} {
 		all = append(all, f()...)
 	}
 	return all
@@ -782,8 +782,8 @@ func allHostileCases() []hostileCase {
 // TestHostileInputs runs the hostile-input suite (see hostileCase).
 func TestHostileInputs(t *testing.T) {
 	cases := allHostileCases()
-	if len(cases) < 150 {
-		t.Fatalf("%d hostile cases; the suite must hold at least 150", len(cases))
+	if len(cases) < 300 {
+		t.Fatalf("%d hostile cases; the suite must hold at least 300", len(cases))
 	}
 	seen := map[string]bool{}
 	for _, tc := range cases {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 )
@@ -17,7 +18,18 @@ import (
 // context cannot interrupt keeps it alive.
 const interruptGrace = 3 * time.Second
 
+// softMemoryLimit is the Go runtime's memory limit unless GOMEMLIMIT sets
+// one: the garbage collector works harder near it instead of letting the
+// heap grow to twice what is live. What the tool holds live is bounded by
+// the input gate's limits (README "Limits"); most of a build's peak was
+// garbage of the YAML libraries. A limit the live heap exceeds slows the
+// process down, it never fails it.
+const softMemoryLimit = 100 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first signal cancels the work, which then cleans up and
 	// returns; a second one ends the process at once, whatever it waits

@@ -176,11 +176,14 @@ A tag never replaces a digest unless --allow-tags is given.`,
 			// its files are complete, and the directory is refused by
 			// every reader until then.
 			if !upd.DryRun {
+				// Finishing it is the command's whole job when no source is
+				// given, even when every file was renamed before the kill.
+				pending := rebase.Interrupted(args[0])
 				n, err := rebase.FinishInterrupted(args[0])
 				if err != nil {
 					return err
 				}
-				if n > 0 {
+				if pending {
 					fmt.Fprintf(cmd.OutOrStdout(), "finished an interrupted update of %s: %d %s renamed into place\n", args[0], n, text.Plural(n, "file", "files"))
 					if !upd.hasSource() {
 						return nil

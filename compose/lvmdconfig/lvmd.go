@@ -107,7 +107,7 @@ func Parse(display string, data []byte) (*Config, error) {
 func parse(data []byte) (*Config, error) {
 	var doc any
 	if len(bytes.TrimSpace(data)) > 0 {
-		if err := inputfile.CheckYAML(data); err != nil {
+		if err := inputfile.CheckYAMLDocument(data); err != nil {
 			return nil, err
 		}
 		if err := inputfile.CheckYAMLKeys(data); err != nil {

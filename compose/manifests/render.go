@@ -136,6 +136,7 @@ func copyFS(src fs.FS, dst filesys.FileSystem, root string) error {
 		return dst.MkdirAll(root)
 	}
 	var total int64
+	var nodes int
 	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return gateError(err)
@@ -166,8 +167,12 @@ func copyFS(src fs.FS, dst filesys.FileSystem, root string) error {
 		if total += int64(len(data)); total > MaxComponentBytes {
 			return fmt.Errorf("%s: the component directory holds more than %d bytes", p, MaxComponentBytes)
 		}
-		if err := inputfile.CheckYAML(data); err != nil {
+		shape, err := inputfile.CheckYAMLShape(data)
+		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
+		}
+		if nodes += shape.Nodes; nodes > inputfile.MaxManifestNodes {
+			return fmt.Errorf("%s: the component directory holds more than %d YAML nodes (kustomize's limit here; split the component)", p, inputfile.MaxManifestNodes)
 		}
 		return dst.WriteFile(target, data)
 	})
@@ -349,9 +354,51 @@ func run(fsys filesys.FileSystem, reorder krusty.ReorderOption) (resmap.ResMap, 
 		msg = strings.ReplaceAll(msg, overlayRoot+"/"+streamFile, "plugin output")
 		// kustomize's advice names its CLI's flag, which this tool has not.
 		msg = strings.ReplaceAll(msg, "must specify --enable-helm", "helmCharts are not rendered (builds run no Helm)")
-		return nil, fmt.Errorf("kustomize: %s", msg)
+		return nil, errors.New(kustomizeError(msg))
 	}
 	return m, nil
+}
+
+var (
+	kustAccumulation = regexp.MustCompile(`^accumulation err='accumulating resources from '[^']*': '[^']*' must resolve to a file': `)
+	kustRecursed     = regexp.MustCompile(`^recursed accumulation of path '([^']*)': `)
+	kustFrom         = regexp.MustCompile(`^accumulating resources from '([^']*)': `)
+	kustInFile       = regexp.MustCompile(` in File: (\S+)$`)
+)
+
+// kustomizeError reduces kustomize's error chain (each accumulation step
+// wraps the one inside it, and the overlay this package adds is one of
+// them) to one line: the file at fault, relative to the component
+// directory, and the innermost error. Without a file named, the fault is
+// in the kustomization of the directory it names.
+func kustomizeError(msg string) string {
+	dir, file := "", ""
+	for {
+		if rest, ok := strings.CutPrefix(msg, "accumulating resources: "); ok {
+			msg = rest
+		} else if m := kustAccumulation.FindString(msg); m != "" {
+			msg = msg[len(m):]
+		} else if m := kustRecursed.FindStringSubmatch(msg); m != nil {
+			dir, msg = m[1], msg[len(m[0]):]
+		} else if m := kustFrom.FindStringSubmatch(msg); m != nil {
+			file, msg = path.Join(dir, m[1]), msg[len(m[0]):]
+		} else if rest, ok := strings.CutPrefix(msg, "MalformedYAMLError: "); ok {
+			msg = rest
+		} else {
+			break
+		}
+	}
+	if m := kustInFile.FindStringSubmatchIndex(msg); m != nil {
+		msg = msg[:m[0]]
+	}
+	switch {
+	case file != "":
+	case dir != "":
+		file = dir + " (its kustomization)"
+	default:
+		return "kustomize: " + msg
+	}
+	return fmt.Sprintf("%s: kustomize: %s", file, msg)
 }
 
 // finish turns rendered resources, in apply order, into the Result: each

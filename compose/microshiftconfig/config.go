@@ -106,7 +106,7 @@ func Load(path string) (*Config, error) {
 func Parse(display string, data []byte) (*Config, error) {
 	c := &Config{Source: display, Tree: map[string]any{}}
 	if len(bytes.TrimSpace(data)) > 0 {
-		if err := inputfile.CheckYAML(data); err != nil {
+		if err := inputfile.CheckYAMLDocument(data); err != nil {
 			return nil, fmt.Errorf("%s: %w", display, err)
 		}
 		if err := inputfile.CheckYAMLKeys(data); err != nil {

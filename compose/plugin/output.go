@@ -38,8 +38,12 @@ func ParseOutput(data []byte) (*Output, error) {
 	if !utf8Valid(data) {
 		return nil, errors.New("output is not UTF-8 text")
 	}
-	if err := inputfile.CheckYAML(data); err != nil {
+	shape, err := inputfile.CheckYAMLShape(data)
+	if err != nil {
 		return nil, fmt.Errorf("output: %w", err)
+	}
+	if shape.Nodes > inputfile.MaxManifestNodes {
+		return nil, fmt.Errorf("output: more than %d YAML nodes (kustomize's limit for a component)", inputfile.MaxManifestNodes)
 	}
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
 	if err != nil {

@@ -16,6 +16,9 @@ import (
 	"syscall"
 )
 
+// ErrSymlink is wrapped when a target is a symlink.
+var ErrSymlink = errors.New("is a symlink")
+
 // ErrReadOnly is wrapped when a target file has no write permission: the
 // rename would replace it anyway (it is the directory that must be
 // writable), so the check is explicit, and holds for root too.
@@ -40,8 +43,12 @@ type pending struct {
 }
 
 // WriteAll replaces every file, all or none: temporary files are written
-// first, and renamed over their targets only when all are written. Targets
-// that are symlinks are followed, so that the link stays.
+// first, and renamed over their targets only when all are written. A
+// target that is a symlink is refused (ErrSymlink): the files written are
+// in directories others may write (a release directory from a pull
+// request), and a link there could point anywhere. A rename replaces a
+// directory entry and never writes through one, so a link planted after
+// the check is replaced, not followed.
 func WriteAll(files []File) error {
 	done, err := stage(files, nil)
 	if err != nil {
@@ -99,23 +106,20 @@ func stage(files []File, check func(f File, target string) error) (done []pendin
 	return done, nil
 }
 
-// resolve follows a symlinked target to the file it names.
+// resolve refuses a target that is a symlink.
 func resolve(path string) (string, error) {
 	st, err := os.Lstat(path)
 	if err != nil || st.Mode()&fs.ModeSymlink == 0 {
 		return path, nil
 	}
-	target, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return "", fmt.Errorf("resolving %s: %w", path, err)
-	}
-	return target, nil
+	link, _ := os.Readlink(path)
+	return "", fmt.Errorf("%s %w (to %s): refusing to write through it; replace the link with a regular file", path, ErrSymlink, link)
 }
 
 // current returns the mode and owner of an existing target and refuses
 // read-only and non-regular files.
 func current(display, target string) (mode fs.FileMode, uid, gid int, exists bool, err error) {
-	st, err := os.Stat(target)
+	st, err := os.Lstat(target)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, -1, -1, false, nil
 	}

@@ -45,18 +45,43 @@ func leftovers(t *testing.T, dir string) []string {
 	return out
 }
 
-func TestWriteAllKeepsModeAndFollowsLinks(t *testing.T) {
+// A symlink where a file is to be written is refused, naming it, and
+// nothing of the set is written.
+func TestWriteAllRefusesLinks(t *testing.T) {
 	dir := t.TempDir()
-	a, b, c := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"), filepath.Join(dir, "new.json")
+	a, outside := filepath.Join(dir, "a.json"), filepath.Join(t.TempDir(), "outside.json")
 	write(t, a, "old a", 0o640)
-	write(t, b, "old b", 0o600)
+	write(t, outside, "outside", 0o600)
 	link := filepath.Join(dir, "link.json")
-	if err := os.Symlink("b.json", link); err != nil {
+	if err := os.Symlink(outside, link); err != nil {
 		t.Fatal(err)
 	}
 	err := atomicfile.WriteAll([]atomicfile.File{
 		{Path: a, Data: []byte("new a")},
 		{Path: link, Data: []byte("new b")},
+	})
+	if !errors.Is(err, atomicfile.ErrSymlink) || !strings.Contains(err.Error(), link+" is a symlink (to "+outside+")") {
+		t.Fatalf("WriteAll() = %v, want a refusal naming %s", err, link)
+	}
+	if got := read(t, a); got != "old a" {
+		t.Errorf("a.json = %q, want it untouched", got)
+	}
+	if got := read(t, outside); got != "outside" {
+		t.Errorf("the file the link names = %q, want it untouched", got)
+	}
+	if l := leftovers(t, dir); len(l) > 0 {
+		t.Errorf("temporary files left: %v", l)
+	}
+}
+
+func TestWriteAllKeepsMode(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"), filepath.Join(dir, "new.json")
+	write(t, a, "old a", 0o640)
+	write(t, b, "old b", 0o600)
+	err := atomicfile.WriteAll([]atomicfile.File{
+		{Path: a, Data: []byte("new a")},
+		{Path: b, Data: []byte("new b")},
 		{Path: c, Data: []byte("new c"), Mode: 0o644},
 	})
 	if err != nil {
@@ -73,9 +98,6 @@ func TestWriteAllKeepsModeAndFollowsLinks(t *testing.T) {
 		if got := read(t, tc.path); got != tc.data || st.Mode().Perm() != tc.mode {
 			t.Errorf("%s = %q mode %04o, want %q mode %04o", filepath.Base(tc.path), got, st.Mode().Perm(), tc.data, tc.mode)
 		}
-	}
-	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("the symlink was replaced by a file: %v", err)
 	}
 	if l := leftovers(t, dir); len(l) > 0 {
 		t.Errorf("temporary files left: %v", l)

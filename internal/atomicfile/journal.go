@@ -122,6 +122,9 @@ func Recover(journal string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := inputfile.CheckJSON(data); err != nil {
+		return 0, fmt.Errorf("%s: %w and its journal is damaged (%v); restore the files from version control and remove the journal", journal, ErrInterrupted, err)
+	}
 	var doc journalDoc
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -145,6 +148,12 @@ func Recover(journal string) (int, error) {
 	for _, e := range doc.Files {
 		target, tmp := absTo(journal, e.Target), absTo(journal, e.Temp)
 		dirs[filepath.Dir(target)] = true
+		// Only a regular file is renamed into place: a temporary file
+		// that is a symlink (a hostile journal's) would put the link
+		// where the release file was.
+		if st, err := os.Lstat(tmp); err == nil && !st.Mode().IsRegular() {
+			return renamed, fmt.Errorf("%s: %w and its temporary file %s is %v; restore the files from version control and remove the journal", journal, ErrInterrupted, tmp, inputfile.NotRegular(st.Mode()))
+		}
 		if got, err := digest(tmp); err == nil {
 			if got != e.SHA256 {
 				return renamed, fmt.Errorf("%s: %w: %s does not hold what the journal says; restore the files from version control and remove the journal", journal, ErrInterrupted, tmp)

@@ -9,11 +9,20 @@
 // CheckYAML refuses YAML whose aliases would expand far beyond its size,
 // before any YAML library expands them.
 //
+// Structure is bounded before any decoder runs, by scans in constant
+// memory: CheckTOML (MaxTOMLDepth, MaxTOMLValues), CheckJSON
+// (MaxJSONDepth, MaxJSONValues), CheckYAML (MaxYAMLDepth, MaxYAMLNodes;
+// MaxManifestNodes for what kustomize renders of one component). These
+// constants are the limits, documented for users in README "Limits"; their
+// errors (StructureError, ErrStructure) name a line and quote at most a
+// short excerpt of it.
+//
 // It reads and refuses; it does not parse what it reads (CheckYAML aside)
 // or know what the files mean.
 package inputfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -79,10 +88,15 @@ func readLimited(r io.Reader, size, limit int64) ([]byte, error) {
 	if size > limit {
 		return nil, ErrTooLarge
 	}
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	// Sized up front: io.ReadAll's doubling would hold up to twice the
+	// file, and the garbage of every step, at once.
+	var buf bytes.Buffer
+	buf.Grow(int(min(size, limit)) + bytes.MinRead)
+	_, err := buf.ReadFrom(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, ErrTooLarge
 	}

@@ -235,8 +235,8 @@ func FuzzCheckYAML(f *testing.F) {
 	f.Add([]byte("---\n- &x y\n---\n- *x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := CheckYAML(data); err != nil {
-			if !errors.Is(err, ErrYAMLAliases) || strings.ContainsAny(err.Error(), "\n\r") {
-				t.Fatalf("CheckYAML error %q is not one line wrapping ErrYAMLAliases", err)
+			if !errors.Is(err, ErrYAMLAliases) && !errors.Is(err, ErrStructure) || strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("CheckYAML error %q is not one line wrapping ErrYAMLAliases or ErrStructure", err)
 			}
 			return
 		}

@@ -28,7 +28,41 @@ const (
 // data. Data that does not parse as YAML passes: the parser that reads it
 // next reports that (in its own words, with its line numbers), and cannot
 // expand what it cannot parse.
+//
+// Before that, it refuses YAML nested deeper than MaxYAMLDepth or holding
+// more than MaxYAMLNodes nodes (a scan in constant memory, before any
+// parser).
 func CheckYAML(data []byte) error {
+	_, err := CheckYAMLShape(data)
+	return err
+}
+
+// CheckYAMLShape is CheckYAML, returning what the structure scan counted:
+// a caller bounding a directory of files sums their nodes, one reading a
+// single document refuses a second.
+func CheckYAMLShape(data []byte) (YAMLShape, error) {
+	shape, err := checkYAMLStructure(data)
+	if err != nil {
+		return shape, err
+	}
+	return shape, checkAliases(data)
+}
+
+// CheckYAMLDocument is CheckYAML for a file read as one YAML document, as
+// MicroShift reads its config and lvmd reads its own: a second document
+// would be dropped without a word, and is refused.
+func CheckYAMLDocument(data []byte) error {
+	shape, err := CheckYAMLShape(data)
+	if err != nil {
+		return err
+	}
+	if shape.Documents > 1 {
+		return fmt.Errorf("line %d: a second YAML document; only the first would be read: keep one document", shape.SecondDocument)
+	}
+	return nil
+}
+
+func checkAliases(data []byte) error {
 	if !bytes.Contains(data, []byte("*")) {
 		return nil // no alias at all
 	}

@@ -174,8 +174,14 @@ func (o Options) checkRegistriesConf() error {
 	// Through the input gate before containers/image reads it: regular,
 	// and bounded.
 	if from, path := o.registriesConfSource(); from != "" {
-		if _, err := inputfile.Read(from, path, MaxConfigFile); err != nil {
+		data, err := inputfile.Read(from, path, MaxConfigFile)
+		if err != nil {
 			return err
+		}
+		// Bounded in structure too: containers/image decodes it with a
+		// TOML decoder whose memory grows with nesting.
+		if err := inputfile.CheckTOML(data); err != nil {
+			return fmt.Errorf("%s %s: %w", from, path, err)
 		}
 	}
 	if _, err := sysregistriesv2.GetRegistries(o.SystemContext()); err != nil {

@@ -87,3 +87,34 @@ func HasUnsafe(s string) bool { return needsEscape(s) }
 // Cell makes s safe in a Markdown table cell: escaped (Escape), and its
 // pipes, which would start a new cell, backslash-escaped.
 func Cell(s string) string { return strings.ReplaceAll(Escape(s), "|", `\|`) }
+
+// MaxExcerpt is how many bytes of a value Excerpt keeps.
+const MaxExcerpt = 64
+
+// Excerpt shortens a value quoted in a message to at most MaxExcerpt
+// bytes of it (cut at a character boundary), escaped as Escape does,
+// followed by "... (N bytes)" when it was cut: a 20 KB key is named, not
+// repeated.
+func Excerpt(s string) string {
+	if len(s) <= MaxExcerpt {
+		return Escape(s)
+	}
+	cut := MaxExcerpt
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", Escape(s[:cut]), len(s))
+}
+
+// QuoteExcerpt is Excerpt in double quotes, as %q would quote a short
+// value: "abc", or "aaaa..." (20480 bytes).
+func QuoteExcerpt(s string) string {
+	if len(s) <= MaxExcerpt {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := MaxExcerpt
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q... (%d bytes)", s[:cut], len(s))
+}

@@ -24,6 +24,9 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
 //go:embed data/*.toml
@@ -416,6 +419,9 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // decodeStrict decodes TOML and fails on keys the schema does not know,
 // outside the free-form prefixes.
 func decodeStrict(name string, data []byte, v any, freeForm ...string) error {
+	if err := inputfile.CheckTOML(data); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(v)
 	if err != nil {
 		return fmt.Errorf("%s: %s", name, oneLine(err.Error()))
@@ -432,7 +438,7 @@ next:
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return fmt.Errorf("%s: unknown key %q", name, unknown[0])
+		return fmt.Errorf("%s: unknown key %s", name, text.QuoteExcerpt(unknown[0]))
 	}
 	return nil
 }

@@ -174,6 +174,12 @@ func (s Selection) Filter(all []*releases.File, source string) ([]*releases.File
 	return out, nil
 }
 
+// Interrupted reports whether dir holds the journal of an interrupted
+// update, which FinishInterrupted finishes.
+func Interrupted(dir string) bool {
+	return atomicfile.Pending(filepath.Join(dir, releases.UpdateJournal))
+}
+
 // FinishInterrupted completes an update of dir that was interrupted after
 // its commit point (the journal names every new file, complete and synced):
 // the files not yet renamed are, and the journal is removed. It returns how
