@@ -164,6 +164,7 @@ var topLevel = map[string]bool{
 	BlueprintFile: false,
 	ImagesFile:    false,
 	LockFile:      false,
+	SBOMFile:      false,
 	Containerfile: false,
 	ConfigDir:     true,
 	ManifestsDir:  true,
