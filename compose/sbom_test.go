@@ -204,3 +204,31 @@ func TestSBOMDeterministic(t *testing.T) {
 		t.Error("the creation time changed the documentNamespace")
 	}
 }
+
+// TestSBOMChart: a chart component's archive is in the SBOM with the
+// sha256 of the file build keeps in charts/, and its component
+// DEPENDS_ON it.
+func TestSBOMChart(t *testing.T) {
+	p := mustResolve(t, manifestsCatalog(t), embeddedRelease(t, "5.0"), compose.Request{Profile: "minimal", Arch: "x86_64", With: []string{"chart-app"}})
+	out := mustBuild(t, p)
+	doc := testutil.CheckSPDX(t, compose.SBOMFile, outputFile(t, out, compose.SBOMFile))
+	checkSBOMMatchesPlan(t, doc, out.Plan, outputFile(t, out, compose.LockFile))
+	sum := sha256.Sum256(outputFile(t, out, "charts/hello-0.3.1.tgz"))
+	var chart *spdx.Package
+	for _, pkg := range doc.Packages {
+		if pkg.PackageName == "hello" {
+			chart = pkg
+		}
+	}
+	if chart == nil || chart.PackageVersion != "0.3.1" || chart.PackageFileName != "charts/hello-0.3.1.tgz" ||
+		len(chart.PackageChecksums) != 1 || chart.PackageChecksums[0].Value != hex.EncodeToString(sum[:]) {
+		t.Fatalf("chart package = %+v, want hello 0.3.1 with the archive's sha256 %x", chart, sum)
+	}
+	found := false
+	for _, r := range doc.Relationships {
+		found = found || (r.RefA.ElementRefID == "Component-chart-app" && r.Relationship == "DEPENDS_ON" && r.RefB.ElementRefID == chart.PackageSPDXIdentifier)
+	}
+	if !found {
+		t.Error("chart-app does not DEPEND_ON its chart")
+	}
+}

@@ -35,7 +35,8 @@ func newBuildCmd() *cobra.Command {
   images.txt          one digest-pinned image reference per line, sorted, unique
   compose.lock.json   the resolved plan
   sbom.spdx.json      SPDX 2.3 SBOM: the composition, its components, the RPMs with their
-                      version constraints, the images with their digests and pkg:oci purls;
+                      version constraints, the images with their digests and pkg:oci purls,
+                      the Helm charts with their sha256;
                       created is $SOURCE_DATE_EPOCH when set, else the Unix epoch
   config.d/           the MicroShift config drop-in the plan needs (releases 4.19 and later;
                       earlier ones read only files/etc/microshift/config.yaml); none when

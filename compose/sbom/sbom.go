@@ -178,9 +178,25 @@ func Document(p *plan.Plan, lock []byte, opts Options) (*spdx.Document, error) {
 		dependsOn(comps, sp.PackageSPDXIdentifier)
 	}
 
-	// Helm charts join here, once the plan records them: a package per
-	// chart (name, version, sha256 checksum, packageFileName charts/<file>)
-	// that its component DEPENDS_ON.
+	// Helm charts, kept in the output as archives: their sha256 is a
+	// checksum of the file beside the SBOM.
+	for _, ch := range p.Charts {
+		id := ids.add("Chart", ch.Name+"-"+ch.Version)
+		sp := &spdx.Package{
+			PackageName:             ch.Name,
+			PackageSPDXIdentifier:   id,
+			PackageVersion:          ch.Version,
+			PackageFileName:         ch.File,
+			PackageDownloadLocation: noAssertion,
+			PackageComment:          "Helm chart rendered offline into manifests.d by " + ch.Component,
+			PrimaryPackagePurpose:   "ARCHIVE",
+		}
+		if ch.SHA256 != "" {
+			sp.PackageChecksums = []common.Checksum{{Algorithm: common.SHA256, Value: ch.SHA256}}
+		}
+		doc.Packages = append(doc.Packages, sp)
+		dependsOn([]string{ch.Component}, id)
+	}
 
 	for _, id := range append([]common.ElementID{root}, mapValues(compIDs, p)...) {
 		for _, dep := range depends[id] {

@@ -16,7 +16,8 @@ const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef012345678
 
 // oddPlan has what the embedded catalog does not: an exact RPM pin, an RPM
 // whose name an SPDX ID cannot hold, a tag-only image, two images under one
-// key, an image and an RPM no selected component claims, and a --with.
+// key, an image and an RPM no selected component claims, a Helm chart, and
+// a --with.
 func oddPlan() *plan.Plan {
 	return &plan.Plan{
 		Release: plan.Release{Version: "4.18.7", Stream: "4.18", Base: "4.18.7", Distro: "rhel-9.4"},
@@ -39,6 +40,7 @@ func oddPlan() *plan.Plan {
 			{Ref: "registry.example.com:5000/models/ovms:2025.1", Uses: []plan.ImageUse{{Component: "ai_model", File: "release-ai-model-serving-aarch64.json", Key: "ovms"}}},
 			{Ref: "docker.io/library/busybox@" + digest, Pinned: true},
 		},
+		Charts: []plan.Chart{{Component: "ai_model", Name: "podinfo", Version: "6.9.2", File: "charts/podinfo-6.9.2.tgz", SHA256: strings.Repeat("ab", 32)}},
 	}
 }
 
@@ -113,6 +115,7 @@ func TestEncode(t *testing.T) {
 		"Component-ai-model DEPENDS_ON RPM-libstdc",
 		"Component-ai-model DEPENDS_ON Image-serving-0123456789ab",
 		"Component-core DEPENDS_ON Image-serving-111111111111",
+		"Component-ai-model DEPENDS_ON Chart-podinfo-6.9.2",
 		// What no selected component claims is the composition's.
 		"Composition DEPENDS_ON RPM-orphan",
 		"Composition DEPENDS_ON Image-busybox-0123456789ab",
@@ -120,6 +123,10 @@ func TestEncode(t *testing.T) {
 		if !rels[r] {
 			t.Errorf("no relationship %s", r)
 		}
+	}
+	if ch := pkgs["Chart-podinfo-6.9.2"]; ch == nil || ch.PackageVersion != "6.9.2" || ch.PackageFileName != "charts/podinfo-6.9.2.tgz" ||
+		len(ch.PackageChecksums) != 1 || ch.PackageChecksums[0].Algorithm != "SHA256" || ch.PackageChecksums[0].Value != strings.Repeat("ab", 32) {
+		t.Errorf("chart package = %+v", ch)
 	}
 	if got := pkgs["Composition"].PackageName; got != "microshift-minimal-custom-aarch64" {
 		t.Errorf("composition name = %q", got)
