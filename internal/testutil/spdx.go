@@ -14,9 +14,8 @@ import (
 )
 
 var spdxSchema struct {
-	once   sync.Once
+	mu     sync.Mutex
 	schema *jsonschema.Schema
-	err    error
 }
 
 // SPDXSchema returns the SPDX 2.3 JSON schema of the shared reference
@@ -25,31 +24,36 @@ var spdxSchema struct {
 // with one line, or fail it in CI (see Shared).
 func SPDXSchema(t testing.TB) *jsonschema.Schema {
 	t.Helper()
-	path := Shared(t, "reference", "spdx", "spdx-2.3-schema.json")
-	spdxSchema.once.Do(func() {
-		f, err := os.Open(path)
-		if err != nil {
-			spdxSchema.err = err
-			return
-		}
-		defer f.Close()
-		doc, err := jsonschema.UnmarshalJSON(f)
-		if err != nil {
-			spdxSchema.err = fmt.Errorf("reading %s: %w", path, err)
-			return
-		}
-		c := jsonschema.NewCompiler()
-		c.AssertFormat()
-		if err := c.AddResource(path, doc); err != nil {
-			spdxSchema.err = fmt.Errorf("loading %s: %w", path, err)
-			return
-		}
-		spdxSchema.schema, spdxSchema.err = c.Compile(path)
-	})
-	if spdxSchema.err != nil {
-		t.Fatalf("compiling the SPDX 2.3 schema: %v", spdxSchema.err)
+	spdxSchema.mu.Lock()
+	defer spdxSchema.mu.Unlock()
+	if spdxSchema.schema != nil {
+		return spdxSchema.schema
 	}
-	return spdxSchema.schema
+	path := Shared(t, "reference", "spdx", "spdx-2.3-schema.json")
+	schema, err := compileSchema(path)
+	if err != nil {
+		t.Fatalf("compiling the SPDX 2.3 schema: %v", err)
+	}
+	spdxSchema.schema = schema
+	return schema
+}
+
+func compileSchema(path string) (*jsonschema.Schema, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource(path, doc); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", path, err)
+	}
+	return c.Compile(path)
 }
 
 // CheckSPDX validates an SPDX 2.3 JSON document by parties other than the
