@@ -12,12 +12,22 @@ export CGO_ENABLED ?= 0
 
 ARGS ?= build --profile full --arch x86_64 --output out/
 
-.PHONY: all build run test test-deps bench-smoke lint install docs bench fuzz clean tags goreleaser-check
+.PHONY: all build run test test-deps bench-smoke lint install docs man completions release-assets bench fuzz clean tags goreleaser-check goreleaser-snapshot
+
+# What `microshift-compose version` says (hack/version.sh): the tag or a
+# pseudo-version, the commit, and the commit's date (not the build's, so
+# that one commit builds the same bytes). Expanded only by the targets
+# that stamp a binary.
+VERSION_INFO = $(shell ./hack/version.sh)
+VERSION ?= $(word 1,$(VERSION_INFO))
+COMMIT  ?= $(word 2,$(VERSION_INFO))
+DATE    ?= $(word 3,$(VERSION_INFO))
+LDFLAGS  = -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
 all: lint build test
 
 build:
-	$(GO) build -trimpath -o $(BIN) $(PKG)
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) $(PKG)
 
 # The main job: compose the full profile for x86_64 from the embedded catalog.
 run: build
@@ -46,7 +56,11 @@ bench-smoke: test-deps
 # are built pinned from the Go module proxy into bin/ once.
 COSIGN_VERSION ?= v2.5.3
 HELM_VERSION ?= v3.19.0
-test-deps:
+# goreleaser (internal/repo runs `goreleaser check` and a snapshot release)
+# is built pinned into bin/ once too.
+GORELEASER_VERSION ?= v2.12.0
+GORELEASER := bin/goreleaser
+test-deps: $(GORELEASER)
 	./hack/install-test-deps.sh
 	@[ -x bin/cosign ] || { echo "building cosign $(COSIGN_VERSION) into bin/ (once)"; GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/bin $(GO) install github.com/sigstore/cosign/v2/cmd/cosign@$(COSIGN_VERSION); }
 	@[ -x bin/helm ] || { echo "building helm $(HELM_VERSION) into bin/ (once)"; GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/bin $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION); }
@@ -60,11 +74,29 @@ lint:
 	./bin/staticcheck -tags $(TAGS) ./...
 
 install:
-	$(GO) install -trimpath $(PKG)
+	$(GO) install -trimpath -ldflags "$(LDFLAGS)" $(PKG)
 
 # Regenerates the CLI reference in docs/cli (a test fails when it is stale).
 docs:
 	$(GO) test ./cmd/microshift-compose -run "^TestDocsUpToDate$$" -count=1 -update-docs
+
+# Man pages (cobra/doc, gzipped) into manpages/ and shell completions into
+# completions/, for the release archives and the RPM and DEB
+# (.goreleaser.yaml runs `make release-assets` first). The man pages' date
+# is the commit's (SOURCE_DATE_EPOCH), so a release is reproducible.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+man:
+	rm -rf manpages && mkdir -p manpages
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) test -ldflags "$(LDFLAGS)" ./cmd/microshift-compose -run '^TestManPages$$' -count=1 -man-dir=$(CURDIR)/manpages
+	gzip -n -9 manpages/*.1
+
+completions: build
+	rm -rf completions && mkdir -p completions
+	./$(BIN) completion bash > completions/microshift-compose.bash
+	./$(BIN) completion zsh > completions/_microshift-compose
+	./$(BIN) completion fish > completions/microshift-compose.fish
+
+release-assets: man completions
 
 bench: build
 	./hack/bench.sh
@@ -79,10 +111,17 @@ tags:
 	@echo $(TAGS)
 
 clean:
-	rm -rf bin out
+	rm -rf bin out dist manpages completions
 
-GORELEASER_VERSION ?= v2.12.0
-# Checks .goreleaser.yaml with goreleaser installed from the Go module proxy.
-goreleaser-check:
-	GOFLAGS= GOBIN=$(CURDIR)/bin $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
-	./bin/goreleaser check
+# goreleaser, built pinned from the Go module proxy into bin/ once (the
+# tests run `goreleaser check` and a snapshot release with it).
+$(GORELEASER):
+	@echo "building goreleaser $(GORELEASER_VERSION) into bin/ (once)"
+	GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/bin $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+goreleaser-check: $(GORELEASER)
+	./$(GORELEASER) check
+
+# A local release without publishing: archives, RPM, DEB and checksums in dist/.
+goreleaser-snapshot: $(GORELEASER)
+	./$(GORELEASER) release --snapshot --clean --skip=publish

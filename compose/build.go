@@ -10,6 +10,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/compose/sbom"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -26,6 +27,8 @@ const (
 	// FilesDir holds every other device file at its device path, so a
 	// Containerfile or a review can pick them up.
 	FilesDir = "files"
+	// SBOMFile is the plan's SPDX 2.3 software bill of materials.
+	SBOMFile = "sbom.spdx.json"
 )
 
 // BuildOptions are how outputs are rendered and checked.
@@ -40,6 +43,9 @@ type BuildOptions struct {
 	// BootcImages is how its images get in: blueprints.BootcImagesMirror
 	// (the default) or blueprints.BootcImagesPull.
 	BootcImages string
+	// SBOM sets the SPDX document's creation time and the tool version it
+	// names; the zero value records the Unix epoch and no version.
+	SBOM sbom.Options
 }
 
 // OutputFile is one file of the output directory.
@@ -122,6 +128,10 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	if err != nil {
 		return nil, err
 	}
+	bom, err := sbom.Encode(p, lock, opts.SBOM)
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", SBOMFile, err)
+	}
 	out := &Output{Plan: p, Warnings: warnings}
 	if bpData != nil {
 		out.Files = append(out.Files, OutputFile{Path: BlueprintFile, Data: bpData, Private: hasSecret(p)})
@@ -129,6 +139,7 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	out.Files = append(out.Files,
 		OutputFile{Path: ImagesFile, Data: ImageList(p)},
 		OutputFile{Path: LockFile, Data: lock},
+		OutputFile{Path: SBOMFile, Data: bom},
 	)
 	for _, f := range p.Files {
 		if f.Secret {

@@ -165,6 +165,7 @@ var topLevel = map[string]bool{
 	BlueprintFile: false,
 	ImagesFile:    false,
 	LockFile:      false,
+	SBOMFile:      false,
 	Containerfile: false,
 	ConfigDir:     true,
 	ManifestsDir:  true,

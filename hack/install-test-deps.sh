@@ -20,6 +20,9 @@ check podman podman
 check /usr/bin/time time
 # The plugin containment tests start setsid daemons.
 check setsid util-linux
+# The release test reads the snapshot's RPMs back with rpm (DEBs with
+# dpkg-deb, always on Debian).
+check rpm rpm
 # The generated greenboot checks are read by bash -n and shellcheck.
 check shellcheck shellcheck
 

@@ -34,6 +34,10 @@ func newBuildCmd() *cobra.Command {
   blueprint.toml      osbuild blueprint (validated with osbuild/images for --distro/--image-type)
   images.txt          one digest-pinned image reference per line, sorted, unique
   compose.lock.json   the resolved plan
+  sbom.spdx.json      SPDX 2.3 SBOM: the composition, its components, the RPMs with their
+                      version constraints, the images with their digests and pkg:oci purls,
+                      the Helm charts with their sha256;
+                      created is $SOURCE_DATE_EPOCH when set, else the Unix epoch
   config.d/           the MicroShift config drop-in the plan needs (releases 4.19 and later;
                       earlier ones read only files/etc/microshift/config.yaml); none when
                       the plan changes nothing
@@ -106,6 +110,10 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if outDir == "" {
 				return usageError{fmt.Errorf("--output DIR is required")}
 			}
+			bom, err := sbomOptions()
+			if err != nil {
+				return err
+			}
 			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, func(req *compose.Request) error {
 				req.Distro, req.BootcBase = bp.Distro, boot.Base
 				return nil
@@ -130,7 +138,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 				}
 				p.Footprint = fp
 			}
-			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{ImageType: bp.ImageType, Bootc: boot.Enabled, BootcImages: boot.Images})
+			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{ImageType: bp.ImageType, Bootc: boot.Enabled, BootcImages: boot.Images, SBOM: bom})
 			if err != nil {
 				return err
 			}

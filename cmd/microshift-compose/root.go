@@ -83,6 +83,9 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// --version prints what the version command prints.
+	root.Version = currentBuild().String()
+	root.SetVersionTemplate("microshift-compose {{.Version}}\n")
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log progress and debug details to stderr")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// "microshift-compose biuld --profile full" fails on the root's
@@ -130,6 +133,7 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 	// that wrapArgs covers them too.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	registerCompletions(root)
 	wrapArgs(root)
 	return root
 }

@@ -1,0 +1,400 @@
+package sbom
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/package-url/packageurl-go"
+	spdxjson "github.com/spdx/tools-golang/json"
+	"github.com/spdx/tools-golang/spdx"
+	"github.com/spdx/tools-golang/spdx/v2/common"
+
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+)
+
+// Namespace is the prefix of every document's documentNamespace; the rest
+// is the document's name and the SHA-256 of the lock it describes, so that
+// the same lock always gives the same namespace and another lock another.
+const Namespace = "https://github.com/microshift-compose/microshift-compose/spdx/"
+
+// SPDX values this package writes.
+const (
+	noAssertion = "NOASSERTION"
+	// purlType is SPDX 2.3's external reference type for a package URL.
+	purlType = "purl"
+	// rpmNamespace is the purl namespace of the RPMs: the vendor of the
+	// distros MicroShift is built for.
+	rpmNamespace = "redhat"
+)
+
+// Options tune Encode.
+type Options struct {
+	// Created is the creation time the document records. The zero value
+	// records the Unix epoch: build records no clock, so the same inputs
+	// give the same bytes. The CLI sets it from SOURCE_DATE_EPOCH.
+	Created time.Time
+	// ToolVersion is microshift-compose's version, named in the creator
+	// ("Tool: microshift-compose-<version>"); "" names the tool alone.
+	ToolVersion string
+}
+
+// Encode renders the SPDX 2.3 JSON document of a plan: indented, keys in
+// the model's order, lists in plan order, trailing newline. lock is the
+// plan's compose.lock.json, whose SHA-256 makes the documentNamespace.
+func Encode(p *plan.Plan, lock []byte, opts Options) ([]byte, error) {
+	doc, err := Document(p, lock, opts)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := spdxjson.Write(doc, &b, spdxjson.Indent("  "), spdxjson.EscapeHTML(false)); err != nil {
+		return nil, fmt.Errorf("encoding the SPDX document: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// Document builds the SPDX 2.3 document of a plan (see Encode).
+func Document(p *plan.Plan, lock []byte, opts Options) (*spdx.Document, error) {
+	created := opts.Created
+	if created.IsZero() {
+		created = time.Unix(0, 0)
+	}
+	sum := sha256.Sum256(lock)
+	lockSum := hex.EncodeToString(sum[:])
+	compName := compositionName(p)
+	tool := "microshift-compose"
+	if opts.ToolVersion != "" {
+		tool += "-" + opts.ToolVersion
+	}
+	doc := &spdx.Document{
+		SPDXVersion:       spdx.Version,
+		DataLicense:       spdx.DataLicense,
+		SPDXIdentifier:    "DOCUMENT",
+		DocumentName:      "microshift-compose " + compName,
+		DocumentNamespace: Namespace + slug(compName) + "-" + lockSum,
+		DocumentComment: fmt.Sprintf("The inputs of a MicroShift OS image as planned by microshift-compose build (compose.lock.json sha256 %s). "+
+			"RPM versions are the constraints requested of the package manager; the image build picks the builds. "+
+			"created is SOURCE_DATE_EPOCH when it was set, else the Unix epoch: the build records no clock.", lockSum),
+		CreationInfo: &spdx.CreationInfo{
+			Creators: []common.Creator{{CreatorType: "Tool", Creator: tool}},
+			Created:  created.UTC().Format(time.RFC3339),
+		},
+	}
+
+	ids := idSet{}
+	root := ids.add("Composition", "")
+	doc.Packages = append(doc.Packages, &spdx.Package{
+		PackageName:             compName,
+		PackageSPDXIdentifier:   root,
+		PackageVersion:          p.Release.Base,
+		PackageDownloadLocation: noAssertion,
+		PackageDescription:      compositionDescription(p),
+		PrimaryPackagePurpose:   "OPERATING_SYSTEM",
+	})
+	rel := func(a common.ElementID, kind string, b common.ElementID) {
+		doc.Relationships = append(doc.Relationships, &spdx.Relationship{
+			RefA:         common.MakeDocElementID("", string(a)),
+			RefB:         common.MakeDocElementID("", string(b)),
+			Relationship: kind,
+		})
+	}
+	rel("DOCUMENT", common.TypeRelationshipDescribe, root)
+
+	// Components, in apply order.
+	compIDs := map[string]common.ElementID{}
+	for _, c := range p.Components {
+		id := ids.add("Component", c.Name)
+		compIDs[c.Name] = id
+		reasons := make([]string, len(c.Reasons))
+		for i, r := range c.Reasons {
+			reasons[i] = r.String()
+		}
+		pkg := &spdx.Package{
+			PackageName:             c.Name,
+			PackageSPDXIdentifier:   id,
+			PackageDownloadLocation: noAssertion,
+			PackageDescription:      c.Description,
+		}
+		if len(reasons) > 0 {
+			pkg.PackageComment = "selected: " + strings.Join(reasons, "; ")
+		}
+		doc.Packages = append(doc.Packages, pkg)
+		rel(root, common.TypeRelationshipContains, id)
+	}
+	// dependsOn relates what a component needs; what no selected
+	// component claims is the composition's own dependency.
+	depends := map[common.ElementID][]common.ElementID{}
+	dependsOn := func(components []string, dep common.ElementID) {
+		n := 0
+		for _, c := range components {
+			if id, ok := compIDs[c]; ok && !slices.Contains(depends[id], dep) {
+				depends[id] = append(depends[id], dep)
+				n++
+			}
+		}
+		if n == 0 {
+			depends[root] = append(depends[root], dep)
+		}
+	}
+
+	// RPMs, with the version constraint the blueprint requests.
+	for _, pkg := range p.Packages {
+		id := ids.add("RPM", pkg.Name)
+		sp := &spdx.Package{
+			PackageName:             pkg.Name,
+			PackageSPDXIdentifier:   id,
+			PackageVersion:          pkg.Version,
+			PackageDownloadLocation: noAssertion,
+			PackageExternalReferences: []*spdx.PackageExternalReference{{
+				Category: common.CategoryPackageManager,
+				RefType:  purlType,
+				Locator:  rpmPURL(pkg, p),
+			}},
+			PackageComment: rpmComment(pkg.Version),
+		}
+		doc.Packages = append(doc.Packages, sp)
+		dependsOn(pkg.Components, id)
+	}
+
+	// Container images, with their digest.
+	for _, im := range p.Images {
+		sp, err := imagePackage(im, &ids)
+		if err != nil {
+			return nil, err
+		}
+		doc.Packages = append(doc.Packages, sp)
+		var comps []string
+		for _, u := range im.Uses {
+			comps = append(comps, u.Component)
+		}
+		dependsOn(comps, sp.PackageSPDXIdentifier)
+	}
+
+	// Helm charts, kept in the output as archives: their sha256 is a
+	// checksum of the file beside the SBOM.
+	for _, ch := range p.Charts {
+		id := ids.add("Chart", ch.Name+"-"+ch.Version)
+		sp := &spdx.Package{
+			PackageName:             ch.Name,
+			PackageSPDXIdentifier:   id,
+			PackageVersion:          ch.Version,
+			PackageFileName:         ch.File,
+			PackageDownloadLocation: noAssertion,
+			PackageComment:          "Helm chart rendered offline into manifests.d by " + ch.Component,
+			PrimaryPackagePurpose:   "ARCHIVE",
+		}
+		if ch.SHA256 != "" {
+			sp.PackageChecksums = []common.Checksum{{Algorithm: common.SHA256, Value: ch.SHA256}}
+		}
+		doc.Packages = append(doc.Packages, sp)
+		dependsOn([]string{ch.Component}, id)
+	}
+
+	for _, id := range append([]common.ElementID{root}, mapValues(compIDs, p)...) {
+		for _, dep := range depends[id] {
+			rel(id, common.TypeRelationshipDependsOn, dep)
+		}
+	}
+	return doc, nil
+}
+
+// mapValues lists the components' IDs in apply order.
+func mapValues(ids map[string]common.ElementID, p *plan.Plan) []common.ElementID {
+	out := make([]common.ElementID, 0, len(p.Components))
+	for _, c := range p.Components {
+		out = append(out, ids[c.Name])
+	}
+	return out
+}
+
+// compositionName names the composition: "microshift-<profile>-<arch>"
+// with "-custom" for a selection changed by --with or --without.
+func compositionName(p *plan.Plan) string {
+	profile := p.Profile
+	if profile == "" {
+		profile = "custom"
+	} else if len(p.With) > 0 || len(p.Without) > 0 {
+		profile += "-custom"
+	}
+	return fmt.Sprintf("microshift-%s-%s", profile, p.Arch)
+}
+
+func compositionDescription(p *plan.Plan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "MicroShift %s (%s) for %s on %s", p.Release.Base, p.Release.Stream, p.Arch, targetDistro(p))
+	if p.Profile != "" {
+		fmt.Fprintf(&b, ", profile %s", p.Profile)
+	}
+	if len(p.With) > 0 {
+		fmt.Fprintf(&b, ", with %s", strings.Join(p.With, ", "))
+	}
+	if len(p.Without) > 0 {
+		fmt.Fprintf(&b, ", without %s", strings.Join(p.Without, ", "))
+	}
+	fmt.Fprintf(&b, ": components %s", strings.Join(p.ComponentNames(), ", "))
+	return b.String()
+}
+
+func targetDistro(p *plan.Plan) string {
+	if p.Target.Distro != "" {
+		return p.Target.Distro
+	}
+	return p.Release.Distro
+}
+
+// exactVersion reports whether an RPM version constraint names one
+// version (rather than a glob, or any).
+func exactVersion(v string) bool {
+	return v != "" && !strings.ContainsAny(v, "*?[")
+}
+
+func rpmComment(v string) string {
+	switch {
+	case v == "":
+		return "requested in any version"
+	case exactVersion(v):
+		return "requested at version " + v
+	default:
+		return "requested with the version constraint " + v
+	}
+}
+
+// rpmPURL is pkg:rpm/redhat/<name>[@<version>]?distro=<distro>: the
+// version only when the plan pins one exactly (a purl version is a
+// version, not a constraint).
+func rpmPURL(pkg plan.Package, p *plan.Plan) string {
+	version := ""
+	if exactVersion(pkg.Version) {
+		version = pkg.Version
+	}
+	var q packageurl.Qualifiers
+	if d := targetDistro(p); d != "" {
+		q = packageurl.QualifiersFromMap(map[string]string{"distro": d})
+	}
+	return packageurl.NewPackageURL(packageurl.TypeRPM, rpmNamespace, pkg.Name, version, q, "").ToString()
+}
+
+// imagePackage describes one container image: named by the release-file
+// keys that name it, its digest as version and SHA-256 checksum, and a
+// pkg:oci purl with its repository.
+func imagePackage(im plan.Image, ids *idSet) (*spdx.Package, error) {
+	ref, err := name.ParseReference(im.Ref, name.WeakValidation)
+	if err != nil {
+		return nil, fmt.Errorf("describing image %s: %w", im.Ref, err)
+	}
+	repo := ref.Context()
+	var keys, uses []string
+	for _, u := range im.Uses {
+		if !slices.Contains(keys, u.Key) {
+			keys = append(keys, u.Key)
+		}
+		uses = append(uses, fmt.Sprintf("%s %s (%s)", u.File, u.Key, u.Component))
+	}
+	pkgName := strings.Join(keys, ", ")
+	if pkgName == "" {
+		pkgName = repo.Name()
+	}
+	purlName := repo.RepositoryStr()
+	if i := strings.LastIndex(purlName, "/"); i >= 0 {
+		purlName = purlName[i+1:]
+	}
+	purlName = strings.ToLower(purlName)
+	q := map[string]string{"repository_url": repo.Name()}
+	sp := &spdx.Package{
+		PackageName:             pkgName,
+		PackageDownloadLocation: noAssertion,
+		PrimaryPackagePurpose:   "CONTAINER",
+	}
+	// The purl's version is the digest; a tag-only reference
+	// (--allow-unpinned) has none, and its tag is a qualifier.
+	var version, idSuffix string
+	switch r := ref.(type) {
+	case name.Digest:
+		algo, hexSum, ok := strings.Cut(r.DigestStr(), ":")
+		if !ok {
+			return nil, fmt.Errorf("describing image %s: digest %q has no algorithm", im.Ref, r.DigestStr())
+		}
+		version = r.DigestStr()
+		sp.PackageVersion = version
+		sp.PackageChecksums = []common.Checksum{{Algorithm: common.ChecksumAlgorithm(strings.ToUpper(algo)), Value: hexSum}}
+		idSuffix = hexSum
+	case name.Tag:
+		q["tag"] = r.TagStr()
+		sp.PackageVersion = r.TagStr()
+		s := sha256.Sum256([]byte(im.Ref))
+		idSuffix = hex.EncodeToString(s[:])
+		uses = append(uses, "not pinned by digest (--allow-unpinned): the bytes behind the tag are not recorded")
+	}
+	sp.PackageSourceInfo = "pulled from " + im.Ref
+	sp.PackageComment = "named by " + strings.Join(uses, "; ")
+	sp.PackageSPDXIdentifier = ids.add("Image", firstOr(keys, purlName)+"-"+idSuffix[:min(12, len(idSuffix))])
+	sp.PackageExternalReferences = []*spdx.PackageExternalReference{{
+		Category: common.CategoryPackageManager,
+		RefType:  purlType,
+		Locator:  packageurl.NewPackageURL(packageurl.TypeOCI, "", purlName, version, packageurl.QualifiersFromMap(q), "").ToString(),
+	}}
+	return sp, nil
+}
+
+func firstOr(s []string, def string) string {
+	if len(s) > 0 {
+		return s[0]
+	}
+	return def
+}
+
+// idSet hands out unique SPDX element IDs ("SPDXRef-" is the writer's).
+type idSet map[common.ElementID]bool
+
+var idUnsafe = regexp.MustCompile(`[^A-Za-z0-9.-]+`)
+
+// add returns "<kind>-<name>" with the characters an SPDX ID may not hold
+// replaced, made unique with a hash of name when another took it.
+func (s idSet) add(kind, nm string) common.ElementID {
+	id := kind
+	if nm != "" {
+		id += "-" + slug(nm)
+	}
+	if s[common.ElementID(id)] {
+		sum := sha256.Sum256([]byte(kind + "/" + nm))
+		base := id + "-" + hex.EncodeToString(sum[:4])
+		id = base
+		for i := 2; s[common.ElementID(id)]; i++ {
+			id = base + "-" + strconv.Itoa(i)
+		}
+	}
+	s[common.ElementID(id)] = true
+	return common.ElementID(id)
+}
+
+// slug keeps what an SPDX ID and a URI path may hold: letters, digits,
+// '.' and '-'.
+func slug(s string) string {
+	out := strings.Trim(idUnsafe.ReplaceAllString(s, "-"), "-")
+	if out == "" {
+		return "x"
+	}
+	return out
+}
+
+// ParseSourceDateEpoch reads SOURCE_DATE_EPOCH (reproducible-builds.org):
+// a decimal count of seconds since 1970-01-01 UTC.
+func ParseSourceDateEpoch(v string) (time.Time, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH %q is not a number of seconds since 1970-01-01", v)
+	}
+	t := time.Unix(n, 0).UTC()
+	if t.Year() > 9999 {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH %q is after the year 9999", v)
+	}
+	return t, nil
+}

@@ -1,0 +1,220 @@
+package repo_test
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
+)
+
+// goreleaser is built pinned into bin/ by `make test-deps` (the Makefile's
+// GORELEASER_VERSION).
+func goreleaser(t *testing.T, root string) string {
+	t.Helper()
+	p := filepath.Join(root, "bin", "goreleaser")
+	if _, err := os.Stat(p); err != nil {
+		msg := "goreleaser is not built: `make test-deps` builds it into bin/ from the Go module proxy"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+// TestGoreleaser checks .goreleaser.yaml with `goreleaser check`, then
+// makes a snapshot release (nothing published) from a copy of the
+// checkout and checks what users install: an archive per arch with the
+// man pages, completions and LICENSE; an RPM and a DEB per arch with the
+// binary, the man pages and completions at the standard paths (read back
+// by rpm and dpkg-deb); checksums of them all; and a binary whose
+// --version is the release's.
+func TestGoreleaser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a snapshot release builds the binary for two arches")
+	}
+	root := testutil.Root(t)
+	gr := goreleaser(t, root)
+	dpkgDeb := testutil.NeedTool(t, "dpkg-deb", "dpkg")
+	rpm := testutil.NeedTool(t, "rpm", "rpm")
+	src := copyCheckout(t, root)
+	env := append(os.Environ(), "GOFLAGS=", "MAKEFLAGS=")
+	run := func(dir string, name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run(src, gr, "check")
+	run(src, gr, "release", "--snapshot", "--clean", "--skip=publish")
+	dist := filepath.Join(src, "dist")
+	commit := strings.TrimSpace(run(src, "git", "rev-parse", "HEAD"))
+
+	// Checksums of every archive and package.
+	sums := map[string]string{}
+	f, err := os.Open(filepath.Join(dist, "checksums.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if sum, name, ok := strings.Cut(sc.Text(), "  "); ok {
+			sums[name] = sum
+		}
+	}
+	f.Close()
+	var archives, debs, rpms []string
+	for name, sum := range sums {
+		data, err := os.ReadFile(filepath.Join(dist, name))
+		if err != nil {
+			t.Errorf("checksums.txt names %s: %v", name, err)
+			continue
+		}
+		got := sha256.Sum256(data)
+		if hex.EncodeToString(got[:]) != sum {
+			t.Errorf("%s: sha256 %x, checksums.txt says %s", name, got, sum)
+		}
+		switch {
+		case strings.HasSuffix(name, ".tar.gz"):
+			archives = append(archives, name)
+		case strings.HasSuffix(name, ".deb"):
+			debs = append(debs, name)
+		case strings.HasSuffix(name, ".rpm"):
+			rpms = append(rpms, name)
+		}
+	}
+	if len(archives) != 2 || len(debs) != 2 || len(rpms) != 2 {
+		t.Fatalf("checksums.txt lists archives %v, DEBs %v, RPMs %v: want two of each (amd64, arm64)", archives, debs, rpms)
+	}
+
+	manPages := []string{"microshift-compose.1.gz", "microshift-compose-build.1.gz", "microshift-compose-version.1.gz"}
+	for _, a := range archives {
+		names := tarNames(t, filepath.Join(dist, a))
+		want := []string{"microshift-compose", "LICENSE", "README.md", "completions/microshift-compose.bash", "completions/_microshift-compose", "completions/microshift-compose.fish", "docs/cli/microshift-compose_build.md"}
+		for _, m := range manPages {
+			want = append(want, "manpages/"+m)
+		}
+		for _, w := range want {
+			if !slices.Contains(names, w) {
+				t.Errorf("%s has no %s", a, w)
+			}
+		}
+	}
+	pkgFiles := []string{"/usr/bin/microshift-compose", "/usr/share/bash-completion/completions/microshift-compose", "/usr/share/fish/vendor_completions.d/microshift-compose.fish"}
+	for _, m := range manPages {
+		pkgFiles = append(pkgFiles, "/usr/share/man/man1/"+m)
+	}
+	for _, d := range debs {
+		list := run(dist, dpkgDeb, "-c", d)
+		for _, w := range append(slices.Clone(pkgFiles), "/usr/share/zsh/vendor-completions/_microshift-compose", "/usr/share/doc/microshift-compose/copyright") {
+			if !strings.Contains(list, "."+w+"\n") {
+				t.Errorf("%s has no %s:\n%s", d, w, list)
+			}
+		}
+	}
+	for _, r := range rpms {
+		list := strings.Split(run(dist, rpm, "-qlp", r), "\n")
+		for _, w := range append(slices.Clone(pkgFiles), "/usr/share/zsh/site-functions/_microshift-compose", "/usr/share/licenses/microshift-compose/LICENSE") {
+			if !slices.Contains(list, w) {
+				t.Errorf("%s has no %s:\n%s", r, w, strings.Join(list, "\n"))
+			}
+		}
+	}
+
+	// The binary says which release and commit it is.
+	if runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64" {
+		bins, _ := filepath.Glob(filepath.Join(dist, "microshift-compose_linux_"+runtime.GOARCH+"*", "microshift-compose"))
+		if len(bins) != 1 {
+			t.Fatalf("no linux/%s binary in %s: %v", runtime.GOARCH, dist, bins)
+		}
+		out := run(src, bins[0], "--version")
+		if !strings.HasPrefix(out, "microshift-compose 0.0.1-next (commit "+commit[:12]+", ") || strings.Contains(out, "(devel)") {
+			t.Errorf("--version of the snapshot = %q, want its version 0.0.1-next and commit %s", out, commit[:12])
+		}
+		t.Logf("snapshot: %s", strings.TrimSpace(out))
+	}
+}
+
+// copyCheckout copies the files git tracks or would track (not ignored)
+// into a new repository with one commit, so that a release build runs on
+// what is checked in and leaves the checkout alone.
+func copyCheckout(t *testing.T, root string) string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (%v): no release to build", err)
+	}
+	dst := filepath.Join(t.TempDir(), "src")
+	for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		from := filepath.Join(root, filepath.FromSlash(f))
+		st, err := os.Lstat(from)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		to := filepath.Join(dst, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, st.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", "-A"},
+		{"-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "snapshot"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dst
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE=2025-01-02T03:04:05Z", "GIT_COMMITTER_DATE=2025-01-02T03:04:05Z")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return dst
+}
+
+func tarNames(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	tr := tar.NewReader(zr)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		names = append(names, h.Name)
+	}
+	return names
+}
