@@ -1044,6 +1044,36 @@ var badInputs = []badInput{
 		code: exitUsage,
 	},
 	{
+		name: "build/-o json is no format",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "-o", "json"},
+		want: `--output json: build's -o/--output is the output directory, not a format; for the summary as JSON use --format json (to write into a directory named json, pass --output ./json)`,
+		code: exitUsage,
+	},
+	{
+		name: "build/unknown --format",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--format", "yaml"},
+		want: `--format: unknown format "yaml" (want text or json)`,
+		code: exitUsage,
+	},
+	{
+		name: "build/unknown output placeholder",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "out/{hash}"},
+		want: `--output out/{hash}: unknown placeholder in "{hash}" (have {id}, {profile}, {arch}, {release})`,
+		code: exitUsage,
+	},
+	{
+		name: "build/.. after an output placeholder",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "out/{id}/../.."},
+		want: `--output out/{id}/../..: ".." after a placeholder steps out of the directory it names`,
+		code: exitUsage,
+	},
+	{
+		name: "build/--strict-release refuses a newer release",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/newer-5.1", "--strict-release", "--output", "{out}"},
+		want: `release 5.1 ({bad}/releases/newer-5.1): release is newer than the releases microshift-compose knows (the newest is 5.0; --strict-release refuses it, without it 5.0's rules are applied with a warning)`,
+		code: exitError,
+	},
+	{
 		name: "footprint/no profile",
 		args: []string{"footprint", "--arch", "x86_64"},
 		want: `--profile or --lock is required (repeat --profile to compare profiles)`,

@@ -223,6 +223,8 @@ func (o *blueprintOptions) addFlags(cmd *cobra.Command) {
 // to the version of its images, and that it takes over a device's data.
 type versionOptions struct {
 	ExactVersion bool
+	// StrictRelease refuses a release newer than the tool knows.
+	StrictRelease bool
 	// UpgradeFrom is a release ("4.16", "4.16.3") or a compose.lock.json
 	// (or a build output holding one) of the build the device runs.
 	UpgradeFrom string
@@ -231,12 +233,13 @@ type versionOptions struct {
 func (o *versionOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&o.ExactVersion, "exact-version", false, "refuse release files whose base is no published version (a nightly or candidate) instead of pinning MicroShift's RPMs to the stream with a warning")
+	f.BoolVar(&o.StrictRelease, "strict-release", false, "refuse a release newer than every release this microshift-compose knows (a nightly of the next minor) instead of building it with the newest known release's rules and a warning")
 	f.StringVar(&o.UpgradeFrom, "upgrade-from", "", "refuse a release that would not start on the data of this one: a release (4.16, 4.16.3) or the compose.lock.json (or output directory) of the build the device runs")
 }
 
 // apply puts the version checks into req.
 func (o *versionOptions) apply(req *compose.Request) error {
-	req.ExactVersion = o.ExactVersion
+	req.ExactVersion, req.StrictRelease = o.ExactVersion, o.StrictRelease
 	if o.UpgradeFrom == "" {
 		return nil
 	}
@@ -263,15 +266,31 @@ func (o *versionOptions) apply(req *compose.Request) error {
 }
 
 // formatOptions is --output for listing commands.
-type formatOptions struct{ Format string }
+type formatOptions struct {
+	Format string
+	// flag is the flag's name in messages ("--output" unless bound by
+	// addFormatFlag).
+	flag string
+}
 
 func (o *formatOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.Format, "output", "o", "text", "output format: text or json")
 }
 
+// addFormatFlag binds the format to --format, for commands whose --output
+// is a directory (build).
+func (o *formatOptions) addFormatFlag(cmd *cobra.Command, usage string) {
+	o.flag = "--format"
+	cmd.Flags().StringVar(&o.Format, "format", "text", usage)
+}
+
 func (o *formatOptions) Validate() error {
 	if o.Format != "text" && o.Format != "json" {
-		return usageError{fmt.Errorf("--output: unknown format %q (want text or json)", o.Format)}
+		flag := o.flag
+		if flag == "" {
+			flag = "--output"
+		}
+		return usageError{fmt.Errorf("%s: unknown format %q (want text or json)", flag, o.Format)}
 	}
 	return nil
 }
