@@ -89,10 +89,16 @@ func (o *selectionOptions) addFlags(cmd *cobra.Command) {
 // addAdjustFlags binds every selection flag but --profile, for commands
 // that take several profiles.
 func (o *selectionOptions) addAdjustFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.Arch, "arch", "a", "", "target architecture: x86_64 or aarch64, amd64 and arm64 accepted (default: this machine's)")
+	o.addComponentFlags(cmd)
+}
+
+// addComponentFlags binds the selection flags but --profile and --arch,
+// for commands that take several of each (matrix).
+func (o *selectionOptions) addComponentFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringSliceVar(&o.With, "with", nil, "add components (repeat or comma-separate)")
 	f.StringSliceVar(&o.Without, "without", nil, "leave components out (repeat or comma-separate)")
-	f.StringVarP(&o.Arch, "arch", "a", "", "target architecture: x86_64 or aarch64, amd64 and arm64 accepted (default: this machine's)")
 	f.StringVar(&o.Config, "config", "", "MicroShift config.yaml to merge into the plan (its networks feed the firewall, templates and plugins; values equal to MicroShift's defaults are left out)")
 	f.StringVar(&o.Lvmd, "lvmd", "", "LVMS lvmd.yaml (device classes) to check and place at /etc/microshift/lvmd.yaml, with a StorageClass for every non-default device class; needs storage-lvms in the plan")
 	f.StringArrayVar(&o.StorageClasses, lvmdconfig.StorageClassFlag[2:], nil, "CLASS[=NAME][,fstype=xfs|ext4]: the name and filesystem of the StorageClass of --lvmd's device class CLASS (default topolvm-provisioner-<class>, xfs; repeat per class)")

@@ -36,11 +36,16 @@ func run(r io.Reader) error {
 	if pr.APIVersion != "tekton.dev/v1" || pr.Kind != "PipelineRun" {
 		return fmt.Errorf("want apiVersion tekton.dev/v1, kind PipelineRun; got %s, %s", pr.APIVersion, pr.Kind)
 	}
+	// The API server names a generateName object before admission runs
+	// Validate; do as it does.
+	if pr.Name == "" && pr.GenerateName != "" {
+		pr.Name = pr.GenerateName + "x7k2p"
+	}
 	ctx := context.Background()
 	pr.SetDefaults(ctx)
 	if ferr := pr.Validate(ctx); ferr != nil {
 		return fmt.Errorf("invalid PipelineRun: %v", ferr)
 	}
-	fmt.Printf("valid: PipelineRun %s with %d tasks\n", pr.ObjectMeta.GenerateName+pr.ObjectMeta.Name, len(pr.Spec.PipelineSpec.Tasks))
+	fmt.Printf("valid: PipelineRun %s with %d tasks\n", pr.Name, len(pr.Spec.PipelineSpec.Tasks))
 	return nil
 }
