@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -142,8 +143,9 @@ func newMatrixCmd() *cobra.Command {
 		sel   selectionOptions
 		rnd   renderOptions
 		ver   versionOptions
-		steps buildSteps
+		trust trustOptions
 	)
+	steps := buildSteps{trust: &trust}
 	cmd := &cobra.Command{
 		Use:   "matrix --profile LIST --arch LIST --release LIST --output DIR",
 		Short: "Build every profile x arch x release cell in one process, or describe the cells for a CI engine",
@@ -183,7 +185,7 @@ describes the work.`,
 				return err
 			}
 			if mx.Emit != "" {
-				for _, f := range []string{"catalog", "config", "lvmd", "pull-secret", "mirror-ca", "upgrade-from"} {
+				for _, f := range []string{"catalog", "config", "lvmd", "pull-secret", "mirror-ca", "policy", "verify-key", "upgrade-from"} {
 					if cmd.Flags().Changed(f) && (f != "upgrade-from" || strings.ContainsAny(ver.UpgradeFrom, "/\\")) {
 						return usageError{fmt.Errorf("--emit %s: --%s names a file on this machine, which the engine's jobs do not have; describe the matrix without it", mx.Emit, f)}
 					}
@@ -210,11 +212,14 @@ describes the work.`,
 			}
 			// The request every cell starts from: user files read once.
 			sel.Profile, sel.Arch = "-", string(releases.X86_64)
+			if err := sel.Validate(); err != nil {
+				return err
+			}
 			base, err := sel.request()
 			if err != nil {
 				return err
 			}
-			base.PluginTimeout = rnd.PluginTimeout
+			base.PluginTimeout, base.HealthCheck = rnd.PluginTimeout, rnd.HealthCheck
 			if err := ver.apply(&base); err != nil {
 				return err
 			}
@@ -228,18 +233,35 @@ describes the work.`,
 				if err != nil {
 					return compose.Summary{}, err
 				}
-				out, err := steps.build(ctx, p)
+				// The device options' warnings join the cell's.
+				var warned bytes.Buffer
+				out, err := steps.build(ctx, &warned, p)
 				if err != nil {
 					return compose.Summary{}, err
 				}
+				var extra []string
+				for _, l := range strings.Split(strings.TrimSpace(warned.String()), "\n") {
+					if l = strings.TrimPrefix(l, "warning: "); l != "" {
+						extra = append(extra, l)
+					}
+				}
+				summary := func(dir string) compose.Summary {
+					s := compose.Summarize(out, dir)
+					for _, w := range extra {
+						if !slices.Contains(s.Warnings, w) {
+							s.Warnings = append(s.Warnings, w)
+						}
+					}
+					return s
+				}
 				if mx.Emit != "" {
-					return compose.Summarize(out, ""), nil
+					return summary(""), nil
 				}
 				dir := filepath.Join(mx.Output, c.Name)
-				if err := compose.Write(ctx, dir, out, compose.WriteOptions{Force: mx.Force}); err != nil {
+				if err := compose.Write(ctx, dir, out, compose.WriteOptions{Force: mx.Force, Warn: func(msg string) { extra = append(extra, msg) }}); err != nil {
 					return compose.Summary{}, err
 				}
-				return compose.Summarize(out, dir), nil
+				return summary(dir), nil
 			}
 			sum, err := matrix.Run(cmd.Context(), cells, mx.Jobs, cell)
 			if err != nil {
@@ -275,8 +297,10 @@ describes the work.`,
 	cat.addFlags(cmd)
 	sel.addComponentFlags(cmd)
 	rnd.addFlags(cmd)
+	rnd.addHealthFlags(cmd)
 	ver.addFlags(cmd)
 	steps.addFlags(cmd)
+	trust.addBuildFlags(cmd)
 	return cmd
 }
 
@@ -330,12 +354,12 @@ func emitArgs(cmd *cobra.Command, sel *selectionOptions) ([]string, error) {
 	if err := add("without", without...); err != nil {
 		return nil, err
 	}
-	for _, f := range []string{"allow-unpinned", "bootc", "exact-version", "mirror-insecure", "strict-release"} {
+	for _, f := range []string{"allow-unpinned", "bootc", "exact-version", "mirror-insecure", "no-health-checks", "strict-release"} {
 		if v, err := cmd.Flags().GetBool(f); err == nil && v {
 			args = append(args, "--"+f)
 		}
 	}
-	for _, f := range []string{"bootc-base", "bootc-images", "distro", "image-type", "mirror-registry", "plugin-timeout", "upgrade-from"} {
+	for _, f := range []string{"bootc-base", "bootc-images", "distro", "health-check-timeout", "image-type", "mirror-registry", "plugin-timeout", "upgrade-from"} {
 		if cmd.Flags().Changed(f) {
 			if err := add(f, cmd.Flags().Lookup(f).Value.String()); err != nil {
 				return nil, err

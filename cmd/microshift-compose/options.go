@@ -112,6 +112,7 @@ var allowUnpinnedUsage = map[string]string{
 	"resolve":   "accept tag-only image references in the plan with a warning instead of failing",
 	"images":    "list tag-only image references with a warning instead of failing",
 	"footprint": "measure tag-only image references (the manifest each tag names now) with a warning instead of failing",
+	"matrix":    "embed tag-only image references in every cell with a warning instead of failing",
 	"mirror":    "copy tag-only image references of the plan (the manifest each tag names now; to a registry, pushed by digest and by tag) instead of failing",
 }
 
