@@ -39,12 +39,23 @@ var distros sync.Map // lookupKey -> lookup
 
 type lookupKey struct{ distro, imageType string }
 
+// lookupMu serialises the lookups that miss: a matrix resolves cells in
+// parallel, and each distro should be parsed once, not once per cell; it
+// also keeps a full lookup from running while withDefs points osbuild at a
+// reduced definition.
+var lookupMu sync.Mutex
+
 type lookup struct{ d distro.Distro } // d is nil for an unknown name
 
 // getDistro returns the distro with at least imageType defined ("" for
 // every image type).
 func getDistro(name, imageType string) distro.Distro {
 	key := lookupKey{name, imageType}
+	if l, ok := distros.Load(key); ok {
+		return l.(lookup).d
+	}
+	lookupMu.Lock()
+	defer lookupMu.Unlock()
 	if l, ok := distros.Load(key); ok {
 		return l.(lookup).d
 	}

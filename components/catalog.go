@@ -223,7 +223,7 @@ func (c *Component) withVariant(v *Variant) *Component {
 // error that names the release range they need). Capabilities and profiles
 // are shared with c.
 func (c *Catalog) ForRelease(v *semver.Version) *Catalog {
-	out := &Catalog{Components: make(map[string]*Component, len(c.Components)), Capabilities: c.Capabilities, Profiles: c.Profiles, names: c.names}
+	out := &Catalog{Components: make(map[string]*Component, len(c.Components)), Capabilities: c.Capabilities, Profiles: c.Profiles, Digest: c.Digest, names: c.names}
 	for n, comp := range c.Components {
 		var applied *Variant
 		if comp.supportsVersion(v) {
@@ -266,6 +266,11 @@ type Catalog struct {
 	Components   map[string]*Component
 	Capabilities map[string]*Capability
 	Profiles     map[string]*Profile
+	// Digest is the sha256 (hex) of the catalog's content: every file of
+	// the embedded catalog and of the --catalog overlay, by path inside
+	// the catalog and bytes, not by where the directory is. It is part of
+	// a plan's composition ID; "" for a catalog built by hand.
+	Digest string
 
 	// names is ComponentNames, computed when the catalog is loaded (a
 	// catalog is not changed after that); nil for a catalog built by hand.

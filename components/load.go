@@ -66,6 +66,9 @@ var loadDefault = sync.OnceValues(func() (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
+	if parts.digest, err = embeddedDigest(); err != nil {
+		return nil, err
+	}
 	return parts.finish()
 })
 
@@ -99,6 +102,9 @@ func Load(dir string) (*Catalog, error) {
 	}
 	for n, p := range over.profiles {
 		base.profiles[n] = p
+	}
+	if base.digest, err = overlayDigest(over.digest); err != nil {
+		return nil, err
 	}
 	return base.finish()
 }
@@ -139,6 +145,9 @@ func loadDir(dir string) (*parts, error) {
 	if len(p.components) == 0 && len(p.capabilities) == 0 && len(p.profiles) == 0 {
 		return nil, fmt.Errorf("%s: not a catalog: no %s and no %s/<name>/%s", dir, catalogFile, componentsDir, componentFile)
 	}
+	if p.digest, err = digestFS(fsys); err != nil {
+		return nil, fmt.Errorf("reading catalog %s: %w", dir, unwrapPath(err))
+	}
 	return p, nil
 }
 
@@ -146,10 +155,12 @@ type parts struct {
 	components   map[string]*Component
 	capabilities map[string]*Capability
 	profiles     map[string]*Profile
+	// digest is the content digest (Catalog.Digest).
+	digest string
 }
 
 func (p *parts) finish() (*Catalog, error) {
-	c := &Catalog{Components: p.components, Capabilities: p.capabilities, Profiles: p.profiles}
+	c := &Catalog{Components: p.components, Capabilities: p.capabilities, Profiles: p.profiles, Digest: p.digest}
 	c.names = c.sortNames()
 	if probs := c.Problems(); len(probs) > 0 {
 		return nil, &ProblemsError{Problems: probs}

@@ -96,6 +96,15 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	if imageType == "" {
 		imageType = p.Target.ImageType
 	}
+	if id := buildInputs(opts, imageType, p.Target.ImageType); id != nil {
+		// The options join the composition ID, on a copy: Build does not
+		// change its plan.
+		cp := *p
+		if err := cp.SetInput("build", id); err != nil {
+			return nil, err
+		}
+		p = &cp
+	}
 	var bpData []byte
 	var warnings []string
 	switch {
@@ -157,6 +166,33 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 		out.Files = append(out.Files, OutputFile{Path: Containerfile, Data: blueprints.Containerfile(p, ImagesFile, OutputPath, blueprints.BootcOptions{Images: opts.BootcImages})})
 	}
 	return out, nil
+}
+
+// idBuild is what of BuildOptions the composition ID covers; the defaults
+// (the target's image type, no Containerfile) add nothing, so that a
+// resolve and a build of the same selection share their ID.
+type idBuild struct {
+	ImageType   string `json:"image_type,omitempty"`
+	Bootc       bool   `json:"bootc,omitempty"`
+	BootcImages string `json:"bootc_images,omitempty"`
+}
+
+func buildInputs(opts BuildOptions, imageType, defaultType string) *idBuild {
+	var b idBuild
+	if imageType != defaultType {
+		b.ImageType = imageType
+	}
+	if opts.Bootc {
+		b.Bootc = true
+		b.BootcImages = opts.BootcImages
+		if b.BootcImages == "" {
+			b.BootcImages = blueprints.BootcImagesMirror
+		}
+	}
+	if b == (idBuild{}) {
+		return nil
+	}
+	return &b
 }
 
 // TagOnlyMark follows, as a TOML comment, the [[containers]] source of an

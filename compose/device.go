@@ -118,7 +118,8 @@ func hasSecret(p *plan.Plan) bool {
 }
 
 // addFiles adds files to the plan's device files, sorted by path, and
-// refuses two at one path.
+// refuses two at one path. The files join the plan's composition ID (a
+// secret by its path alone: the ID is no fingerprint of a credential).
 func addFiles(p *plan.Plan, files []plan.File) error {
 	for i := range files {
 		f := &files[i]
@@ -140,7 +141,23 @@ func addFiles(p *plan.Plan, files []plan.File) error {
 	all := append(slices.Clone(p.Files), files...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Path < all[j].Path })
 	p.Files = all
-	return nil
+	return p.SetInput("device_files", idFiles(p.Files))
+}
+
+// idFile is a device file as the composition ID sees it.
+type idFile struct {
+	Path   string `json:"path"`
+	Mode   string `json:"mode"`
+	SHA256 string `json:"sha256,omitempty"`
+	Secret bool   `json:"secret,omitempty"`
+}
+
+func idFiles(files []plan.File) []idFile {
+	out := make([]idFile, len(files))
+	for i, f := range files {
+		out[i] = idFile{Path: f.Path, Mode: f.Mode, SHA256: f.SHA256, Secret: f.Secret}
+	}
+	return out
 }
 
 // readPullSecret reads and checks an auth file with containers/image, the

@@ -53,6 +53,10 @@ type Request struct {
 	// HealthCheck is how the device's greenboot check waits for the
 	// workloads of the rendered manifests.
 	HealthCheck HealthCheckOptions
+	// StrictRelease refuses a release newer than every release the
+	// knowledge data knows, instead of building it with the newest known
+	// release's rules and a warning.
+	StrictRelease bool
 }
 
 // LVMSComponent is the component --lvmd configures.
@@ -65,6 +69,10 @@ const LVMSComponent = "storage-lvms"
 type CannotHonourError struct{ msg string }
 
 func (e *CannotHonourError) Error() string { return e.msg }
+
+// ErrNewerRelease is wrapped by the error for a release newer than the
+// tool knows, with Request.StrictRelease.
+var ErrNewerRelease = errors.New("release is newer than the releases microshift-compose knows")
 
 // ErrUnpinned is wrapped by the error for a tag-only image reference.
 var ErrUnpinned = errors.New("image is not pinned by digest")
@@ -96,6 +104,9 @@ func Resolve(ctx context.Context, cat *components.Catalog, rel *releases.Release
 	r.warnUnused(p)
 	r.addPackages(p)
 	r.addServicesAndFirewall(p)
+	if err := setInputs(p, cat.Digest, rel, r.know.Digest, req); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -111,6 +122,9 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	facts, err := know.For(rel.Version)
 	if err != nil {
 		return nil, nil, fmt.Errorf("release %s: %w", rel, err)
+	}
+	if facts.Newer && req.StrictRelease {
+		return nil, nil, fmt.Errorf("release %s: %w (the newest is %s; --strict-release refuses it, without it %s's rules are applied with a warning)", rel, ErrNewerRelease, facts.Rules, facts.Rules)
 	}
 	// From here on the catalog is as it is for this release: each
 	// component's [[variant]] for it applied.
@@ -149,6 +163,10 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	p.Target = target
 	p.Release.Kind, p.Release.Pin = version.kind, version.pin
 	p.Release.UpgradeFrom = upgrade
+	p.Release.Rules = facts.Rules
+	if facts.Newer {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("release %s is newer than the releases microshift-compose knows: built with the rules of %s, the newest it knows (config keys, RPMs, distros, upgrades); check the output, or use a microshift-compose that knows %s (--strict-release refuses it)", rel.Stream(), facts.Rules, rel.Stream()))
+	}
 	if version.warning != "" {
 		p.Warnings = append(p.Warnings, version.warning)
 	}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints the performance figures the issues ask for. Run with `make bench`
 # (which builds bin/microshift-compose first). Sections: build, resolve,
-# render, scale, verify, mirror, registry, rss (`./hack/bench.sh registry` runs one).
+# render, scale, matrix, verify, mirror, registry, rss (`./hack/bench.sh registry` runs one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Makefile exports these; set them when the script runs on its own.
@@ -12,7 +12,7 @@ fi
 export CGO_ENABLED="${CGO_ENABLED:-0}"
 BIN=${BIN:-bin/microshift-compose} # BIN=... compares another build
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(build resolve render scale verify mirror registry rss)
+[ ${#sections[@]} -eq 0 ] && sections=(build resolve render scale matrix verify mirror registry rss)
 
 ensure() { # ensure <command> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
@@ -148,6 +148,46 @@ SH
     --catalog "$work/catalog" --output "$work/out" >/dev/null 2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
   read -r secs kb <"$work/time"
   echo "build with a plugin printing 10k ConfigMaps: ${secs} s wall, peak RSS $((kb / 1024)) MiB"
+  rm -rf "$work"
+}
+
+# matrix: 4 profiles x 2 arches x every embedded release composed by one
+# `matrix` process, beside the same cells as one `build` process each, one
+# after the other (what a CI job looping over the cells does). Cells that a
+# release cannot honour (minimal before 4.18) fail the same way in both.
+bench_matrix() {
+  echo "== matrix: 4 profiles x 2 arches x every embedded release, one process vs one build process per cell (GNU time: wall, peak RSS)"
+  [ -x /usr/bin/time ] || ensure time time
+  ensure jq jq
+  local work cells ok failed
+  work=$(mktemp -d)
+  export MICROSHIFT_COMPOSE_CACHE="$work/cache"
+  local -a spec=(--profile minimal,networking-only,storage-only,full --arch x86_64,aarch64 --release all)
+  # The first run fills the osbuild definitions cache (README "Cache"), as
+  # for the build section.
+  "$BIN" matrix "${spec[@]}" --output "$work/warm" >/dev/null 2>&1 || true
+  for jobs in 1 2; do
+    /usr/bin/time -o "$work/matrix.time" -f '%e %M' "$BIN" matrix "${spec[@]}" --jobs "$jobs" --output "$work/m$jobs" >"$work/summary.json" 2>/dev/null || true
+    read -r secs kb < <(tail -n 1 "$work/matrix.time") # GNU time adds a line for a non-zero exit
+    cells=$(jq '.cells | length' "$work/summary.json")
+    ok=$(jq '.ok' "$work/summary.json")
+    failed=$(jq '.failed' "$work/summary.json")
+    echo "matrix --jobs $jobs: $cells cells ($ok ok, $failed refused by their release) in ${secs} s wall, peak RSS $((kb / 1024)) MiB"
+  done
+  local start end peak=0
+  start=$(date +%s.%N)
+  while read -r cell profile arch release; do
+    /usr/bin/time -o "$work/build.time" -f '%e %M' "$BIN" build --profile "$profile" --arch "$arch" --release "$release" \
+      --output "$work/b/$cell" >/dev/null 2>&1 || true
+    read -r _ kb < <(tail -n 1 "$work/build.time")
+    [ "$kb" -gt "$peak" ] && peak=$kb
+  done < <(jq -r '.cells[] | "\(.cell) \(.profile) \(.arch) \(.release)"' "$work/summary.json")
+  end=$(date +%s.%N)
+  python3 -c "import sys; print(f'{sys.argv[1]} build processes, one after the other: {float(sys.argv[3]) - float(sys.argv[2]):.2f} s wall, peak RSS {int(sys.argv[4]) // 1024} MiB (the largest one)')" "$cells" "$start" "$end" "$peak"
+  # The cells are the same bytes either way.
+  if ! diff -r "$work/m1" "$work/b" >/dev/null; then echo "bench: matrix cells differ from build's" >&2; exit 1; fi
+  echo "every cell byte-identical to its build"
+  unset MICROSHIFT_COMPOSE_CACHE
   rm -rf "$work"
 }
 

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/compose/sbom"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -16,16 +21,14 @@ func newBuildCmd() *cobra.Command {
 		rel    releaseOptions
 		sel    selectionOptions
 		rnd    renderOptions
-		bp     blueprintOptions
 		reg    registryOptions
-		dev    deviceOptions
-		boot   bootcOptions
 		ver    versionOptions
 		trust  trustOptions
+		format formatOptions
 		outDir string
 		force  bool
-		sizes  bool
 	)
+	steps := buildSteps{reg: &reg, trust: &trust}
 	cmd := &cobra.Command{
 		Use:   "build --profile NAME --output DIR",
 		Short: "Resolve a profile and write the blueprint, image list, config drop-in and lock file",
@@ -76,6 +79,19 @@ adds a footprint section to compose.lock.json (see 'microshift-compose footprint
 A failed build leaves a previous output directory untouched. Without
 --resolve-sizes, build needs no network.
 
+build prints one line naming the output and its composition ID; with --format json,
+a summary for scripts: the ID, the release (and whose rules were applied), every file
+written with its sha256 and size, the counts and the warnings. The composition ID (the
+lock's "id") is the sha256 of the normalised selection, the catalog's and the release
+files' content and the options that change what build writes (not paths, flag order or
+time): equal IDs are the same composition. --output 'out/{id}' names the directory after
+it ({profile}, {arch}, {release} expand too). build's -o is --output, the directory;
+-o json and -o text are refused rather than written as directories.
+
+A release newer than every release this microshift-compose knows (a nightly of the
+next minor through --release-dir) is built with the newest known release's rules, with
+a warning, and the lock's release.rules names them; --strict-release refuses it.
+
 An existing --output is replaced only when it holds a previous build and
 nothing else: its compose.lock.json parses and every entry is one build
 writes (a mirrored images/ layout is kept across builds). Otherwise build
@@ -83,6 +99,7 @@ refuses and names the first foreign file; --force replaces it anyway.
 Temporary directories (.<output>.tmp-*) of killed builds are removed by the
 next build, and a mirrored images/ layout in one is recovered.`,
 		Example: `  microshift-compose build --profile full --arch x86_64 --output out/
+  microshift-compose build --profile full --arch x86_64 --output 'out/{id}' --format json
   microshift-compose build --profile minimal --arch aarch64 --with multus --output out-min/
   microshift-compose build --profile full --release-dir /usr/share/microshift/release --output out/
   microshift-compose build --profile storage-only --lvmd lvmd.yaml --config config.yaml --output out/
@@ -96,61 +113,41 @@ next build, and a mirrored images/ layout in one is recovered.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Every flag is checked, whether or not it is used: --jobs -1
 			// is a mistake even without --resolve-sizes.
-			for _, v := range []interface{ Validate() error }{&sel, &reg} {
+			for _, v := range []interface{ Validate() error }{&sel, &reg, &format} {
 				if err := v.Validate(); err != nil {
 					return err
 				}
 			}
-			if err := boot.Validate(cmd); err != nil {
+			if err := steps.Validate(cmd); err != nil {
 				return err
 			}
-			if err := dev.Validate(); err != nil {
+			if err := checkBuildOutput(outDir); err != nil {
 				return err
 			}
-			if outDir == "" {
-				return usageError{fmt.Errorf("--output DIR is required")}
-			}
-			bom, err := sbomOptions()
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, steps.request)
 			if err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, func(req *compose.Request) error {
-				req.Distro, req.BootcBase = bp.Distro, boot.Base
-				return nil
-			})
+			out, err := steps.build(cmd.Context(), cmd.ErrOrStderr(), p)
 			if err != nil {
 				return err
 			}
-			if err := dev.apply(cmd.ErrOrStderr(), p); err != nil {
-				return err
-			}
-			if err := trust.applyDevice(p, dev.Mirror, boot.Enabled); err != nil {
-				return err
-			}
-			if sizes {
-				rc, err := reg.client()
-				if err != nil {
-					return err
-				}
-				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: rc, Arch: releases.Arch(p.Arch)})
-				if err != nil {
-					return fmt.Errorf("resolving image sizes: %w", err)
-				}
-				p.Footprint = fp
-			}
-			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{ImageType: bp.ImageType, Bootc: boot.Enabled, BootcImages: boot.Images, SBOM: bom})
+			dir, err := compose.ExpandOutput(outDir, out.Plan)
 			if err != nil {
-				return err
-			}
-			for _, w := range out.Warnings {
-				warn(cmd.ErrOrStderr(), "osbuild: "+w)
+				return usageError{err}
 			}
 			writeOpts := compose.WriteOptions{Force: force, Warn: func(msg string) { warn(cmd.ErrOrStderr(), msg) }}
-			if err := compose.Write(cmd.Context(), outDir, out, writeOpts); err != nil {
+			if err := compose.Write(cmd.Context(), dir, out, writeOpts); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: profile %s, release %s, %s: %d components, %d images, %d packages, %d device files, %d manifests.d directories\n",
-				outDir, p.Profile, p.Release.Stream, p.Arch, len(p.Components), len(p.Images), len(p.Packages), len(p.Files), len(p.Manifests))
+			s := compose.Summarize(out, dir)
+			if format.json() {
+				if err := printJSON(cmd.OutOrStdout(), s); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintln(cmd.OutOrStdout(), s.Line())
+			}
 			warnDevice(cmd, p)
 			return nil
 		},
@@ -160,14 +157,105 @@ next build, and a mirrored images/ layout in one is recovered.`,
 	sel.addFlags(cmd)
 	rnd.addFlags(cmd)
 	rnd.addHealthFlags(cmd)
-	bp.addFlags(cmd)
+	steps.addFlags(cmd)
 	reg.addFlags(cmd)
-	dev.addFlags(cmd)
-	boot.addFlags(cmd)
 	ver.addFlags(cmd)
 	trust.addBuildFlags(cmd)
-	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build and nothing else)")
+	format.addFormatFlag(cmd, "summary format on stdout: text (one line) or json (the composition ID, every file written with its sha256, counts)")
+	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build and nothing else); {id}, {profile}, {arch} and {release} expand, e.g. 'out/{id}'")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --output even when it holds files a build does not write (a mirrored images/ layout is still kept)")
-	cmd.Flags().BoolVar(&sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")
+	cmd.Flags().BoolVar(&steps.sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")
 	return cmd
+}
+
+// checkBuildOutput checks build's --output before anything is resolved: it
+// is required, its placeholders are known, and it is no format name: -o
+// is the output format of resolve, images and the listing commands, and
+// 'build -o json' writing a directory ./json/ would surprise.
+func checkBuildOutput(dir string) error {
+	switch dir {
+	case "":
+		return usageError{errors.New("--output DIR is required")}
+	case "json", "text":
+		return usageError{fmt.Errorf("--output %s: build's -o/--output is the output directory, not a format; for the summary as JSON use --format json (to write into a directory named %s, pass --output ./%s)", dir, dir, dir)}
+	}
+	if err := compose.CheckOutputTemplate(dir); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// buildSteps is what build does with a resolved plan: the device files,
+// the image sizes, and the rendered outputs checked by osbuild. build and
+// matrix share it.
+type buildSteps struct {
+	bp    blueprintOptions
+	dev   deviceOptions
+	boot  bootcOptions
+	reg   *registryOptions
+	trust *trustOptions
+	sizes bool
+	// sbom is set by Validate from SOURCE_DATE_EPOCH and the tool version.
+	sbom sbom.Options
+}
+
+func (b *buildSteps) addFlags(cmd *cobra.Command) {
+	b.bp.addFlags(cmd)
+	b.dev.addFlags(cmd)
+	b.boot.addFlags(cmd)
+}
+
+// Validate checks the flags of the steps.
+func (b *buildSteps) Validate(cmd *cobra.Command) error {
+	if err := b.boot.Validate(cmd); err != nil {
+		return err
+	}
+	if err := b.dev.Validate(); err != nil {
+		return err
+	}
+	bom, err := sbomOptions()
+	if err != nil {
+		return err
+	}
+	b.sbom = bom
+	return nil
+}
+
+// request sets the request fields the steps' flags choose.
+func (b *buildSteps) request(req *compose.Request) error {
+	req.Distro, req.BootcBase = b.bp.Distro, b.boot.Base
+	return nil
+}
+
+// build adds the device files (and sizes) to p and renders the outputs;
+// the warnings of the device options and osbuild go to stderr.
+func (b *buildSteps) build(ctx context.Context, stderr io.Writer, p *plan.Plan) (*compose.Output, error) {
+	if err := b.dev.apply(stderr, p); err != nil {
+		return nil, err
+	}
+	if err := b.trust.applyDevice(p, b.dev.Mirror, b.boot.Enabled); err != nil {
+		return nil, err
+	}
+	if b.sizes {
+		rc, err := b.reg.client()
+		if err != nil {
+			return nil, err
+		}
+		fp, err := airgap.Footprint(ctx, p, airgap.Options{Registry: rc, Arch: releases.Arch(p.Arch)})
+		if err != nil {
+			return nil, fmt.Errorf("resolving image sizes: %w", err)
+		}
+		p.Footprint = fp
+		if err := p.SetInput("footprint", true); err != nil {
+			return nil, err
+		}
+	}
+	out, err := compose.Build(ctx, p, compose.BuildOptions{ImageType: b.bp.ImageType, Bootc: b.boot.Enabled, BootcImages: b.boot.Images, SBOM: b.sbom})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range out.Warnings {
+		warn(stderr, "osbuild: "+w)
+	}
+	return out, nil
 }

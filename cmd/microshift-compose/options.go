@@ -89,10 +89,16 @@ func (o *selectionOptions) addFlags(cmd *cobra.Command) {
 // addAdjustFlags binds every selection flag but --profile, for commands
 // that take several profiles.
 func (o *selectionOptions) addAdjustFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.Arch, "arch", "a", "", "target architecture: x86_64 or aarch64, amd64 and arm64 accepted (default: this machine's)")
+	o.addComponentFlags(cmd)
+}
+
+// addComponentFlags binds the selection flags but --profile and --arch,
+// for commands that take several of each (matrix).
+func (o *selectionOptions) addComponentFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringSliceVar(&o.With, "with", nil, "add components (repeat or comma-separate)")
 	f.StringSliceVar(&o.Without, "without", nil, "leave components out (repeat or comma-separate)")
-	f.StringVarP(&o.Arch, "arch", "a", "", "target architecture: x86_64 or aarch64, amd64 and arm64 accepted (default: this machine's)")
 	f.StringVar(&o.Config, "config", "", "MicroShift config.yaml to merge into the plan (its networks feed the firewall, templates and plugins; values equal to MicroShift's defaults are left out)")
 	f.StringVar(&o.Lvmd, "lvmd", "", "LVMS lvmd.yaml (device classes) to check and place at /etc/microshift/lvmd.yaml, with a StorageClass for every non-default device class; needs storage-lvms in the plan")
 	f.StringArrayVar(&o.StorageClasses, lvmdconfig.StorageClassFlag[2:], nil, "CLASS[=NAME][,fstype=xfs|ext4]: the name and filesystem of the StorageClass of --lvmd's device class CLASS (default topolvm-provisioner-<class>, xfs; repeat per class)")
@@ -106,6 +112,7 @@ var allowUnpinnedUsage = map[string]string{
 	"resolve":   "accept tag-only image references in the plan with a warning instead of failing",
 	"images":    "list tag-only image references with a warning instead of failing",
 	"footprint": "measure tag-only image references (the manifest each tag names now) with a warning instead of failing",
+	"matrix":    "embed tag-only image references in every cell with a warning instead of failing",
 	"mirror":    "copy tag-only image references of the plan (the manifest each tag names now; to a registry, pushed by digest and by tag) instead of failing",
 }
 
@@ -223,6 +230,8 @@ func (o *blueprintOptions) addFlags(cmd *cobra.Command) {
 // to the version of its images, and that it takes over a device's data.
 type versionOptions struct {
 	ExactVersion bool
+	// StrictRelease refuses a release newer than the tool knows.
+	StrictRelease bool
 	// UpgradeFrom is a release ("4.16", "4.16.3") or a compose.lock.json
 	// (or a build output holding one) of the build the device runs.
 	UpgradeFrom string
@@ -231,12 +240,13 @@ type versionOptions struct {
 func (o *versionOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&o.ExactVersion, "exact-version", false, "refuse release files whose base is no published version (a nightly or candidate) instead of pinning MicroShift's RPMs to the stream with a warning")
+	f.BoolVar(&o.StrictRelease, "strict-release", false, "refuse a release newer than every release this microshift-compose knows (a nightly of the next minor) instead of building it with the newest known release's rules and a warning")
 	f.StringVar(&o.UpgradeFrom, "upgrade-from", "", "refuse a release that would not start on the data of this one: a release (4.16, 4.16.3) or the compose.lock.json (or output directory) of the build the device runs")
 }
 
 // apply puts the version checks into req.
 func (o *versionOptions) apply(req *compose.Request) error {
-	req.ExactVersion = o.ExactVersion
+	req.ExactVersion, req.StrictRelease = o.ExactVersion, o.StrictRelease
 	if o.UpgradeFrom == "" {
 		return nil
 	}
@@ -263,15 +273,31 @@ func (o *versionOptions) apply(req *compose.Request) error {
 }
 
 // formatOptions is --output for listing commands.
-type formatOptions struct{ Format string }
+type formatOptions struct {
+	Format string
+	// flag is the flag's name in messages ("--output" unless bound by
+	// addFormatFlag).
+	flag string
+}
 
 func (o *formatOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.Format, "output", "o", "text", "output format: text or json")
 }
 
+// addFormatFlag binds the format to --format, for commands whose --output
+// is a directory (build).
+func (o *formatOptions) addFormatFlag(cmd *cobra.Command, usage string) {
+	o.flag = "--format"
+	cmd.Flags().StringVar(&o.Format, "format", "text", usage)
+}
+
 func (o *formatOptions) Validate() error {
 	if o.Format != "text" && o.Format != "json" {
-		return usageError{fmt.Errorf("--output: unknown format %q (want text or json)", o.Format)}
+		flag := o.flag
+		if flag == "" {
+			flag = "--output"
+		}
+		return usageError{fmt.Errorf("%s: unknown format %q (want text or json)", flag, o.Format)}
 	}
 	return nil
 }

@@ -13,7 +13,13 @@ const Schema = 1
 
 // Plan is a resolved selection for one release and arch.
 type Plan struct {
-	Schema  int     `json:"schema"`
+	Schema int `json:"schema"`
+	// ID is the composition ID: the sha256 (hex) of Inputs. Equal IDs are
+	// the same composition, whatever machine, directory or flag order
+	// produced them.
+	ID string `json:"id"`
+	// Inputs are what ID hashes; nil for a plan read from a lock.
+	Inputs  *Inputs `json:"-"`
 	Release Release `json:"release"`
 	Arch    string  `json:"arch"`
 	// Target is the operating system the plan is built for.
@@ -73,6 +79,11 @@ type Release struct {
 	// PinStream to the release's major.minor when Base is no published
 	// RPM version.
 	Pin string `json:"pin"`
+	// Rules is the release whose knowledge (config keys, RPMs, distros,
+	// upgrade rules) the plan was resolved with: Stream, or, for a release
+	// newer than the tool knows, the newest release it knows. Empty in
+	// locks older than the field.
+	Rules string `json:"rules,omitempty"`
 	// UpgradeFrom is set when the plan was checked to take over the data
 	// of an earlier release (build --upgrade-from).
 	UpgradeFrom *Upgrade `json:"upgrade_from,omitempty"`

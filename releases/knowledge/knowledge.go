@@ -11,7 +11,9 @@ package knowledge
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -46,6 +48,9 @@ type Knowledge struct {
 	// readiness-check facts (device.go).
 	LVMSStorageClasses []LVMSStorageClasses
 	HealthChecks       []HealthCheck
+	// Digest is the sha256 (hex) of the data files the knowledge was
+	// parsed from: part of a plan's composition ID.
+	Digest string
 }
 
 // Range is a release constraint as written and parsed.
@@ -133,6 +138,12 @@ type Release struct {
 	// HealthCheck is how the device's greenboot check waits for the plan's
 	// workloads; nil when the knowledge has none for the release.
 	HealthCheck *HealthCheck
+	// Rules is the release ("5.0") whose facts these are: the release's
+	// own stream, or, for a release newer than every release the data
+	// knows (a nightly of the next minor), the newest known one, whose
+	// rules range forward. Newer tells the two apart.
+	Rules string
+	Newer bool
 
 	packages   map[string]bool
 	missingCap map[string]string
@@ -206,7 +217,29 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 	}
 	r.Config = k.Config.For(v)
 	r.LVMSStorageClasses, r.HealthCheck = k.deviceFacts(v)
+	r.Rules = r.Stream()
+	if newest := k.Newest(); newest != nil && v.GreaterThan(newest) && (v.Major() != newest.Major() || v.Minor() != newest.Minor()) {
+		r.Rules, r.Newer = fmt.Sprintf("%d.%d", newest.Major(), newest.Minor()), true
+	}
 	return r, nil
+}
+
+// Newest is the newest release the knowledge has facts for: the newest
+// stream of [kubernetes], which lists every release the data was written
+// for (newer ones get the newest's rules from the open-ended ranges). Nil
+// when the table is empty.
+func (k *Knowledge) Newest() *semver.Version {
+	var newest *semver.Version
+	for stream := range k.Kubernetes {
+		v, err := semver.NewVersion(stream)
+		if err != nil {
+			continue // Parse refuses such a key
+		}
+		if newest == nil || v.GreaterThan(newest) {
+			newest = v
+		}
+	}
+	return newest
 }
 
 // Supported describes the releases the knowledge covers: the config file
@@ -275,6 +308,11 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 		return nil, err
 	}
 	k := &Knowledge{Kubernetes: doc.Kubernetes, Packages: map[string]Range{}}
+	for _, stream := range slices.Sorted(maps.Keys(doc.Kubernetes)) {
+		if v, err := semver.StrictNewVersion(stream + ".0"); err != nil || v.String() != stream+".0" {
+			return nil, fmt.Errorf("%s: kubernetes: %q is not a release stream (major.minor)", releasesName, stream)
+		}
+	}
 	constraint := constraintParser()
 	rng := func(where, s string) (Range, error) {
 		c, err := constraint(s)
@@ -363,6 +401,11 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 	if err := k.checkEveryRelease(releasesName); err != nil {
 		return nil, err
 	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\x00", len(releasesData))
+	h.Write(releasesData)
+	h.Write(configData)
+	k.Digest = hex.EncodeToString(h.Sum(nil))
 	return k, nil
 }
 

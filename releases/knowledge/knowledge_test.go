@@ -142,9 +142,17 @@ func TestFor(t *testing.T) {
 		{"5.0.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "1.36", true, true},
 		// A release newer than the data: the open-ended ranges apply.
 		{"5.2.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "", true, true},
+		{"6.0.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "", true, true},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			r := factsFor(t, tc.version)
+			wantRules, newer := r.Stream(), false
+			if tc.kubernetes == "" {
+				wantRules, newer = "5.0", true
+			}
+			if r.Rules != wantRules || r.Newer != newer {
+				t.Errorf("rules %q (newer %v), want %q (%v)", r.Rules, r.Newer, wantRules, newer)
+			}
 			if r.ConfigFile != tc.configFile || r.Distro != tc.distro || r.Kubernetes != tc.kubernetes || r.ConfigFileWhy == "" {
 				t.Errorf("config file %q (%q), distro %q, kubernetes %q; want %q, %q, %q", r.ConfigFile, r.ConfigFileWhy, r.Distro, r.Kubernetes, tc.configFile, tc.distro, tc.kubernetes)
 			}
@@ -194,6 +202,7 @@ func TestParseErrors(t *testing.T) {
 		{"no upgrade rule", cfg414 + "[[distro]]\nrelease = \">=4.14\"\nname = \"rhel-9.6\"\ndefault = true\n", okConfig, `r.toml: release 4.14 has no upgrade rule`},
 		{"upgrade without max_skew", okReleases + "[[upgrade]]\nrelease = \">=5.0\"\n", okConfig, `r.toml: upgrade[1]: max_skew must be set, 0 or more`},
 		{"upgrade last_minor not a major", okReleases + "[[upgrade]]\nrelease = \">=5.0\"\nmax_skew = 2\nlast_minor = { four = 22 }\n", okConfig, `r.toml: upgrade[1]: last_minor: "four" is not a major version`},
+		{"kubernetes key not a stream", okReleases + "[kubernetes]\n\"4.18.1\" = \"1.31\"\n", okConfig, `r.toml: kubernetes: "4.18.1" is not a release stream (major.minor)`},
 		{"key unknown field", okReleases, "[[key]]\npath = \"a\"\nrelease = \">=4.14\"\ntype = \"int\"\nmaximum = 3\n", `c.toml: unknown key "key.maximum"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

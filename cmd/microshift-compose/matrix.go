@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/matrix"
+	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+// matrixOptions are the lists a matrix spans and how it runs.
+type matrixOptions struct {
+	Profiles, Arches, Releases, ReleaseDirs []string
+	Jobs                                    int
+	Output                                  string
+	Force                                   bool
+	Emit                                    string
+	RunnerImage                             string
+}
+
+func (o *matrixOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringSliceVarP(&o.Profiles, "profile", "p", nil, "profiles, one cell each (repeat or comma-separate)")
+	f.StringSliceVarP(&o.Arches, "arch", "a", nil, "arches, one cell each: x86_64, aarch64 (amd64, arm64 accepted; repeat or comma-separate)")
+	f.StringSliceVar(&o.Releases, "release", nil, `embedded releases, one cell each: semver constraints ("4.18", "~5.0") or "all" for every embedded release (repeat or comma-separate)`)
+	f.StringSliceVar(&o.ReleaseDirs, "release-dir", nil, "directories of MicroShift release files, one cell each, beside --release (repeat)")
+	f.IntVarP(&o.Jobs, "jobs", "j", min(4, runtime.NumCPU()), "cells composed at once")
+	f.StringVar(&o.Output, "output", "", "directory the cells are written under, one directory each: DIR/<release>-<profile>-<arch>/")
+	f.BoolVar(&o.Force, "force", false, "replace a cell's directory even when it holds files a build does not write")
+	f.StringVar(&o.Emit, "emit", "", "write nothing and describe the cells for a CI engine instead: github (a GitHub Actions strategy.matrix, one JSON line) or tekton (a Tekton PipelineRun, one task per cell)")
+	f.StringVar(&o.RunnerImage, "runner-image", "", "with --emit tekton: the container image holding microshift-compose that the tasks run")
+}
+
+// Validate checks the flags that need no catalog or release.
+func (o *matrixOptions) Validate() error {
+	if o.Jobs < 1 {
+		return usageError{fmt.Errorf("--jobs must be 1 or more, got %d", o.Jobs)}
+	}
+	switch o.Emit {
+	case "":
+		if o.Output == "" {
+			return usageError{errors.New("--output DIR is required (or --emit github|tekton to describe the cells instead)")}
+		}
+		if o.RunnerImage != "" {
+			return usageError{errors.New("--runner-image is the image of --emit tekton's tasks; add --emit tekton")}
+		}
+	case matrix.EmitGitHub, matrix.EmitTekton:
+		if o.Output != "" {
+			return usageError{fmt.Errorf("--emit %s describes the cells and writes nothing: drop --output", o.Emit)}
+		}
+		if o.Emit == matrix.EmitTekton {
+			if o.RunnerImage == "" {
+				return usageError{errors.New("--emit tekton needs --runner-image IMAGE: the container image holding microshift-compose the tasks run")}
+			}
+			if _, err := name.ParseReference(o.RunnerImage, name.StrictValidation); err != nil {
+				return usageError{fmt.Errorf("--runner-image: %q is not an image reference: %v", o.RunnerImage, err)}
+			}
+		} else if o.RunnerImage != "" {
+			return usageError{errors.New("--runner-image is the image of --emit tekton's tasks; --emit github names none")}
+		}
+	default:
+		return usageError{fmt.Errorf("--emit: unknown format %q (want github or tekton)", o.Emit)}
+	}
+	if strings.ContainsAny(o.Output, "{}") {
+		return usageError{fmt.Errorf("--output %s: matrix names each cell's directory itself (DIR/<release>-<profile>-<arch>/); it takes no placeholders", o.Output)}
+	}
+	for _, a := range o.Arches {
+		if _, err := releases.ParseArch(a); err != nil {
+			return usageError{fmt.Errorf("--arch: %w", err)}
+		}
+	}
+	for _, list := range []struct {
+		flag   string
+		values []string
+	}{{"--profile", o.Profiles}, {"--arch", o.Arches}, {"--release", o.Releases}, {"--release-dir", o.ReleaseDirs}} {
+		for _, v := range list.values {
+			if strings.TrimSpace(v) == "" {
+				return usageError{fmt.Errorf("%s: empty value in the list", list.flag)}
+			}
+		}
+	}
+	return nil
+}
+
+// spec loads the releases (each once) and builds the matrix spec.
+func (o *matrixOptions) spec() (matrix.Spec, error) {
+	var spec matrix.Spec
+	spec.Profiles = o.Profiles
+	for _, a := range o.Arches {
+		arch, _ := releases.ParseArch(a) // checked by Validate
+		spec.Arches = append(spec.Arches, arch)
+	}
+	for _, c := range o.Releases {
+		if c == "all" {
+			all, err := releases.Embedded()
+			if err != nil {
+				return spec, err
+			}
+			for _, r := range slices.Backward(all) { // oldest first
+				spec.Releases = append(spec.Releases, matrix.Release{Release: r, From: "--release all"})
+			}
+			continue
+		}
+		if err := (&releaseOptions{Constraint: c}).Validate(); err != nil {
+			return spec, err
+		}
+		r, err := releases.Load("", c)
+		if err != nil {
+			return spec, fmt.Errorf("--release %s: %w", c, err)
+		}
+		spec.Releases = append(spec.Releases, matrix.Release{Release: r, From: "--release " + c})
+	}
+	for _, dir := range o.ReleaseDirs {
+		r, err := releases.Load(dir, "")
+		if err != nil {
+			return spec, err
+		}
+		spec.Releases = append(spec.Releases, matrix.Release{Release: r, From: "--release-dir " + dir, Dir: dir})
+	}
+	if len(o.Releases) == 0 && len(o.ReleaseDirs) == 0 {
+		return spec, usageError{errors.New("--release or --release-dir is required (a comma-separated list, e.g. 4.18,4.19,5.0, or all)")}
+	}
+	return spec, nil
+}
+
+func newMatrixCmd() *cobra.Command {
+	var (
+		mx    matrixOptions
+		cat   catalogOptions
+		sel   selectionOptions
+		rnd   renderOptions
+		ver   versionOptions
+		trust trustOptions
+	)
+	steps := buildSteps{trust: &trust}
+	cmd := &cobra.Command{
+		Use:   "matrix --profile LIST --arch LIST --release LIST --output DIR",
+		Short: "Build every profile x arch x release cell in one process, or describe the cells for a CI engine",
+		Long: `matrix composes every cell of --profile x --arch x --release (and --release-dir)
+in one process: the catalog and each release are loaded once, the cells run in
+parallel (at most --jobs at once), and each cell is exactly what 'build' writes for it,
+into DIR/<release>-<profile>-<arch>/ (atomically, as build does). The other flags
+(--with, --config, --pull-secret, --bootc...) apply to every cell.
+
+stdout is one JSON document: {"cells": [...], "ok": N, "failed": M}, each cell with
+its name, profile, arch, release, composition ID, status ("ok" or "failed"), the
+release whose rules were applied ("rules": the newest known one for a release newer
+than this microshift-compose, with a warning), its output directory, counts,
+warnings and error. A failing cell does not stop the others; matrix exits 1 when any
+failed. Warnings are also printed on stderr, once each with the cells they concern.
+
+--emit describes the cells for a CI engine instead of building them (each is resolved,
+so a cell that would fail is an error, and its composition ID is known): github prints
+a GitHub Actions strategy.matrix as one JSON line ({"include": [{"cell", "profile",
+"arch", "release", "id"}...]}, for $GITHUB_OUTPUT and fromJSON); tekton prints a Tekton
+PipelineRun (tekton.dev/v1) with one task per cell running 'microshift-compose build'
+in --runner-image into the output workspace. The engine runs the fleet; matrix
+describes the work.`,
+		Example: `  microshift-compose matrix --profile minimal,full --arch x86_64,aarch64 --release 4.18,4.19,5.0 --output out/
+  microshift-compose matrix --profile full --arch x86_64 --release all --release-dir ./release-5.1-nightly --output out/ --jobs 2
+  echo "matrix=$(microshift-compose matrix --profile minimal,full --arch x86_64,aarch64 --release 4.19,5.0 --emit github)" >> "$GITHUB_OUTPUT"
+  microshift-compose matrix --profile full --arch x86_64,aarch64 --release 5.0 --emit tekton --runner-image quay.io/example/microshift-compose:1.0 | kubectl create -f -`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := mx.Validate(); err != nil {
+				return err
+			}
+			if err := rnd.Validate(); err != nil {
+				return err
+			}
+			if err := steps.Validate(cmd); err != nil {
+				return err
+			}
+			if mx.Emit != "" {
+				for _, f := range []string{"catalog", "config", "lvmd", "pull-secret", "mirror-ca", "policy", "verify-key", "upgrade-from"} {
+					if cmd.Flags().Changed(f) && (f != "upgrade-from" || strings.ContainsAny(ver.UpgradeFrom, "/\\")) {
+						return usageError{fmt.Errorf("--emit %s: --%s names a file on this machine, which the engine's jobs do not have; describe the matrix without it", mx.Emit, f)}
+					}
+				}
+			}
+			var args []string
+			if mx.Emit != "" {
+				var err error
+				if args, err = emitArgs(cmd, &sel); err != nil {
+					return err
+				}
+			}
+			catalog, err := cat.load()
+			if err != nil {
+				return err
+			}
+			spec, err := mx.spec()
+			if err != nil {
+				return err
+			}
+			cells, err := matrix.Cells(catalog, spec)
+			if err != nil {
+				return usageError{err}
+			}
+			// The request every cell starts from: user files read once.
+			sel.Profile, sel.Arch = "-", string(releases.X86_64)
+			if err := sel.Validate(); err != nil {
+				return err
+			}
+			base, err := sel.request()
+			if err != nil {
+				return err
+			}
+			base.PluginTimeout, base.HealthCheck = rnd.PluginTimeout, rnd.HealthCheck
+			if err := ver.apply(&base); err != nil {
+				return err
+			}
+			if err := steps.request(&base); err != nil {
+				return err
+			}
+			cell := func(ctx context.Context, c matrix.Cell) (compose.Summary, error) {
+				req := base
+				req.Profile, req.Arch = c.Profile, c.Arch
+				p, err := compose.Resolve(ctx, catalog, c.Release.Release, req)
+				if err != nil {
+					return compose.Summary{}, err
+				}
+				// The device options' warnings join the cell's.
+				var warned bytes.Buffer
+				out, err := steps.build(ctx, &warned, p)
+				if err != nil {
+					return compose.Summary{}, err
+				}
+				var extra []string
+				for _, l := range strings.Split(strings.TrimSpace(warned.String()), "\n") {
+					if l = strings.TrimPrefix(l, "warning: "); l != "" {
+						extra = append(extra, l)
+					}
+				}
+				summary := func(dir string) compose.Summary {
+					s := compose.Summarize(out, dir)
+					for _, w := range extra {
+						if !slices.Contains(s.Warnings, w) {
+							s.Warnings = append(s.Warnings, w)
+						}
+					}
+					return s
+				}
+				if mx.Emit != "" {
+					return summary(""), nil
+				}
+				dir := filepath.Join(mx.Output, c.Name)
+				if err := compose.Write(ctx, dir, out, compose.WriteOptions{Force: mx.Force, Warn: func(msg string) { extra = append(extra, msg) }}); err != nil {
+					return compose.Summary{}, err
+				}
+				return summary(dir), nil
+			}
+			sum, err := matrix.Run(cmd.Context(), cells, mx.Jobs, cell)
+			if err != nil {
+				return err
+			}
+			if mx.Emit != "" {
+				var data []byte
+				if mx.Emit == matrix.EmitGitHub {
+					data, err = matrix.GitHub(sum.Cells, args)
+				} else {
+					data, err = matrix.Tekton(sum.Cells, matrix.TektonOptions{Image: mx.RunnerImage, Args: args})
+				}
+				if err != nil {
+					return err
+				}
+				if _, err := cmd.OutOrStdout().Write(data); err != nil {
+					return err
+				}
+				warnCells(cmd, sum)
+				return nil
+			}
+			if err := printJSON(cmd.OutOrStdout(), sum); err != nil {
+				return err
+			}
+			warnCells(cmd, sum)
+			if sum.Failed > 0 {
+				return fmt.Errorf("%d of %d cells failed (their errors are in the summary and above)", sum.Failed, len(sum.Cells))
+			}
+			return nil
+		},
+	}
+	mx.addFlags(cmd)
+	cat.addFlags(cmd)
+	sel.addComponentFlags(cmd)
+	rnd.addFlags(cmd)
+	rnd.addHealthFlags(cmd)
+	ver.addFlags(cmd)
+	steps.addFlags(cmd)
+	trust.addBuildFlags(cmd)
+	return cmd
+}
+
+// warnCells prints each distinct warning of the cells once on stderr,
+// naming the cells it concerns, and each failed cell's error.
+func warnCells(cmd *cobra.Command, sum matrix.Summary) {
+	cells := map[string][]string{}
+	var order []string
+	for _, r := range sum.Cells {
+		for _, w := range r.Warnings {
+			if _, ok := cells[w]; !ok {
+				order = append(order, w)
+			}
+			cells[w] = append(cells[w], r.Cell)
+		}
+	}
+	for _, w := range order {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s (%s)\n", text.Escape(text.OneLine(w)), strings.Join(cells[w], ", "))
+	}
+	for _, r := range sum.Cells {
+		if r.Status == matrix.StatusFailed {
+			fmt.Fprintf(cmd.ErrOrStderr(), "cell %s failed: %s\n", r.Cell, text.Escape(text.OneLine(r.Error)))
+		}
+	}
+}
+
+// safeArg is a flag value an emitted matrix may carry: component names,
+// modes, image references; nothing a shell would read differently.
+var safeArg = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+=-]*$`)
+
+// emitArgs are the build flags every cell shares, for the emitted jobs to
+// pass: what changes a cell's composition ID besides its profile, arch and
+// release.
+func emitArgs(cmd *cobra.Command, sel *selectionOptions) ([]string, error) {
+	var args []string
+	add := func(flag string, values ...string) error {
+		for _, v := range values {
+			if !safeArg.MatchString(v) {
+				return usageError{fmt.Errorf("--emit: --%s %q cannot be passed on to the engine's jobs as it is", flag, v)}
+			}
+			args = append(args, "--"+flag+"="+v)
+		}
+		return nil
+	}
+	with, without := slices.Clone(sel.With), slices.Clone(sel.Without)
+	sort.Strings(with)
+	sort.Strings(without)
+	if err := add("with", with...); err != nil {
+		return nil, err
+	}
+	if err := add("without", without...); err != nil {
+		return nil, err
+	}
+	for _, f := range []string{"allow-unpinned", "bootc", "exact-version", "mirror-insecure", "no-health-checks", "strict-release"} {
+		if v, err := cmd.Flags().GetBool(f); err == nil && v {
+			args = append(args, "--"+f)
+		}
+	}
+	for _, f := range []string{"bootc-base", "bootc-images", "distro", "health-check-timeout", "image-type", "mirror-registry", "plugin-timeout", "upgrade-from"} {
+		if cmd.Flags().Changed(f) {
+			if err := add(f, cmd.Flags().Lookup(f).Value.String()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return args, nil
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/matrix"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
+)
+
+var updateGolden = os.Getenv("UPDATE_GOLDEN") != ""
+
+// cliGolden compares output with testdata/golden/cli/<name>
+// (UPDATE_GOLDEN=1 go test ./cmd/microshift-compose -run Matrix|BuildFormat
+// rewrites it).
+func cliGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	testutil.Golden(t, filepath.Join(root(t), "testdata", "golden", "cli", name), got, updateGolden,
+		"UPDATE_GOLDEN=1 go test ./cmd/microshift-compose -run 'Matrix|BuildFormat'")
+}
+
+// runWarned runs a command that must succeed with nothing on stderr but
+// "warning: " lines.
+func runWarned(t *testing.T, args ...string) string {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("run(%q) = exit %d, stderr %q", args, code, stderr)
+	}
+	for _, l := range nonEmptyLines(stderr) {
+		if !strings.HasPrefix(l, "warning: ") {
+			t.Fatalf("run(%q): stderr line %q is no warning", args, l)
+		}
+	}
+	return stdout
+}
+
+// TestBuildFormatJSON: build --format json prints the summary: the
+// composition ID the lock holds, every file written with its sha256, the
+// counts; --output 'DIR/{id}' names the directory after the ID.
+func TestBuildFormatJSON(t *testing.T) {
+	parent := t.TempDir()
+	stdout := runWarned(t, "build", "--profile", "storage-only", "--arch", "aarch64", "--release", "4.19", "--output", filepath.Join(parent, "{id}"), "--format", "json")
+	var s compose.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatalf("build --format json printed no summary: %v\n%s", err, stdout)
+	}
+	if s.Output != filepath.Join(parent, s.ID) {
+		t.Errorf("output %s, want %s/<id>", s.Output, parent)
+	}
+	lock, err := compose.LoadLock(filepath.Join(s.Output, compose.LockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lock.ID != s.ID || len(s.ID) != 64 {
+		t.Errorf("summary id %q, lock id %q", s.ID, lock.ID)
+	}
+	for _, f := range s.Files {
+		data, err := os.ReadFile(filepath.Join(s.Output, filepath.FromSlash(f.Path)))
+		if err != nil || sha256Hex(data) != f.SHA256 || len(data) != f.Size {
+			t.Errorf("%s: sha256 %s size %d in the summary, on disk %s (%v)", f.Path, f.SHA256, f.Size, sha256Hex(data), err)
+		}
+	}
+	cliGolden(t, "build-summary.json", []byte(strings.ReplaceAll(stdout, parent, "{out}")))
+
+	// The text form names the short ID.
+	text := runWarned(t, "build", "--profile", "storage-only", "--arch", "aarch64", "--release", "4.19", "--output", filepath.Join(parent, "text"))
+	if !strings.HasSuffix(text, "; composition "+s.ID[:12]+"\n") {
+		t.Errorf("build's line does not end with the short composition ID %s: %q", s.ID[:12], text)
+	}
+}
+
+// TestMatrix runs a matrix with a failing cell and a release newer than the
+// tool: one JSON summary, every other cell written exactly as build writes
+// it, the newer release's cells built with 5.0's rules and saying so.
+func TestMatrix(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "m")
+	newer := filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.1")
+	stdout, stderr, code := runCLI(t, "matrix", "--profile", "minimal,full", "--arch", "x86_64,aarch64", "--release", "4.17,5.0",
+		"--release-dir", newer, "--output", out, "--jobs", "3")
+	if code != exitError {
+		t.Errorf("matrix with failing cells: exit %d, want %d", code, exitError)
+	}
+	var sum matrix.Summary
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("matrix printed no summary: %v\n%s", err, stdout)
+	}
+	if len(sum.Cells) != 12 || sum.OK != 10 || sum.Failed != 2 {
+		t.Fatalf("%d cells, %d ok, %d failed; want 12, 10, 2", len(sum.Cells), sum.OK, sum.Failed)
+	}
+	for _, c := range sum.Cells {
+		failed := c.Release == "4.17" && c.Profile == "minimal"
+		if failed != (c.Status == matrix.StatusFailed) {
+			t.Errorf("cell %s: status %s, error %q", c.Cell, c.Status, c.Error)
+		}
+		if failed {
+			if _, err := os.Stat(filepath.Join(out, c.Cell)); err == nil {
+				t.Errorf("failed cell %s wrote a directory", c.Cell)
+			}
+			continue
+		}
+		lock, err := compose.LoadLock(filepath.Join(out, c.Cell, compose.LockFile))
+		if err != nil || lock.ID != c.ID || lock.Release.Rules != c.Rules {
+			t.Errorf("cell %s: lock %v id %q rules %q, summary id %q rules %q", c.Cell, err, lock.ID, lock.Release.Rules, c.ID, c.Rules)
+		}
+		if c.Release == "5.1" && (c.Rules != "5.0" || !strings.Contains(strings.Join(c.Warnings, "\n"), "release 5.1 is newer than the releases microshift-compose knows: built with the rules of 5.0")) {
+			t.Errorf("cell %s of a newer release: rules %q, warnings %q", c.Cell, c.Rules, c.Warnings)
+		}
+	}
+	for _, want := range []string{
+		"cell 4.17-minimal-x86_64 failed: profile minimal leaves out networking-ovnk, which release 4.17 cannot honour",
+		"warning: release 5.1 is newer than the releases microshift-compose knows: built with the rules of 5.0, the newest it knows (config keys, RPMs, distros, upgrades); check the output, or use a microshift-compose that knows 5.1 (--strict-release refuses it) (5.1-minimal-x86_64, 5.1-minimal-aarch64, 5.1-full-x86_64, 5.1-full-aarch64)\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if !strings.HasSuffix(stderr, "error: 2 of 12 cells failed (their errors are in the summary and above)\n") {
+		t.Errorf("stderr does not end with the failure count:\n%s", stderr)
+	}
+	cliGolden(t, "matrix-summary.json", []byte(strings.NewReplacer(out, "{out}", newer, "{newer}").Replace(stdout)))
+
+	// A cell is what build writes for its selection, byte for byte.
+	for _, c := range [][]string{
+		{"5.0-full-aarch64", "--release", "5.0", "--profile", "full", "--arch", "aarch64"},
+		{"5.1-minimal-x86_64", "--release-dir", newer, "--profile", "minimal", "--arch", "x86_64"},
+	} {
+		single := filepath.Join(t.TempDir(), "b")
+		runCLI(t, append([]string{"build", "--output", single}, c[1:]...)...)
+		if d := diffSnapshots(snapshot(t, single), snapshot(t, filepath.Join(out, c[0]))); d != "" {
+			t.Errorf("matrix cell %s differs from build %s: %s", c[0], strings.Join(c[1:], " "), d)
+		}
+	}
+
+	// --strict-release fails the newer release's cells only.
+	stdout, _, code = runCLI(t, "matrix", "--profile", "full", "--arch", "x86_64", "--release", "5.0", "--release-dir", newer,
+		"--output", filepath.Join(t.TempDir(), "s"), "--strict-release")
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || code != exitError || sum.OK != 1 || sum.Failed != 1 ||
+		!strings.Contains(sum.Cells[1].Error, "release is newer than the releases microshift-compose knows (the newest is 5.0") {
+		t.Errorf("matrix --strict-release: exit %d, %v, %+v", code, err, sum)
+	}
+}
+
+// TestMatrixEmitGitHub: the emitted strategy.matrix, pasted into a
+// workflow, passes actionlint (which type-checks matrix.* against it), and
+// its IDs are what build gives each cell.
+func TestMatrixEmitGitHub(t *testing.T) {
+	actionlint := testutil.GoTool(t, "github.com/rhysd/actionlint/cmd/actionlint", "v1.7.12")
+	stdout := runWarned(t, "matrix", "--profile", "minimal,full", "--arch", "x86_64,aarch64", "--release", "4.19,5.0", "--with", "multus", "--emit", "github")
+	if strings.Count(stdout, "\n") != 1 {
+		t.Errorf("--emit github is not one line (for $GITHUB_OUTPUT): %q", stdout)
+	}
+	var m struct {
+		Include []map[string]string `json:"include"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil || len(m.Include) != 8 {
+		t.Fatalf("--emit github: %v, %d cells\n%s", err, len(m.Include), stdout)
+	}
+	cell := m.Include[6] // 5.0-full-x86_64
+	build := runWarned(t, "build", "--profile", cell["profile"], "--arch", cell["arch"], "--release", cell["release"], cell["args"], "--output", filepath.Join(t.TempDir(), "o"), "--format", "json")
+	var s compose.Summary
+	if err := json.Unmarshal([]byte(build), &s); err != nil || s.ID != cell["id"] || cell["cell"] != "5.0-full-x86_64" {
+		t.Errorf("cell %v: build with its fields gives ID %q (%v)", cell, s.ID, err)
+	}
+
+	workflow := func(matrixJSON, ref string) string {
+		return `name: compositions
+on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    strategy:
+      fail-fast: false
+      matrix: ` + strings.TrimSpace(matrixJSON) + `
+    steps:
+      - uses: actions/checkout@v4
+      - run: microshift-compose build --profile "${{ matrix.profile }}" --arch "${{ matrix.arch }}" --release "${{ matrix.release }}" ${{ matrix.args }} --output "out/${{ matrix.cell }}"
+      - uses: actions/upload-artifact@v4
+        with:
+          name: ${{ matrix.cell }}-${{ matrix.` + ref + ` }}
+          path: out/${{ matrix.cell }}
+`
+	}
+	lint := func(wf string) (string, error) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, ".github", "workflows", "compositions.yaml")
+		writeFileMode(t, path, []byte(wf), 0o644)
+		cmd := exec.Command(actionlint, "-no-color", path)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := lint(workflow(stdout, "id")); err != nil {
+		t.Errorf("actionlint rejects the workflow with the emitted matrix: %v\n%s", err, out)
+	}
+	// The check is live: a property the matrix does not have is refused.
+	if out, err := lint(workflow(stdout, "digest")); err == nil || !strings.Contains(out, `property "digest" is not defined`) {
+		t.Errorf("actionlint accepted matrix.digest: %v\n%s", err, out)
+	}
+}
+
+// TestMatrixEmitTekton: the emitted PipelineRun is valid by Tekton's own
+// API types and validation (hack/tektoncheck, a module of its own), one
+// task per cell.
+func TestMatrixEmitTekton(t *testing.T) {
+	check := testutil.ModuleTool(t, "hack/tektoncheck")
+	stdout := runWarned(t, "matrix", "--profile", "minimal,full", "--arch", "x86_64,aarch64", "--release", "5.0", "--emit", "tekton", "--runner-image", "quay.io/example/microshift-compose:1.0", "--bootc")
+	validate := func(doc string) (string, error) {
+		cmd := exec.CommandContext(context.Background(), check)
+		cmd.Stdin = strings.NewReader(doc)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := validate(stdout); err != nil || out != "valid: PipelineRun microshift-compose-matrix-x7k2p with 4 tasks\n" {
+		t.Errorf("tektoncheck: %v\n%s", err, out)
+	}
+	for _, want := range []string{"- name: build-5-0-full-aarch64\n", "- --bootc\n", "value: quay.io/example/microshift-compose:1.0\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("PipelineRun lacks %q", want)
+		}
+	}
+	// The check is live: a step reading a parameter its task lacks is refused.
+	broken := strings.Replace(stdout, "$(params.profile)", "$(params.flavour)", 1)
+	if out, err := validate(broken); err == nil || !strings.Contains(out, `non-existent variable in "$(params.flavour)"`) {
+		t.Errorf("tektoncheck accepted an unknown parameter: %v\n%s", err, out)
+	}
+	if again := runWarned(t, "matrix", "--profile", "minimal,full", "--arch", "x86_64,aarch64", "--release", "5.0", "--emit", "tekton", "--runner-image", "quay.io/example/microshift-compose:1.0", "--bootc"); !bytes.Equal([]byte(again), []byte(stdout)) {
+		t.Error("a second --emit tekton differs")
+	}
+	if ids := regexp.MustCompile(`value: [0-9a-f]{64}\n`).FindAllString(stdout, -1); len(ids) != 4 {
+		t.Errorf("PipelineRun carries %d composition IDs, want 4", len(ids))
+	}
+}

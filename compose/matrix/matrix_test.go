@@ -1,0 +1,193 @@
+package matrix_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/matrix"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func catalog(t *testing.T) *components.Catalog {
+	t.Helper()
+	cat, err := components.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+func release(t *testing.T, constraint string) matrix.Release {
+	t.Helper()
+	r, err := releases.SelectEmbedded(constraint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return matrix.Release{Release: r, From: "--release " + constraint}
+}
+
+func TestCells(t *testing.T) {
+	cat := catalog(t)
+	r419, r50 := release(t, "4.19"), release(t, "5.0")
+	cells, err := matrix.Cells(cat, matrix.Spec{Profiles: []string{"minimal", "full"}, Arches: []releases.Arch{releases.X86_64, releases.AArch64}, Releases: []matrix.Release{r419, r50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cells {
+		names = append(names, c.Name)
+	}
+	want := "4.19-minimal-x86_64 4.19-minimal-aarch64 4.19-full-x86_64 4.19-full-aarch64 5.0-minimal-x86_64 5.0-minimal-aarch64 5.0-full-x86_64 5.0-full-aarch64"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("cells = %s, want %s", got, want)
+	}
+}
+
+func TestCellsErrors(t *testing.T) {
+	cat := catalog(t)
+	x86 := []releases.Arch{releases.X86_64}
+	r50 := release(t, "5.0")
+	tilde := release(t, "~5.0")
+	for _, tc := range []struct {
+		name string
+		spec matrix.Spec
+		want string
+	}{
+		{"no profile", matrix.Spec{Arches: x86, Releases: []matrix.Release{r50}}, "--profile: no profile given (a comma-separated list, e.g. minimal,full)"},
+		{"no arch", matrix.Spec{Profiles: []string{"full"}, Releases: []matrix.Release{r50}}, "--arch: no arch given (a comma-separated list, e.g. x86_64,aarch64)"},
+		{"no release", matrix.Spec{Profiles: []string{"full"}, Arches: x86}, "--release: no release given (a comma-separated list, e.g. 4.18,4.19,5.0, or --release-dir)"},
+		{"unknown profile in the list", matrix.Spec{Profiles: []string{"minimal", "ful"}, Arches: x86, Releases: []matrix.Release{r50}}, `--profile: unknown profile "ful"; did you mean "full"?`},
+		{"profile twice", matrix.Spec{Profiles: []string{"full", "full"}, Arches: x86, Releases: []matrix.Release{r50}}, "duplicate cell 5.0-full-x86_64: --profile or --arch names it twice"},
+		{"two constraints, one release", matrix.Spec{Profiles: []string{"full"}, Arches: x86, Releases: []matrix.Release{r50, tilde}}, "duplicate cell 5.0-full-x86_64: --release 5.0 and --release ~5.0 select release 5.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := matrix.Cells(cat, tc.spec)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("Cells() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestRun: every cell runs, at most jobs at once; a failing cell fails
+// alone; the results are in cell order.
+func TestRun(t *testing.T) {
+	cat := catalog(t)
+	cells, err := matrix.Cells(cat, matrix.Spec{Profiles: []string{"minimal", "networking-only", "storage-only", "full"}, Arches: []releases.Arch{releases.X86_64, releases.AArch64}, Releases: []matrix.Release{release(t, "4.19"), release(t, "5.0")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, jobs := range []int{1, 3} {
+		t.Run(fmt.Sprint(jobs), func(t *testing.T) {
+			var running, peak atomic.Int32
+			var mu sync.Mutex
+			ran := map[string]bool{}
+			sum, err := matrix.Run(context.Background(), cells, jobs, func(_ context.Context, c matrix.Cell) (compose.Summary, error) {
+				n := running.Add(1)
+				defer running.Add(-1)
+				for {
+					p := peak.Load()
+					if n <= p || peak.CompareAndSwap(p, n) {
+						break
+					}
+				}
+				mu.Lock()
+				ran[c.Name] = true
+				mu.Unlock()
+				if c.Profile == "storage-only" && c.Arch == releases.AArch64 {
+					return compose.Summary{}, errors.New("no disk")
+				}
+				return compose.Summary{ID: "id-" + c.Name, Release: compose.SummaryRelease{Rules: c.Release.Release.Stream()}, Counts: compose.Counts{Images: 3}, Warnings: []string{"w"}}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ran) != len(cells) || sum.OK != len(cells)-2 || sum.Failed != 2 {
+				t.Errorf("ran %d of %d cells, %d ok, %d failed; want all run, 2 failed", len(ran), len(cells), sum.OK, sum.Failed)
+			}
+			if int(peak.Load()) > jobs {
+				t.Errorf("%d cells ran at once, --jobs %d", peak.Load(), jobs)
+			}
+			for i, r := range sum.Cells {
+				if r.Cell != cells[i].Name {
+					t.Fatalf("result %d is %s, want %s", i, r.Cell, cells[i].Name)
+				}
+				failed := cells[i].Profile == "storage-only" && cells[i].Arch == releases.AArch64
+				switch {
+				case failed && (r.Status != matrix.StatusFailed || r.Error != "no disk" || r.ID != "" || r.Counts != nil):
+					t.Errorf("failed cell %s: %+v", r.Cell, r)
+				case !failed && (r.Status != matrix.StatusOK || r.ID != "id-"+r.Cell || r.Counts == nil || r.Counts.Images != 3 || r.Rules != r.Release || len(r.Warnings) != 1):
+					t.Errorf("cell %s: %+v", r.Cell, r)
+				}
+			}
+		})
+	}
+	if _, err := matrix.Run(context.Background(), cells, 0, nil); err == nil || err.Error() != "--jobs must be 1 or more, got 0" {
+		t.Errorf("Run(jobs 0) = %v", err)
+	}
+}
+
+// results are two fixed cells for the emit goldens.
+func results() []matrix.Result {
+	counts := &compose.Counts{Components: 4, Images: 9}
+	return []matrix.Result{
+		{Cell: "4.19-full-x86_64", Profile: "full", Arch: "x86_64", Release: "4.19", ID: strings.Repeat("a1", 32), Status: matrix.StatusOK, Rules: "4.19", Counts: counts},
+		{Cell: "5.0-minimal-aarch64", Profile: "minimal", Arch: "aarch64", Release: "5.0", ID: strings.Repeat("b2", 32), Status: matrix.StatusOK, Rules: "5.0", Counts: counts},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	testutil.Golden(t, filepath.Join(testutil.Root(t), "testdata", "golden", "matrix", name), got, *update, "go test ./compose/matrix -update")
+}
+
+func TestEmitGolden(t *testing.T) {
+	args := []string{"--with=multus", "--bootc"}
+	gh, err := matrix.GitHub(results(), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "github.json", gh)
+	tk, err := matrix.Tekton(results(), matrix.TektonOptions{Image: "quay.io/example/microshift-compose:1.0", Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "tekton.yaml", tk)
+	// Deterministic: the same cells, the same bytes.
+	if again, _ := matrix.Tekton(results(), matrix.TektonOptions{Image: "quay.io/example/microshift-compose:1.0", Args: args}); string(again) != string(tk) {
+		t.Error("a second Tekton emit differs")
+	}
+}
+
+func TestEmitErrors(t *testing.T) {
+	failed := results()
+	failed[1].Status, failed[1].Error, failed[1].ID = matrix.StatusFailed, "release 5.0 has no release-aarch64.json", ""
+	if _, err := matrix.GitHub(failed, nil); err == nil || err.Error() != "cell 5.0-minimal-aarch64: release 5.0 has no release-aarch64.json" {
+		t.Errorf("GitHub(failed cell) = %v", err)
+	}
+	if _, err := matrix.Tekton(failed, matrix.TektonOptions{Image: "x"}); err == nil || !strings.HasPrefix(err.Error(), "cell 5.0-minimal-aarch64: ") {
+		t.Errorf("Tekton(failed cell) = %v", err)
+	}
+	dir := results()
+	dir[0].ReleaseDir = "/srv/release"
+	if _, err := matrix.Tekton(dir, matrix.TektonOptions{Image: "x"}); err == nil || !strings.Contains(err.Error(), "embedded releases only") {
+		t.Errorf("Tekton(release dir) = %v", err)
+	}
+	clash := results()
+	clash[1].Cell = "4.19-full-x86.64"
+	if _, err := matrix.Tekton(clash, matrix.TektonOptions{Image: "x"}); err == nil || !strings.Contains(err.Error(), "are both Tekton task build-4-19-full-x86-64") {
+		t.Errorf("Tekton(clashing names) = %v", err)
+	}
+}
