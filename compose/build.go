@@ -10,6 +10,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/installer"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -40,6 +41,9 @@ type BuildOptions struct {
 	// BootcImages is how its images get in: blueprints.BootcImagesMirror
 	// (the default) or blueprints.BootcImagesPull.
 	BootcImages string
+	// Installer adds the installer outputs (microshift.ks, config.toml,
+	// installer.toml) and the user and filesystem customizations.
+	Installer InstallerOptions
 }
 
 // OutputFile is one file of the output directory.
@@ -92,6 +96,18 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	}
 	var bpData []byte
 	var warnings []string
+	ib := &installerBuild{}
+	var ko installer.KickstartOptions
+	var body []byte // the kickstart without its payload, for installer images
+	if opts.Installer.Kickstart {
+		var err error
+		if ko, ib.warnings, err = kickstartOptions(p, opts.Installer); err != nil {
+			return nil, err
+		}
+		if body, err = installer.Kickstart(p, ko); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case imageType == "" && opts.Bootc:
 		// MicroShift on the distro is image mode only: the Containerfile
@@ -100,23 +116,38 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 		cp := *p
 		cp.Notes = append(slices.Clone(p.Notes), fmt.Sprintf("%s not written: %s has no rpm-ostree image types, so MicroShift on it is image mode (bootc) only and the Containerfile is the composition; --image-type writes a blueprint for one of its package-based image types", BlueprintFile, distro))
 		p = &cp
+		if err := checkBootcOnlyInstaller(opts.Installer); err != nil {
+			return nil, err
+		}
 	case imageType == "":
 		return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
 			distro, distro, strings.Join(blueprints.ImageTypes(distro, arch), ", "))
 	default:
-		bp := blueprints.FromPlan(p)
+		var bib *installerBuild
 		var err error
-		if warnings, err = blueprints.Validate(bp, distro, imageType, arch); err != nil {
+		if bpData, bib, warnings, err = buildBlueprints(p, distro, imageType, arch, opts.Installer, body); err != nil {
 			if p.Target.BootcOnly() && !slices.Contains(blueprints.ImageTypes(distro, arch), imageType) {
 				return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types such as %s; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
 					distro, imageType, distro, strings.Join(blueprints.ImageTypes(distro, arch), ", "))
 			}
 			return nil, err
 		}
-		if bpData, err = blueprints.Encode(bp); err != nil {
-			return nil, err
-		}
 		bpData = markTagOnly(bpData, p)
+		ib.files, ib.notes = bib.files, bib.notes
+		for i := range ib.files {
+			ib.files[i].Private = len(body) > 0 && hasSecret(p)
+		}
+	}
+	instFiles, err := installerOutputs(p, distro, arch, opts.Installer, ko, body)
+	if err != nil {
+		return nil, err
+	}
+	ib.files = append(ib.files, instFiles...)
+	if len(ib.notes)+len(ib.warnings) > 0 {
+		cp := *p
+		cp.Notes = append(slices.Clone(p.Notes), ib.notes...)
+		cp.Warnings = append(slices.Clone(p.Warnings), ib.warnings...)
+		p = &cp
 	}
 	lock, err := EncodeLock(p)
 	if err != nil {
@@ -142,6 +173,7 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 		}
 		out.Files = append(out.Files, OutputFile{Path: ch.File, Data: ch.Data})
 	}
+	out.Files = append(out.Files, ib.files...)
 	if opts.Bootc {
 		out.Files = append(out.Files, OutputFile{Path: Containerfile, Data: blueprints.Containerfile(p, ImagesFile, OutputPath, blueprints.BootcOptions{Images: opts.BootcImages})})
 	}

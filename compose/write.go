@@ -165,11 +165,15 @@ var topLevel = map[string]bool{
 	ImagesFile:    false,
 	LockFile:      false,
 	Containerfile: false,
-	ConfigDir:     true,
-	ManifestsDir:  true,
-	FilesDir:      true,
-	ImagesDir:     true,
-	ChartsDir:     true,
+	// Installer outputs.
+	KickstartFile:          false,
+	BIBConfigFile:          false,
+	InstallerBlueprintFile: false,
+	ConfigDir:              true,
+	ManifestsDir:           true,
+	FilesDir:               true,
+	ImagesDir:              true,
+	ChartsDir:              true,
 }
 
 // checkTarget decides whether target may be replaced: it does not exist,

@@ -22,6 +22,7 @@ func newBuildCmd() *cobra.Command {
 		boot   bootcOptions
 		ver    versionOptions
 		trust  trustOptions
+		inst   installerOptions
 		outDir string
 		force  bool
 		sizes  bool
@@ -103,6 +104,9 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if err := dev.Validate(); err != nil {
 				return err
 			}
+			if err := inst.Validate(boot.Enabled); err != nil {
+				return err
+			}
 			if outDir == "" {
 				return usageError{fmt.Errorf("--output DIR is required")}
 			}
@@ -119,6 +123,13 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if err := trust.applyDevice(p, dev.Mirror, boot.Enabled); err != nil {
 				return err
 			}
+			if err := inst.apply(p); err != nil {
+				return err
+			}
+			instOpts, err := inst.options()
+			if err != nil {
+				return err
+			}
 			if sizes {
 				rc, err := reg.client()
 				if err != nil {
@@ -130,7 +141,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 				}
 				p.Footprint = fp
 			}
-			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{ImageType: bp.ImageType, Bootc: boot.Enabled, BootcImages: boot.Images})
+			out, err := compose.Build(cmd.Context(), p, compose.BuildOptions{ImageType: bp.ImageType, Bootc: boot.Enabled, BootcImages: boot.Images, Installer: instOpts})
 			if err != nil {
 				return err
 			}
@@ -143,7 +154,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: profile %s, release %s, %s: %d components, %d images, %d packages, %d device files, %d manifests.d directories\n",
 				outDir, p.Profile, p.Release.Stream, p.Arch, len(p.Components), len(p.Images), len(p.Packages), len(p.Files), len(p.Manifests))
-			warnDevice(cmd, p)
+			warnDevice(cmd, out.Plan)
 			return nil
 		},
 	}
@@ -158,6 +169,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 	boot.addFlags(cmd)
 	ver.addFlags(cmd)
 	trust.addBuildFlags(cmd)
+	inst.addFlags(cmd)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build and nothing else)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --output even when it holds files a build does not write (a mirrored images/ layout is still kept)")
 	cmd.Flags().BoolVar(&sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")
