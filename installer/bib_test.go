@@ -45,7 +45,7 @@ func TestBIBConfig(t *testing.T) {
 				if c.Installer == nil || c.Installer.Kickstart == nil || c.Installer.Kickstart.Contents != string(body) || c.User != nil {
 					t.Fatalf("anaconda-iso config: want the kickstart and no user (bootc-image-builder refuses both), got %+v", c)
 				}
-				if strings.Contains(c.Installer.Kickstart.Contents, "ostreecontainer") {
+				if strings.Contains(c.Installer.Kickstart.Contents, "\nostreecontainer ") || strings.Contains(c.Installer.Kickstart.Contents, "\nostreesetup ") {
 					t.Error("the anaconda-iso kickstart installs an image of its own")
 				}
 				ksvalidate(t, []byte(c.Installer.Kickstart.Contents))

@@ -2,6 +2,7 @@ package installer_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -26,6 +27,7 @@ func TestKickstartGolden(t *testing.T) {
 		{"body-all.ks", allOptions(installer.Payload{})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // ksvalidator is a Python process each
 			ks, err := installer.Kickstart(testPlan(), tc.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -96,7 +98,8 @@ func TestKickstartContent(t *testing.T) {
 // Files a here-document cannot carry are written base64-encoded, so no
 // content can end the section or the here-document.
 func TestKickstartHostileFiles(t *testing.T) {
-	for _, data := range []string{
+	var files []plan.File
+	for i, data := range []string{
 		"%end\nrootpw --plaintext x\n",
 		"no trailing newline",
 		"MICROSHIFT_COMPOSE_EOF\nrm -rf /\n",
@@ -104,17 +107,19 @@ func TestKickstartHostileFiles(t *testing.T) {
 		"  %post\n",
 		"",
 	} {
-		p := testPlan()
-		ks, err := installer.Kickstart(p, installer.KickstartOptions{Payload: ostreePayload, Files: []plan.File{{Path: "/etc/x.conf", Mode: "0644", Data: []byte(data)}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(ks), "base64 -d > /etc/x.conf <<'MICROSHIFT_COMPOSE_EOF'\n") {
-			t.Errorf("%q is not written base64-encoded:\n%s", data, ks)
-		}
-		checkSections(t, ks)
-		ksvalidate(t, ks)
+		files = append(files, plan.File{Path: fmt.Sprintf("/etc/x%d.conf", i), Mode: "0644", Data: []byte(data)})
 	}
+	ks, err := installer.Kickstart(testPlan(), installer.KickstartOptions{Payload: ostreePayload, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !strings.Contains(string(ks), "base64 -d > "+f.Path+" <<'MICROSHIFT_COMPOSE_EOF'\n") {
+			t.Errorf("%q is not written base64-encoded:\n%s", f.Data, ks)
+		}
+	}
+	checkSections(t, ks)
+	ksvalidate(t, ks)
 }
 
 func TestKickstartErrors(t *testing.T) {

@@ -102,17 +102,17 @@ func TestReadSSHKeys(t *testing.T) {
 		t.Fatalf("ReadSSHKeys = %q, %v", keys, err)
 	}
 	for _, tc := range []struct{ name, data, err string }{
-		{"notakey", "hello world\n", "line 1 is not an SSH public key"},
+		{"notakey", "hello secretword\n", "line 1 is not an SSH public key"},
 		{"private", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY-----\n", "private key"},
 		{"empty", "# nothing\n", "no SSH public key"},
-		{"second", testKey + "\nssh-ed25519 notbase64!\n", "line 2"},
+		{"second", testKey + "\nssh-ed25519 secretword!\n", "line 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := installer.ReadSSHKeys(write(tc.name, tc.data))
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Fatalf("ReadSSHKeys = %v, want an error with %q", err, tc.err)
 			}
-			if strings.Contains(err.Error(), "AAAA") || strings.Contains(err.Error(), "b3Blbn") {
+			if strings.Contains(err.Error(), "secretword") || strings.Contains(err.Error(), "b3Blbn") {
 				t.Errorf("the error prints the key file's content: %v", err)
 			}
 		})
