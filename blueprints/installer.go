@@ -62,54 +62,50 @@ func CommitRef(distroName, imageType string, arch releases.Arch) (string, error)
 	return it.OSTreeRef(), nil
 }
 
-// Supports reports whether osbuild's image type takes the customizations
-// c (every non-zero part of them), by osbuild's own check.
+// Supports reports whether osbuild's image type takes every non-zero part
+// of the customizations c.
 func Supports(it distro.ImageType, c *blueprint.Customizations) bool {
-	return distro.ValidateConfig(it, blueprint.Blueprint{Customizations: c}) == nil
+	return len(Dropped(it, &blueprint.Blueprint{Customizations: c})) == 0
 }
 
 // Dropped lists the parts of bp that osbuild would leave out of an image
 // of type it (osbuild only warns about them): packages, containers,
-// customizations.files, customizations.firewall... It asks osbuild's own
-// validation about each part alone.
+// customizations.files, customizations.firewall... by the image type's
+// own list of the blueprint options it supports.
 func Dropped(it distro.ImageType, bp *blueprint.Blueprint) []string {
+	supported := it.SupportedBlueprintOptions()
+	takes := func(key string) bool {
+		return slices.ContainsFunc(supported, func(o string) bool { return o == key || strings.HasPrefix(o, key+".") })
+	}
 	var out []string
 	v := reflect.ValueOf(*bp)
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() || v.Field(i).IsZero() || (v.Field(i).Kind() == reflect.Slice && v.Field(i).Len() == 0) {
+		if !f.IsExported() || empty(v.Field(i)) {
 			continue
 		}
-		if f.Name == "Customizations" {
-			out = append(out, droppedCustomizations(it, bp.Customizations)...)
+		key := tomlName(f)
+		switch {
+		case key == "name" || key == "description" || key == "version" || key == "distro":
 			continue
-		}
-		one := reflect.New(t).Elem()
-		one.Field(i).Set(v.Field(i))
-		if distro.ValidateConfig(it, one.Interface().(blueprint.Blueprint)) != nil {
-			out = append(out, tomlName(f))
+		case f.Name == "Customizations":
+			c := reflect.ValueOf(*bp.Customizations)
+			for j := 0; j < c.NumField(); j++ {
+				cf := c.Type().Field(j)
+				if cf.IsExported() && !empty(c.Field(j)) && !takes("customizations."+tomlName(cf)) {
+					out = append(out, "customizations."+tomlName(cf))
+				}
+			}
+		case !takes(key):
+			out = append(out, key)
 		}
 	}
 	return out
 }
 
-func droppedCustomizations(it distro.ImageType, c *blueprint.Customizations) []string {
-	var out []string
-	v := reflect.ValueOf(*c)
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() || v.Field(i).IsZero() || (v.Field(i).Kind() == reflect.Slice && v.Field(i).Len() == 0) {
-			continue
-		}
-		one := reflect.New(t)
-		one.Elem().Field(i).Set(v.Field(i))
-		if !Supports(it, one.Interface().(*blueprint.Customizations)) {
-			out = append(out, "customizations."+tomlName(f))
-		}
-	}
-	return out
+func empty(v reflect.Value) bool {
+	return v.IsZero() || (v.Kind() == reflect.Slice && v.Len() == 0)
 }
 
 func tomlName(f reflect.StructField) string {

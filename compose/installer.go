@@ -37,6 +37,9 @@ type InstallerOptions struct {
 	BIB         bool
 	User        *installer.User
 	Filesystems []installer.Filesystem
+	// InstallationDevice is the disk edge-simplified-installer installs
+	// to (customizations.installation_device).
+	InstallationDevice string
 }
 
 // InstallerInputs are device inputs of the installer flags that the plan
@@ -170,18 +173,22 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 		}
 		mainType, installerType = blueprints.DefaultImageType, imageType
 	}
+	if opts.InstallationDevice != "" && installerType == "" {
+		return nil, nil, nil, fmt.Errorf("--installation-device is the disk of edge-simplified-installer: add --image-type edge-simplified-installer")
+	}
 	if opts.OSTree != nil && installerType == "" && !opts.Kickstart {
 		return nil, nil, nil, fmt.Errorf("--ostree-url is the commit an installer pulls: add --kickstart, or an --image-type that installs a commit (edge-installer, edge-simplified-installer, edge-raw-image...)")
 	}
 	userC := installer.Customizations(installer.BIBOptions{User: opts.User})
 	fsC := installer.Customizations(installer.BIBOptions{Filesystems: opts.Filesystems})
 	usedUser, usedFS := opts.Kickstart || opts.BIB, opts.Kickstart || opts.BIB
+	userInMain := false
 
 	main := blueprints.FromPlan(p)
 	if mainIT, err := blueprints.ImageType(distro, mainType, arch); err == nil && !opts.Kickstart {
 		if opts.User != nil && blueprints.Supports(mainIT, userC) {
 			blueprints.AddCustomizations(main, userC)
-			usedUser = true
+			usedUser, userInMain = true, true
 		}
 		if len(opts.Filesystems) > 0 && blueprints.Supports(mainIT, fsC) {
 			blueprints.AddCustomizations(main, fsC)
@@ -199,14 +206,10 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 		it, _ := blueprints.ImageType(distro, installerType, arch)
 		c := &blueprint.Customizations{}
 		ksC := installer.Customizations(installer.BIBOptions{Kickstart: body})
-		switch {
-		case len(body) > 0 && blueprints.Supports(it, ksC):
+		if len(body) > 0 && blueprints.Supports(it, ksC) {
 			c.Installer = ksC.Installer
-		case opts.Kickstart:
-			// The kickstart is written on its own; this installer type
-			// takes none.
-		default:
-			if opts.User != nil && blueprints.Supports(it, userC) {
+		} else {
+			if opts.User != nil && !userInMain && blueprints.Supports(it, userC) {
 				c.User = userC.User
 				usedUser = true
 			}
@@ -214,6 +217,14 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 				c.Filesystem = fsC.Filesystem
 				usedFS = true
 			}
+		}
+		if opts.InstallationDevice != "" {
+			c.InstallationDevice = opts.InstallationDevice
+			if !blueprints.Supports(it, &blueprint.Customizations{InstallationDevice: opts.InstallationDevice}) {
+				return nil, nil, warnings, fmt.Errorf("--installation-device: osbuild's %s installs to no device of its choosing; it is for edge-simplified-installer", installerType)
+			}
+		} else if slices.Contains(it.RequiredBlueprintOptions(), "customizations.installation_device") {
+			return nil, nil, warnings, fmt.Errorf("--image-type %s installs to a disk without asking: pass --installation-device DEVICE (e.g. /dev/vda)", installerType)
 		}
 		ibp := blueprints.InstallerBlueprint(p, c)
 		w, err := blueprints.ValidateImage(ibp, distro, installerType, arch, opts.OSTree)

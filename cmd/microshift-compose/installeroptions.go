@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/installer"
+	"github.com/microshift-compose/microshift-compose/internal/safetext"
 )
 
 // installerOptions are how the composition is installed on a device: the
@@ -27,6 +29,7 @@ type installerOptions struct {
 	Filesystems []string
 	Ports       []string
 	CATrust     []string
+	Device      string
 }
 
 func (o *installerOptions) addFlags(cmd *cobra.Command) {
@@ -40,6 +43,7 @@ func (o *installerOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.SSHKey, "ssh-key", "", "SSH public key file (authorized_keys lines) of --user")
 	f.StringArrayVar(&o.Filesystems, "filesystem", nil, "MOUNT=SIZE, repeatable: minimum size of a filesystem (/=20GiB sizes the root volume of the kickstart, default 10GiB; other mount points get a logical volume of their own)")
 	f.StringArrayVar(&o.Ports, "firewall-port", nil, "PORT/PROTO or FROM-TO/PROTO (tcp, udp) the device's firewall opens, repeatable (blueprint, Containerfile, kickstart)")
+	f.StringVar(&o.Device, "installation-device", "", "disk edge-simplified-installer installs to (e.g. /dev/vda; customizations.installation_device of installer.toml)")
 	f.StringArrayVar(&o.CATrust, "ca-trust", nil, "PEM CA certificate file the device trusts system-wide, repeatable: placed in "+installer.CATrustDir+"/ (update-ca-trust runs in the kickstart and the Containerfile)")
 }
 
@@ -73,6 +77,11 @@ func (o *installerOptions) Validate(bootc bool) error {
 			return usageError{fmt.Errorf("--bootc-image: %q is not an image reference: %v", o.BootcImage, err)}
 		}
 	}
+	if o.Device != "" {
+		if err := safetext.DevicePath(o.Device); err != nil || !strings.HasPrefix(o.Device, "/dev/") {
+			return usageError{fmt.Errorf("--installation-device %q is not a device path such as /dev/vda", o.Device)}
+		}
+	}
 	if o.BIB && !bootc {
 		return usageError{fmt.Errorf("--bib writes the bootc-image-builder config of the bootc image: add --bootc")}
 	}
@@ -92,7 +101,7 @@ func (o *installerOptions) Validate(bootc bool) error {
 // options reads the key file and returns the installer options of
 // compose.Build.
 func (o *installerOptions) options() (compose.InstallerOptions, error) {
-	out := compose.InstallerOptions{Kickstart: o.Kickstart, BIB: o.BIB, BootcImage: o.BootcImage}
+	out := compose.InstallerOptions{Kickstart: o.Kickstart, BIB: o.BIB, BootcImage: o.BootcImage, InstallationDevice: o.Device}
 	if o.OSTreeURL != "" {
 		out.OSTree = &blueprints.OSTreeOptions{URL: o.OSTreeURL, Ref: o.OSTreeRef}
 	}
