@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
-	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/installer"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -155,7 +155,7 @@ func TestKickstartErrors(t *testing.T) {
 func checkSections(t testing.TB, ks []byte) {
 	t.Helper()
 	allowed := map[string]bool{
-		"%pre-install --erroronfail": true,
+		"%pre-install --erroronfail":                                   true,
 		"%post --log=/var/log/anaconda/post-install.log --erroronfail": true,
 		"%end": true,
 	}
