@@ -22,6 +22,8 @@ check /usr/bin/time time
 check setsid util-linux
 # The generated greenboot checks are read by bash -n and shellcheck.
 check shellcheck shellcheck
+# pykickstart's ksvalidator (../shared/tools) checks the generated kickstarts.
+check python3 python3
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -64,6 +64,18 @@ keyPath entries). Either way /etc/containers/registries.d/50-microshift-compose.
 turns on sigstore attachments for the plan's repositories and the --mirror-registry,
 so CRI-O, podman and bootc check what 'mirror --verify-key' checked.
 
+Installing devices: --kickstart writes microshift.ks, an Anaconda kickstart installing
+the ostree commit (--ostree-url, --ostree-ref) or a bootc image (--bootc-image): one LVM
+volume group (--lvmd's default device class, else rhel) with the root volume sized by
+--filesystem /=SIZE (default 10GiB) and the rest free for LVMS, the --user with its
+--ssh-key, the firewall, and in %post the pull secret (0600), the mirror's drop-in and
+CA, and --ca-trust anchors. An --image-type that installs an ostree commit
+(edge-installer, edge-simplified-installer, edge-raw-image, edge-ami, edge-vsphere)
+needs --ostree-url and writes installer.toml beside the commit's blueprint.toml. --bib
+(with --bootc) writes config.toml for bootc-image-builder. --firewall-port and
+--ca-trust reach the blueprint and the Containerfile too. A blueprint part the image
+type would drop is refused by name.
+
 Components with a manifests/ kustomization are rendered in process (no kustomize
 binary); components with a plugin run it first (docs/plugins.md). Every container
 image a rendered manifest names must be one of the plan's images.
@@ -88,7 +100,10 @@ next build, and a mirrored images/ layout in one is recovered.`,
   microshift-compose build --profile full --arch x86_64 --bootc --output out/
   microshift-compose build --profile full --pull-secret pull-secret.json --mirror-registry mirror.example.com:5000/microshift --mirror-ca ca.crt --output out/
   microshift-compose build --profile full --bootc --bootc-images pull --pull-secret pull-secret.json --output out/
-  microshift-compose build --profile full --verify-key redhat-release-key3.pub --mirror-registry mirror.example.com:5000/microshift --output out/`,
+  microshift-compose build --profile full --verify-key redhat-release-key3.pub --mirror-registry mirror.example.com:5000/microshift --output out/
+  microshift-compose build --profile full --kickstart --ostree-url http://edge.example.com/repo --user admin --ssh-key admin.pub --filesystem /=20GiB --pull-secret pull-secret.json --output out/
+  microshift-compose build --profile full --image-type edge-installer --ostree-url http://edge.example.com/repo --kickstart --output out/
+  microshift-compose build --profile full --bootc --bib --kickstart --bootc-image quay.io/example/microshift:4.19 --user admin --ssh-key admin.pub --output out/`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Every flag is checked, whether or not it is used: --jobs -1
