@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/installer"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 )
 
@@ -138,6 +140,10 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 		for _, c := range copies(files, outputPath) {
 			w("%s\n", copyInstruction(c.mode, c.src, c.dst))
 		}
+	}
+	if slices.ContainsFunc(files, func(f plan.File) bool { return strings.HasPrefix(f.Path, installer.CATrustDir+"/") }) {
+		w("\n# Trust the CA certificates added to %s.\n", installer.CATrustDir)
+		w("RUN update-ca-trust extract\n")
 	}
 	if secret != nil {
 		w("\n# The pull secret CRI-O reads, from the build secret.\n")

@@ -9,10 +9,8 @@ import (
 	"github.com/osbuild/blueprint/pkg/blueprint"
 	"github.com/osbuild/images/pkg/distro"
 	"github.com/osbuild/images/pkg/distrofactory"
-	"github.com/osbuild/images/pkg/ostree"
 
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
-	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -130,20 +128,8 @@ func ImageTypes(distroName string, arch releases.Arch) []string {
 // packages or containers (that needs the network), which runs osbuild's
 // blueprint checks for the image type: allowed customizations, paths that
 // custom files may not use (/usr on ostree images), and so on. It returns
-// osbuild's warnings.
+// osbuild's warnings. Parts of bp the image type would drop are refused
+// (ValidateImage).
 func Validate(bp *blueprint.Blueprint, distroName, imageType string, arch releases.Arch) ([]string, error) {
-	it, err := ImageType(distroName, imageType, arch)
-	if err != nil {
-		return nil, err
-	}
-	opts := distro.ImageOptions{}
-	if it.OSTreeRef() != "" {
-		opts.OSTree = &ostree.ImageOptions{}
-	}
-	seed := int64(0)
-	_, warnings, err := it.Manifest(bp, opts, nil, &seed)
-	if err != nil {
-		return warnings, fmt.Errorf("osbuild rejects blueprint %s for %s %s/%s: %s", bp.Name, distroName, imageType, arch, text.OneLine(err.Error()))
-	}
-	return warnings, nil
+	return ValidateImage(bp, distroName, imageType, arch, nil)
 }

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/compose/sbom"
+	"github.com/microshift-compose/microshift-compose/installer"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -46,6 +48,9 @@ type BuildOptions struct {
 	// SBOM sets the SPDX document's creation time and the tool version it
 	// names; the zero value records the Unix epoch and no version.
 	SBOM sbom.Options
+	// Installer adds the installer outputs (microshift.ks, config.toml,
+	// installer.toml) and the user and filesystem customizations.
+	Installer InstallerOptions
 }
 
 // OutputFile is one file of the output directory.
@@ -107,6 +112,18 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	}
 	var bpData []byte
 	var warnings []string
+	ib := &installerBuild{}
+	var ko installer.KickstartOptions
+	var body []byte // the kickstart without its payload, for installer images
+	if opts.Installer.Kickstart {
+		var err error
+		if ko, ib.warnings, err = kickstartOptions(p, opts.Installer); err != nil {
+			return nil, err
+		}
+		if body, err = installer.Kickstart(p, ko); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case imageType == "" && opts.Bootc:
 		// MicroShift on the distro is image mode only: the Containerfile
@@ -115,23 +132,38 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 		cp := *p
 		cp.Notes = append(slices.Clone(p.Notes), fmt.Sprintf("%s not written: %s has no rpm-ostree image types, so MicroShift on it is image mode (bootc) only and the Containerfile is the composition; --image-type writes a blueprint for one of its package-based image types", BlueprintFile, distro))
 		p = &cp
+		if err := checkBootcOnlyInstaller(opts.Installer); err != nil {
+			return nil, err
+		}
 	case imageType == "":
 		return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
 			distro, distro, strings.Join(blueprints.ImageTypes(distro, arch), ", "))
 	default:
-		bp := blueprints.FromPlan(p)
+		var bib *installerBuild
 		var err error
-		if warnings, err = blueprints.Validate(bp, distro, imageType, arch); err != nil {
+		if bpData, bib, warnings, err = buildBlueprints(p, distro, imageType, arch, opts.Installer, body); err != nil {
 			if p.Target.BootcOnly() && !slices.Contains(blueprints.ImageTypes(distro, arch), imageType) {
 				return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types such as %s; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
 					distro, imageType, distro, strings.Join(blueprints.ImageTypes(distro, arch), ", "))
 			}
 			return nil, err
 		}
-		if bpData, err = blueprints.Encode(bp); err != nil {
-			return nil, err
-		}
 		bpData = markTagOnly(bpData, p)
+		ib.files, ib.notes = bib.files, bib.notes
+		for i := range ib.files {
+			ib.files[i].Private = len(body) > 0 && hasSecret(p)
+		}
+	}
+	instFiles, err := installerOutputs(p, distro, arch, opts.Installer, ko, body)
+	if err != nil {
+		return nil, err
+	}
+	ib.files = append(ib.files, instFiles...)
+	if len(ib.notes)+len(ib.warnings) > 0 {
+		cp := *p
+		cp.Notes = append(slices.Clone(p.Notes), ib.notes...)
+		cp.Warnings = append(slices.Clone(p.Warnings), ib.warnings...)
+		p = &cp
 	}
 	lock, err := EncodeLock(p)
 	if err != nil {
@@ -162,6 +194,7 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 		}
 		out.Files = append(out.Files, OutputFile{Path: ch.File, Data: ch.Data})
 	}
+	out.Files = append(out.Files, ib.files...)
 	if opts.Bootc {
 		out.Files = append(out.Files, OutputFile{Path: Containerfile, Data: blueprints.Containerfile(p, ImagesFile, OutputPath, blueprints.BootcOptions{Images: opts.BootcImages})})
 	}
@@ -172,9 +205,24 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 // (the target's image type, no Containerfile) add nothing, so that a
 // resolve and a build of the same selection share their ID.
 type idBuild struct {
-	ImageType   string `json:"image_type,omitempty"`
-	Bootc       bool   `json:"bootc,omitempty"`
-	BootcImages string `json:"bootc_images,omitempty"`
+	ImageType   string       `json:"image_type,omitempty"`
+	Bootc       bool         `json:"bootc,omitempty"`
+	BootcImages string       `json:"bootc_images,omitempty"`
+	Installer   *idInstaller `json:"installer,omitempty"`
+}
+
+// idInstaller is what of InstallerOptions the composition ID covers: every
+// option that changes an installer output. The user's public keys count
+// by content, not by the file they were read from.
+type idInstaller struct {
+	Kickstart          bool                      `json:"kickstart,omitempty"`
+	BIB                bool                      `json:"bib,omitempty"`
+	BootcImage         string                    `json:"bootc_image,omitempty"`
+	OSTree             *blueprints.OSTreeOptions `json:"ostree,omitempty"`
+	User               string                    `json:"user,omitempty"`
+	SSHKeys            []string                  `json:"ssh_keys,omitempty"`
+	Filesystems        []installer.Filesystem    `json:"filesystems,omitempty"`
+	InstallationDevice string                    `json:"installation_device,omitempty"`
 }
 
 func buildInputs(opts BuildOptions, imageType, defaultType string) *idBuild {
@@ -189,10 +237,25 @@ func buildInputs(opts BuildOptions, imageType, defaultType string) *idBuild {
 			b.BootcImages = blueprints.BootcImagesMirror
 		}
 	}
+	if in := installerInputs(opts.Installer); in != nil {
+		b.Installer = in
+	}
 	if b == (idBuild{}) {
 		return nil
 	}
 	return &b
+}
+
+func installerInputs(o InstallerOptions) *idInstaller {
+	in := idInstaller{Kickstart: o.Kickstart, BIB: o.BIB, BootcImage: o.BootcImage, OSTree: o.OSTree, Filesystems: o.Filesystems, InstallationDevice: o.InstallationDevice}
+	if o.User != nil {
+		in.User = o.User.Name
+		in.SSHKeys = o.User.Keys
+	}
+	if reflect.ValueOf(in).IsZero() {
+		return nil
+	}
+	return &in
 }
 
 // TagOnlyMark follows, as a TOML comment, the [[containers]] source of an

@@ -92,7 +92,7 @@ func AddDeviceRegistry(p *plan.Plan, d DeviceRegistry) ([]string, error) {
 		return nil, errors.New("--mirror-ca and --mirror-insecure configure the mirror registry: add --mirror-registry")
 	}
 	if d.MirrorCA != "" {
-		data, err := readCA(d.MirrorCA)
+		data, err := readCA("--mirror-ca", d.MirrorCA)
 		if err != nil {
 			return nil, err
 		}
@@ -442,10 +442,10 @@ func ResolveThroughRegistriesConf(confPath, confDir string, refs []string) (map[
 // readCA reads a PEM file of CA certificates: only certificates, at least
 // one, each one that parses. A private key in it is refused: it would end
 // up on every device.
-func readCA(path string) ([]byte, error) {
+func readCA(flag, path string) ([]byte, error) {
 	data, err := inputfile.Read("CA certificate", path, 1<<20)
 	if err != nil {
-		return nil, fmt.Errorf("--mirror-ca: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	rest, n := data, 0
 	for {
@@ -456,17 +456,17 @@ func readCA(path string) ([]byte, error) {
 		}
 		if block.Type != "CERTIFICATE" {
 			if strings.Contains(block.Type, "PRIVATE KEY") {
-				return nil, fmt.Errorf("--mirror-ca %s: it holds a private key, which must not go to the device; give the CA certificate only", path)
+				return nil, fmt.Errorf("%s %s: it holds a private key, which must not go to the device; give the CA certificate only", flag, path)
 			}
-			return nil, fmt.Errorf("--mirror-ca %s: a %q PEM block; want CERTIFICATE blocks only", path, block.Type)
+			return nil, fmt.Errorf("%s %s: a %q PEM block; want CERTIFICATE blocks only", flag, path, block.Type)
 		}
 		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
-			return nil, fmt.Errorf("--mirror-ca %s: certificate %d: %v", path, n+1, err)
+			return nil, fmt.Errorf("%s %s: certificate %d: %v", flag, path, n+1, err)
 		}
 		n++
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("--mirror-ca %s: no PEM certificate in it", path)
+		return nil, fmt.Errorf("%s %s: no PEM certificate in it", flag, path)
 	}
 	return data, nil
 }

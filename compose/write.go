@@ -167,11 +167,15 @@ var topLevel = map[string]bool{
 	LockFile:      false,
 	SBOMFile:      false,
 	Containerfile: false,
-	ConfigDir:     true,
-	ManifestsDir:  true,
-	FilesDir:      true,
-	ImagesDir:     true,
-	ChartsDir:     true,
+	// Installer outputs.
+	KickstartFile:          false,
+	BIBConfigFile:          false,
+	InstallerBlueprintFile: false,
+	ConfigDir:              true,
+	ManifestsDir:           true,
+	FilesDir:               true,
+	ImagesDir:              true,
+	ChartsDir:              true,
 }
 
 // checkTarget decides whether target may be replaced: it does not exist,

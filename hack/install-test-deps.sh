@@ -25,6 +25,8 @@ check setsid util-linux
 check rpm rpm
 # The generated greenboot checks are read by bash -n and shellcheck.
 check shellcheck shellcheck
+# pykickstart's ksvalidator (../shared/tools) checks the generated kickstarts.
+check python3 python3
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -25,6 +25,7 @@ func newBuildCmd() *cobra.Command {
 		ver    versionOptions
 		trust  trustOptions
 		format formatOptions
+		inst   installerOptions
 		outDir string
 		force  bool
 	)
@@ -70,6 +71,18 @@ keyPath entries). Either way /etc/containers/registries.d/50-microshift-compose.
 turns on sigstore attachments for the plan's repositories and the --mirror-registry,
 so CRI-O, podman and bootc check what 'mirror --verify-key' checked.
 
+Installing devices: --kickstart writes microshift.ks, an Anaconda kickstart installing
+the ostree commit (--ostree-url, --ostree-ref) or a bootc image (--bootc-image): one LVM
+volume group (--lvmd's default device class, else rhel) with the root volume sized by
+--filesystem /=SIZE (default 10GiB) and the rest free for LVMS, the --user with its
+--ssh-key, the firewall, and in %post the pull secret (0600), the mirror's drop-in and
+CA, and --ca-trust anchors. An --image-type that installs an ostree commit
+(edge-installer, edge-simplified-installer, edge-raw-image, edge-ami, edge-vsphere)
+needs --ostree-url and writes installer.toml beside the commit's blueprint.toml. --bib
+(with --bootc) writes config.toml for bootc-image-builder. --firewall-port and
+--ca-trust reach the blueprint and the Containerfile too. A blueprint part the image
+type would drop is refused by name.
+
 Components with a manifests/ kustomization are rendered in process (no kustomize
 binary); components with a plugin run it first (docs/plugins.md). Every container
 image a rendered manifest names must be one of the plan's images.
@@ -108,7 +121,10 @@ next build, and a mirrored images/ layout in one is recovered.`,
   microshift-compose build --profile full --arch x86_64 --bootc --output out/
   microshift-compose build --profile full --pull-secret pull-secret.json --mirror-registry mirror.example.com:5000/microshift --mirror-ca ca.crt --output out/
   microshift-compose build --profile full --bootc --bootc-images pull --pull-secret pull-secret.json --output out/
-  microshift-compose build --profile full --verify-key redhat-release-key3.pub --mirror-registry mirror.example.com:5000/microshift --output out/`,
+  microshift-compose build --profile full --verify-key redhat-release-key3.pub --mirror-registry mirror.example.com:5000/microshift --output out/
+  microshift-compose build --profile full --kickstart --ostree-url http://edge.example.com/repo --user admin --ssh-key admin.pub --filesystem /=20GiB --pull-secret pull-secret.json --output out/
+  microshift-compose build --profile full --image-type edge-installer --ostree-url http://edge.example.com/repo --kickstart --output out/
+  microshift-compose build --profile full --bootc --bib --kickstart --bootc-image quay.io/example/microshift:4.19 --user admin --ssh-key admin.pub --output out/`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Every flag is checked, whether or not it is used: --jobs -1
@@ -124,6 +140,15 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if err := checkBuildOutput(outDir); err != nil {
 				return err
 			}
+			if err := inst.Validate(steps.boot.Enabled); err != nil {
+				return err
+			}
+			instOpts, err := inst.options()
+			if err != nil {
+				return err
+			}
+			steps.installer = &instOpts
+			steps.installerInputs = inst.apply
 			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, steps.request)
 			if err != nil {
 				return err
@@ -162,6 +187,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 	ver.addFlags(cmd)
 	trust.addBuildFlags(cmd)
 	format.addFormatFlag(cmd, "summary format on stdout: text (one line) or json (the composition ID, every file written with its sha256, counts)")
+	inst.addFlags(cmd)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build and nothing else); {id}, {profile}, {arch} and {release} expand, e.g. 'out/{id}'")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --output even when it holds files a build does not write (a mirrored images/ layout is still kept)")
 	cmd.Flags().BoolVar(&steps.sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")
@@ -197,6 +223,10 @@ type buildSteps struct {
 	sizes bool
 	// sbom is set by Validate from SOURCE_DATE_EPOCH and the tool version.
 	sbom sbom.Options
+	// installer and installerInputs are build's installer options (nil in
+	// matrix, whose cells write no installer inputs).
+	installer       *compose.InstallerOptions
+	installerInputs func(*plan.Plan) error
 }
 
 func (b *buildSteps) addFlags(cmd *cobra.Command) {
@@ -236,6 +266,11 @@ func (b *buildSteps) build(ctx context.Context, stderr io.Writer, p *plan.Plan) 
 	if err := b.trust.applyDevice(p, b.dev.Mirror, b.boot.Enabled); err != nil {
 		return nil, err
 	}
+	if b.installerInputs != nil {
+		if err := b.installerInputs(p); err != nil {
+			return nil, err
+		}
+	}
 	if b.sizes {
 		rc, err := b.reg.client()
 		if err != nil {
@@ -250,7 +285,11 @@ func (b *buildSteps) build(ctx context.Context, stderr io.Writer, p *plan.Plan) 
 			return nil, err
 		}
 	}
-	out, err := compose.Build(ctx, p, compose.BuildOptions{ImageType: b.bp.ImageType, Bootc: b.boot.Enabled, BootcImages: b.boot.Images, SBOM: b.sbom})
+	opts := compose.BuildOptions{ImageType: b.bp.ImageType, Bootc: b.boot.Enabled, BootcImages: b.boot.Images, SBOM: b.sbom}
+	if b.installer != nil {
+		opts.Installer = *b.installer
+	}
+	out, err := compose.Build(ctx, p, opts)
 	if err != nil {
 		return nil, err
 	}

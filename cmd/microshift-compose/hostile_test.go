@@ -78,6 +78,10 @@ func userFileCases() []hostileCase {
 		{"--mirror-ca", func(h *hostileEnv, p string) []string {
 			return build(h, "--mirror-registry", "mirror.example.com/edge", "--mirror-ca", p)
 		}, "CA certificate", 1 << 20, dirWant},
+		{"--ssh-key", func(h *hostileEnv, p string) []string {
+			return build(h, "--kickstart", "--ostree-url", "http://edge.example.com/repo", "--user", "admin", "--ssh-key", p)
+		}, "SSH key file", 1 << 20, dirWant},
+		{"--ca-trust", func(h *hostileEnv, p string) []string { return build(h, "--ca-trust", p) }, "CA certificate", 1 << 20, dirWant},
 		{"--policy", func(h *hostileEnv, p string) []string { return build(h, "--policy", p) }, "policy", 1 << 20, dirWant},
 		{"--verify-key", func(h *hostileEnv, p string) []string { return build(h, "--verify-key", p) }, "key", 64 << 10, dirWant},
 		{"mirror --verify-key", func(h *hostileEnv, p string) []string {

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
+)
+
+const testSSHKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGb8dV7c1JHoBOC6kKQsdwITvRoX0uF9mPcQVkIDTmcv admin@example.com\n"
+
+// build --kickstart with every installer option, for the ostree commit and
+// the bootc image: microshift.ks passes pykickstart's validator, is 0600
+// (it holds the pull secret), and the secret is nowhere else but the
+// blueprint; the CA, port and user reach the blueprint, the Containerfile,
+// the kickstart and config.toml.
+func TestBuildKickstart(t *testing.T) {
+	ksvalidator := testutil.Shared(t, "tools", "ksvalidator")
+	dir := t.TempDir()
+	key := filepath.Join(dir, "admin.pub")
+	secretFile := filepath.Join(dir, "pull-secret.json")
+	ca := filepath.Join(dir, "corp-ca.pem")
+	secret := `{"auths":{"quay.io":{"auth":"c2VjcmV0dXNlcjpzM2NyM3Q="},"registry.redhat.io":{"auth":"c2VjcmV0dXNlcjpzM2NyM3Q="}}}`
+	for f, data := range map[string][]byte{key: []byte(testSSHKey), secretFile: []byte(secret), ca: testutil.NewCA(t).PEM} {
+		if err := os.WriteFile(f, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	common := []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.19", "--kickstart",
+		"--user", "admin", "--ssh-key", key, "--filesystem", "/=20GiB", "--filesystem", "/var/lib/data=5GiB",
+		"--firewall-port", "8443/tcp", "--ca-trust", ca, "--pull-secret", secretFile}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"ostree", []string{"--ostree-url", "http://edge.example.com/repo"}, []string{"ostreesetup --osname=rhel --remote=edge --url=http://edge.example.com/repo --ref=rhel/9/x86_64/edge --nogpg"}},
+		{"bootc", []string{"--bootc", "--bib", "--bootc-image", "mirror.example.com/microshift:4.19"}, []string{"ostreecontainer --url=mirror.example.com/microshift:4.19 --transport=registry"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			stdout, stderr, code := runCLI(t, append(append(append([]string{}, common...), tc.args...), "--output", out)...)
+			if code != 0 {
+				t.Fatalf("build = %d: %s", code, stderr)
+			}
+			if strings.Contains(stdout+stderr, "c2VjcmV0") {
+				t.Error("the pull secret is printed")
+			}
+			ksFile := filepath.Join(out, "microshift.ks")
+			st, err := os.Stat(ksFile)
+			if err != nil || st.Mode().Perm() != 0o600 {
+				t.Fatalf("microshift.ks: %v, mode %v; want 0600", err, st)
+			}
+			ks, _ := os.ReadFile(ksFile)
+			for _, w := range append(tc.want, "user --name=admin --groups=wheel", "logvol / --vgname=rhel --fstype=xfs --size=20480 --name=root", "8443:tcp", "update-ca-trust extract", "> /etc/crio/openshift-pull-secret <<", "chmod 0600 /etc/crio/openshift-pull-secret") {
+				if !strings.Contains(string(ks), w) {
+					t.Errorf("microshift.ks lacks %q", w)
+				}
+			}
+			if res, err := exec.Command(ksvalidator, "-v", "RHEL9", ksFile).CombinedOutput(); err != nil {
+				t.Fatalf("ksvalidator -v RHEL9: %v\n%s", err, res)
+			}
+			snap := snapshot(t, out)
+			for name, data := range snap {
+				if strings.Contains(data, "c2VjcmV0") && name != "microshift.ks" && name != "blueprint.toml" && name != "config.toml" {
+					t.Errorf("%s holds the pull secret", name)
+				}
+			}
+			if !strings.Contains(snap["compose.lock.json"], "/etc/pki/ca-trust/source/anchors/microshift-compose-corp-ca.pem") || !strings.Contains(snap["compose.lock.json"], `"8443:tcp"`) {
+				t.Error("the lock does not record the CA trust file and the port")
+			}
+			if tc.name == "bootc" {
+				if !strings.Contains(snap["Containerfile"], "RUN update-ca-trust extract") || !strings.Contains(snap["Containerfile"], "--add-port=8443/tcp") {
+					t.Errorf("the Containerfile does not trust the CA or open the port:\n%s", snap["Containerfile"])
+				}
+				if !strings.Contains(snap["config.toml"], "[customizations.installer.kickstart]") {
+					t.Errorf("config.toml holds no kickstart:\n%s", snap["config.toml"])
+				}
+			} else if !strings.Contains(snap["blueprint.toml"], `"8443:tcp"`) {
+				t.Errorf("blueprint.toml lacks the port")
+			}
+		})
+	}
+}

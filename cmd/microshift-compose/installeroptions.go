@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/installer"
+	"github.com/microshift-compose/microshift-compose/internal/safetext"
+)
+
+// installerOptions are how the composition is installed on a device: the
+// installer outputs (--kickstart, --bib), the payload they install
+// (--ostree-url/--ostree-ref, --bootc-image), and the device's user, disk,
+// firewall and CA trust.
+type installerOptions struct {
+	Kickstart   bool
+	BIB         bool
+	OSTreeURL   string
+	OSTreeRef   string
+	BootcImage  string
+	User        string
+	SSHKey      string
+	Filesystems []string
+	Ports       []string
+	CATrust     []string
+	Device      string
+}
+
+func (o *installerOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&o.Kickstart, "kickstart", false, "also write "+installer.KickstartFile+", an Anaconda kickstart installing the ostree commit (--ostree-url) or the bootc image (--bootc-image)")
+	f.BoolVar(&o.BIB, "bib", false, "also write "+installer.BIBConfigFile+" for bootc-image-builder (needs --bootc): the user and filesystem sizes for disk images, or with --kickstart the kickstart for --type anaconda-iso")
+	f.StringVar(&o.OSTreeURL, "ostree-url", "", "URL of the ostree repository serving the commit built from blueprint.toml: the payload of --kickstart and of an --image-type that installs a commit (edge-installer, edge-simplified-installer, edge-raw-image, edge-ami, edge-vsphere)")
+	f.StringVar(&o.OSTreeRef, "ostree-ref", "", "ref of that commit (default: osbuild's for the distro and arch, e.g. rhel/9/x86_64/edge)")
+	f.StringVar(&o.BootcImage, "bootc-image", "", "bootc image (registry/repository:tag or @digest) the kickstart installs with ostreecontainer and the device updates from")
+	f.StringVar(&o.User, "user", "", "user the device gets, in the wheel group, without a password: logs in with --ssh-key (blueprint, kickstart, bootc-image-builder config)")
+	f.StringVar(&o.SSHKey, "ssh-key", "", "SSH public key file (authorized_keys lines) of --user")
+	f.StringArrayVar(&o.Filesystems, "filesystem", nil, "MOUNT=SIZE, repeatable: minimum size of a filesystem (/=20GiB sizes the root volume of the kickstart, default 10GiB; other mount points get a logical volume of their own)")
+	f.StringArrayVar(&o.Ports, "firewall-port", nil, "PORT/PROTO or FROM-TO/PROTO (tcp, udp) the device's firewall opens, repeatable (blueprint, Containerfile, kickstart)")
+	f.StringVar(&o.Device, "installation-device", "", "disk edge-simplified-installer installs to (e.g. /dev/vda; customizations.installation_device of installer.toml)")
+	f.StringArrayVar(&o.CATrust, "ca-trust", nil, "PEM CA certificate file the device trusts system-wide, repeatable: placed in "+installer.CATrustDir+"/ (update-ca-trust runs in the kickstart and the Containerfile)")
+}
+
+// Validate checks the flags and their combinations; files are read by
+// options.
+func (o *installerOptions) Validate(bootc bool) error {
+	if (o.User == "") != (o.SSHKey == "") {
+		return usageError{fmt.Errorf("--user and --ssh-key go together: the user logs in with the key only")}
+	}
+	if o.User != "" {
+		if err := installer.CheckUserName(o.User); err != nil {
+			return usageError{err}
+		}
+	}
+	if o.OSTreeRef != "" && o.OSTreeURL == "" {
+		return usageError{fmt.Errorf("--ostree-ref names the commit at --ostree-url: add --ostree-url")}
+	}
+	if o.OSTreeURL != "" {
+		if err := blueprints.CheckOSTree(blueprints.OSTreeOptions{URL: o.OSTreeURL, Ref: o.OSTreeRef}); err != nil {
+			return usageError{err}
+		}
+	}
+	if o.BootcImage != "" {
+		if o.OSTreeURL != "" {
+			return usageError{fmt.Errorf("--bootc-image and --ostree-url are two payloads for the kickstart: choose one")}
+		}
+		if !o.Kickstart {
+			return usageError{fmt.Errorf("--bootc-image is what the kickstart installs: add --kickstart")}
+		}
+		if _, err := name.ParseReference(o.BootcImage, name.StrictValidation); err != nil {
+			return usageError{fmt.Errorf("--bootc-image: %q is not an image reference: %v", o.BootcImage, err)}
+		}
+	}
+	if o.Device != "" {
+		if err := safetext.DevicePath(o.Device); err != nil || !strings.HasPrefix(o.Device, "/dev/") {
+			return usageError{fmt.Errorf("--installation-device %q is not a device path such as /dev/vda", o.Device)}
+		}
+	}
+	if o.BIB && !bootc {
+		return usageError{fmt.Errorf("--bib writes the bootc-image-builder config of the bootc image: add --bootc")}
+	}
+	for _, s := range o.Filesystems {
+		if _, err := installer.ParseFilesystem(s); err != nil {
+			return usageError{err}
+		}
+	}
+	for _, s := range o.Ports {
+		if _, err := installer.ParseFirewallPort(s); err != nil {
+			return usageError{err}
+		}
+	}
+	return nil
+}
+
+// options reads the key file and returns the installer options of
+// compose.Build.
+func (o *installerOptions) options() (compose.InstallerOptions, error) {
+	out := compose.InstallerOptions{Kickstart: o.Kickstart, BIB: o.BIB, BootcImage: o.BootcImage, InstallationDevice: o.Device}
+	if o.OSTreeURL != "" {
+		out.OSTree = &blueprints.OSTreeOptions{URL: o.OSTreeURL, Ref: o.OSTreeRef}
+	}
+	if o.User != "" {
+		keys, err := installer.ReadSSHKeys(o.SSHKey)
+		if err != nil {
+			return out, err
+		}
+		out.User = &installer.User{Name: o.User, Keys: keys, KeyFile: o.SSHKey}
+	}
+	for _, s := range o.Filesystems {
+		fs, err := installer.ParseFilesystem(s)
+		if err != nil {
+			return out, err
+		}
+		out.Filesystems = append(out.Filesystems, fs)
+	}
+	if err := installer.CheckFilesystems(out.Filesystems); err != nil {
+		return out, usageError{err}
+	}
+	return out, nil
+}
+
+// apply adds the firewall ports and CA trust files to the plan.
+func (o *installerOptions) apply(p *plan.Plan) error {
+	var ports []string
+	for _, s := range o.Ports {
+		port, err := installer.ParseFirewallPort(s)
+		if err != nil {
+			return err
+		}
+		ports = append(ports, port)
+	}
+	return compose.AddInstallerInputs(p, compose.InstallerInputs{FirewallPorts: ports, CATrust: o.CATrust})
+}

@@ -1,0 +1,314 @@
+package compose
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/osbuild/blueprint/pkg/blueprint"
+
+	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/installer"
+	"github.com/microshift-compose/microshift-compose/releases"
+)
+
+// Installer outputs, written with BuildOptions.Installer.
+const (
+	KickstartFile          = installer.KickstartFile
+	BIBConfigFile          = installer.BIBConfigFile
+	InstallerBlueprintFile = blueprints.InstallerBlueprintFile
+)
+
+// InstallerOptions are the installer outputs build writes and what goes
+// into them. The plan's firewall and device files (AddInstallerInputs,
+// AddDeviceRegistry) reach them from the plan.
+type InstallerOptions struct {
+	// OSTree is where the commit built from blueprint.toml is served: the
+	// payload of the kickstart, and of an --image-type that installs a
+	// commit (which then gets installer.toml).
+	OSTree *blueprints.OSTreeOptions
+	// BootcImage is the bootc image the kickstart installs.
+	BootcImage string
+	// Kickstart writes microshift.ks.
+	Kickstart bool
+	// BIB writes the bootc-image-builder config.toml.
+	BIB         bool
+	User        *installer.User
+	Filesystems []installer.Filesystem
+	// InstallationDevice is the disk edge-simplified-installer installs
+	// to (customizations.installation_device).
+	InstallationDevice string
+}
+
+// InstallerInputs are device inputs of the installer flags that the plan
+// carries, so that the blueprint, the Containerfile, the kickstart and the
+// lock all have them.
+type InstallerInputs struct {
+	// FirewallPorts are PORT:PROTO entries (installer.ParseFirewallPort).
+	FirewallPorts []string
+	// CATrust are PEM CA certificate files, placed in
+	// /etc/pki/ca-trust/source/anchors/ (update-ca-trust runs in the
+	// kickstart's %post and the Containerfile).
+	CATrust []string
+}
+
+// AddInstallerInputs adds the firewall ports and CA trust files to the plan.
+func AddInstallerInputs(p *plan.Plan, in InstallerInputs) error {
+	if len(in.FirewallPorts) > 0 {
+		// The plan's ports keep their order; new ones follow in the
+		// order given.
+		ports := slices.Clone(p.Firewall.Ports)
+		for _, port := range in.FirewallPorts {
+			if !slices.Contains(ports, port) {
+				ports = append(ports, port)
+			}
+		}
+		p.Firewall.Ports = ports
+		// Ports the catalog opens are in the ID with the catalog; these
+		// join it here.
+		if err := p.SetInput("firewall_ports", in.FirewallPorts); err != nil {
+			return err
+		}
+	}
+	var files []plan.File
+	names := map[string]string{}
+	for _, file := range in.CATrust {
+		data, err := readCA("--ca-trust", file)
+		if err != nil {
+			return err
+		}
+		name := anchorName(file)
+		if prev, ok := names[name]; ok {
+			return fmt.Errorf("--ca-trust %s and %s would both be %s/%s: rename one", prev, file, installer.CATrustDir, name)
+		}
+		names[name] = file
+		files = append(files, plan.File{Path: installer.CATrustDir + "/" + name, Mode: "0644", Source: "--ca-trust " + file, Data: data})
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	return addFiles(p, files)
+}
+
+// anchorName is the device name of a CA file: its base name with the
+// characters update-ca-trust and the generators take, and .pem.
+func anchorName(file string) string {
+	base := file
+	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
+		base = base[i+1:]
+	}
+	base = strings.TrimSuffix(strings.TrimSuffix(base, ".pem"), ".crt")
+	var b strings.Builder
+	for _, r := range base {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	name := strings.TrimLeft(b.String(), ".")
+	if name == "" {
+		name = "ca"
+	}
+	return "microshift-compose-" + name + ".pem"
+}
+
+// installerFiles are the plan's device files the kickstart writes in %post:
+// registry access and trust, which the installer and a bootc image built
+// elsewhere need too.
+func installerFiles(p *plan.Plan) []plan.File {
+	var out []plan.File
+	for _, f := range p.Files {
+		if f.Secret || f.Path == MirrorConfPath || strings.HasPrefix(f.Path, certsDPath+"/") || strings.HasPrefix(f.Path, installer.CATrustDir+"/") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// volumeGroup is the volume group the kickstart creates: the one of
+// --lvmd's default device class, else installer.DefaultVolumeGroup, which
+// MicroShift picks as the host's only group. Groups of other device
+// classes need disks of their own: a warning says so.
+func volumeGroup(p *plan.Plan) (string, []string, error) {
+	for _, f := range p.Files {
+		if f.Path != lvmdconfig.DevicePath {
+			continue
+		}
+		c, err := lvmdconfig.Parse(f.Source, f.Data)
+		if err != nil {
+			return "", nil, err
+		}
+		vg := c.Default().VolumeGroup
+		if vg == "" {
+			vg = installer.DefaultVolumeGroup
+		}
+		var others []string
+		for _, dc := range c.DeviceClasses {
+			if dc.VolumeGroup != vg && !slices.Contains(others, dc.VolumeGroup) {
+				others = append(others, dc.VolumeGroup)
+			}
+		}
+		if len(others) > 0 {
+			return vg, []string{fmt.Sprintf("%s creates volume group %s only; the volume groups %s of other --lvmd device classes need disks of their own, set up before MicroShift starts", KickstartFile, vg, strings.Join(others, ", "))}, nil
+		}
+		return vg, nil, nil
+	}
+	return installer.DefaultVolumeGroup, nil, nil
+}
+
+// installerBuild is what installer options add to a build.
+type installerBuild struct {
+	files    []OutputFile
+	notes    []string
+	warnings []string
+}
+
+// buildBlueprints validates and encodes blueprint.toml and, for an image
+// type that installs an ostree commit, installer.toml; user and
+// filesystem customizations go where the image types take them.
+func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch, opts InstallerOptions, body []byte) (bp []byte, ib *installerBuild, warnings []string, err error) {
+	ib = &installerBuild{}
+	mainType, installerType := imageType, ""
+	if it, err := blueprints.ImageType(distro, imageType, arch); err == nil && blueprints.InstallsCommit(it) {
+		if opts.OSTree == nil {
+			return nil, nil, nil, fmt.Errorf("--image-type %s installs an ostree commit: pass --ostree-url URL where the commit built from %s (--image-type %s) is served", imageType, BlueprintFile, blueprints.DefaultImageType)
+		}
+		mainType, installerType = blueprints.DefaultImageType, imageType
+	}
+	if opts.InstallationDevice != "" && installerType == "" {
+		return nil, nil, nil, fmt.Errorf("--installation-device is the disk of edge-simplified-installer: add --image-type edge-simplified-installer")
+	}
+	if opts.OSTree != nil && installerType == "" && !opts.Kickstart {
+		return nil, nil, nil, fmt.Errorf("--ostree-url is the commit an installer pulls: add --kickstart, or an --image-type that installs a commit (edge-installer, edge-simplified-installer, edge-raw-image...)")
+	}
+	userC := installer.Customizations(installer.BIBOptions{User: opts.User})
+	fsC := installer.Customizations(installer.BIBOptions{Filesystems: opts.Filesystems})
+	usedUser, usedFS := opts.Kickstart || opts.BIB, opts.Kickstart || opts.BIB
+	userInMain := false
+
+	main := blueprints.FromPlan(p)
+	if mainIT, err := blueprints.ImageType(distro, mainType, arch); err == nil && !opts.Kickstart {
+		if opts.User != nil && blueprints.Supports(mainIT, userC) {
+			blueprints.AddCustomizations(main, userC)
+			usedUser, userInMain = true, true
+		}
+		if len(opts.Filesystems) > 0 && blueprints.Supports(mainIT, fsC) {
+			blueprints.AddCustomizations(main, fsC)
+			usedFS = true
+		}
+	}
+	if warnings, err = blueprints.Validate(main, distro, mainType, arch); err != nil {
+		return nil, nil, warnings, err
+	}
+	if bp, err = blueprints.Encode(main); err != nil {
+		return nil, nil, warnings, err
+	}
+
+	if installerType != "" {
+		it, _ := blueprints.ImageType(distro, installerType, arch)
+		c := &blueprint.Customizations{}
+		ksC := installer.Customizations(installer.BIBOptions{Kickstart: body})
+		if len(body) > 0 && blueprints.Supports(it, ksC) {
+			c.Installer = ksC.Installer
+		} else {
+			if opts.User != nil && !userInMain && blueprints.Supports(it, userC) {
+				c.User = userC.User
+				usedUser = true
+			}
+			if len(opts.Filesystems) > 0 && blueprints.Supports(it, fsC) {
+				c.Filesystem = fsC.Filesystem
+				usedFS = true
+			}
+		}
+		if opts.InstallationDevice != "" {
+			c.InstallationDevice = opts.InstallationDevice
+			if !blueprints.Supports(it, &blueprint.Customizations{InstallationDevice: opts.InstallationDevice}) {
+				return nil, nil, warnings, fmt.Errorf("--installation-device: osbuild's %s installs to no device of its choosing; it is for edge-simplified-installer", installerType)
+			}
+		} else if slices.Contains(it.RequiredBlueprintOptions(), "customizations.installation_device") {
+			return nil, nil, warnings, fmt.Errorf("--image-type %s installs to a disk without asking: pass --installation-device DEVICE (e.g. /dev/vda)", installerType)
+		}
+		ibp := blueprints.InstallerBlueprint(p, c)
+		w, err := blueprints.ValidateImage(ibp, distro, installerType, arch, opts.OSTree)
+		warnings = append(warnings, w...)
+		if err != nil {
+			return nil, nil, warnings, err
+		}
+		data, err := blueprints.Encode(ibp)
+		if err != nil {
+			return nil, nil, warnings, err
+		}
+		ib.files = append(ib.files, OutputFile{Path: InstallerBlueprintFile, Data: data})
+		ib.notes = append(ib.notes, fmt.Sprintf("%s is the ostree commit (%s); %s builds the %s that installs it from %s", BlueprintFile, mainType, InstallerBlueprintFile, installerType, opts.OSTree.URL))
+	}
+	if opts.User != nil && !usedUser {
+		return nil, nil, warnings, fmt.Errorf("--user %s: no output takes it: osbuild's %s has no user customization; add --kickstart or --bib", opts.User.Name, imageType)
+	}
+	if len(opts.Filesystems) > 0 && !usedFS {
+		return nil, nil, warnings, fmt.Errorf("--filesystem: no output takes filesystem sizes: osbuild's %s has none (they belong to the installed disk); add --kickstart or --bib, or an --image-type that takes them (edge-raw-image, qcow2...)", imageType)
+	}
+	return bp, ib, warnings, nil
+}
+
+// kickstartOptions are the kickstart's inputs for a plan: the payload is
+// set by the caller.
+func kickstartOptions(p *plan.Plan, opts InstallerOptions) (installer.KickstartOptions, []string, error) {
+	vg, warnings, err := volumeGroup(p)
+	if err != nil {
+		return installer.KickstartOptions{}, nil, err
+	}
+	return installer.KickstartOptions{VolumeGroup: vg, Filesystems: opts.Filesystems, User: opts.User, Files: installerFiles(p)}, warnings, nil
+}
+
+// installerOutputs renders microshift.ks and config.toml.
+func installerOutputs(p *plan.Plan, distro string, arch releases.Arch, opts InstallerOptions, ko installer.KickstartOptions, body []byte) ([]OutputFile, error) {
+	var out []OutputFile
+	if opts.Kickstart {
+		switch {
+		case opts.BootcImage != "":
+			ko.Payload = installer.Payload{BootcImage: opts.BootcImage}
+		case opts.OSTree != nil:
+			ref := opts.OSTree.Ref
+			if ref == "" {
+				var err error
+				if ref, err = blueprints.CommitRef(distro, blueprints.DefaultImageType, arch); err != nil {
+					return nil, err
+				}
+			}
+			ko.Payload = installer.Payload{OSTreeURL: opts.OSTree.URL, OSTreeRef: ref}
+		default:
+			return nil, fmt.Errorf("--kickstart installs an ostree commit or a bootc image: pass --ostree-url URL (and --ostree-ref) or --bootc-image IMAGE")
+		}
+		ks, err := installer.Kickstart(p, ko)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, OutputFile{Path: KickstartFile, Data: ks, Private: hasSecret(p)})
+	}
+	if opts.BIB {
+		cfg, err := installer.EncodeBIBConfig(p, installer.BIBOptions{User: opts.User, Filesystems: opts.Filesystems, Kickstart: body})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, OutputFile{Path: BIBConfigFile, Data: cfg, Private: len(body) > 0 && hasSecret(p)})
+	}
+	return out, nil
+}
+
+// checkBootcOnlyInstaller refuses installer inputs that nothing takes when
+// the plan writes no blueprint.
+func checkBootcOnlyInstaller(opts InstallerOptions) error {
+	if opts.OSTree != nil && !opts.Kickstart {
+		return fmt.Errorf("--ostree-url is the commit an installer pulls, and this build writes no blueprint: add --kickstart, or use --bootc-image for a bootc install")
+	}
+	if opts.User != nil && !opts.Kickstart && !opts.BIB {
+		return fmt.Errorf("--user %s: no output takes it without a blueprint: add --kickstart or --bib", opts.User.Name)
+	}
+	if len(opts.Filesystems) > 0 && !opts.Kickstart && !opts.BIB {
+		return fmt.Errorf("--filesystem: no output takes filesystem sizes without a blueprint: add --kickstart or --bib")
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package installer
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/osbuild/images/pkg/datasizes"
+	"github.com/osbuild/images/pkg/policies"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/safetext"
+)
+
+// Defaults of the disk layout, after MicroShift's own kickstarts: one LVM
+// volume group holding a root logical volume of a fixed size, the rest of
+// the group left free for LVMS (TopoLVM) to carve volumes from.
+const (
+	// DefaultVolumeGroup is the group the kickstart creates when --lvmd
+	// names none. MicroShift without an lvmd.yaml uses the only volume
+	// group of the host (or one named "microshift" among several), so
+	// this one is LVMS's.
+	DefaultVolumeGroup = "rhel"
+	// DefaultRootSize is the root logical volume without --filesystem
+	// /=SIZE: the minimum MicroShift's image-builder script allowed.
+	DefaultRootSize uint64 = 10 * datasizes.GibiByte
+	// WheelGroup is the group the user joins.
+	WheelGroup = "wheel"
+)
+
+// User is the account the device gets, with the SSH public keys that may
+// log in as it. It has no password.
+type User struct {
+	Name string
+	// Keys are authorized_keys lines, as the key file holds them.
+	Keys []string
+	// KeyFile names the key file, for messages.
+	KeyFile string
+}
+
+// Filesystem is a mount point and its minimum size in bytes.
+type Filesystem struct {
+	Mount   string
+	MinSize uint64
+}
+
+// maxKeyFile bounds an authorized_keys file.
+const maxKeyFile = 1 << 20
+
+// userNamePattern is what useradd accepts without --badname (shadow-utils'
+// default rule), at most 32 characters.
+var userNamePattern = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,30}[a-z0-9_$-]?$`)
+
+// reservedUsers are accounts of the base system the device already has.
+var reservedUsers = []string{"root", "bin", "daemon", "adm", "lp", "sync", "shutdown", "halt", "mail", "operator", "games", "ftp", "nobody", "sshd", "dbus", "polkitd", "chrony", "systemd-network", "systemd-resolve", "tss", "rpc", "rpcuser", "openvswitch", "hugetlbfs", "redis"}
+
+// CheckUserName refuses a name useradd would refuse, and the system's own
+// accounts (root stays locked).
+func CheckUserName(name string) error {
+	if !userNamePattern.MatchString(name) {
+		return fmt.Errorf("--user %q is not a user name useradd accepts (a lowercase letter or _, then up to 31 lowercase letters, digits, _ or -)", name)
+	}
+	if slices.Contains(reservedUsers, name) {
+		return fmt.Errorf("--user %q is an account of the base system; name a user of your own (root stays locked)", name)
+	}
+	return nil
+}
+
+// ReadSSHKeys reads an authorized_keys file through the input gate and
+// checks every key line with golang.org/x/crypto/ssh, the parser sshd's
+// format is implemented by. Blank lines and comments are dropped; a key's
+// options and comment are kept. Messages name the file and the line,
+// never the key.
+func ReadSSHKeys(file string) ([]string, error) {
+	data, err := inputfile.Read("SSH key file", file, maxKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--ssh-key: %w", err)
+	}
+	var keys []string
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(strings.TrimSuffix(line, "\r"))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.Contains(line, "PRIVATE KEY") {
+			return nil, fmt.Errorf("--ssh-key %s: line %d: it holds a private key, which must not go to the device; give the public key (.pub)", file, i+1)
+		}
+		if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line)); err != nil {
+			return nil, fmt.Errorf("--ssh-key %s: line %d is not an SSH public key (an authorized_keys line such as \"ssh-ed25519 AAAA... user@host\")", file, i+1)
+		}
+		if !safeKeyLine(line) {
+			return nil, fmt.Errorf("--ssh-key %s: line %d holds a control character or a double quote outside the key", file, i+1)
+		}
+		keys = append(keys, line)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("--ssh-key %s: no SSH public key in it", file)
+	}
+	return keys, nil
+}
+
+// safeKeyLine keeps a key line writable as one double-quoted kickstart
+// argument: printable, no double quote or backslash.
+func safeKeyLine(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == '"' || r == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseFilesystem parses MOUNT=SIZE (SIZE as osbuild reads blueprint
+// sizes: "20 GiB", "10GiB", "512 MiB", bytes without a unit) and checks the
+// mount point against osbuild's mount point policy.
+func ParseFilesystem(s string) (Filesystem, error) {
+	mount, size, ok := strings.Cut(s, "=")
+	if !ok || mount == "" || size == "" {
+		return Filesystem{}, fmt.Errorf("--filesystem %q: want MOUNT=SIZE, e.g. /=20GiB or /var/lib/data=50GiB", s)
+	}
+	if err := checkMount(mount); err != nil {
+		return Filesystem{}, fmt.Errorf("--filesystem %q: %v", s, err)
+	}
+	if err := policies.MountpointPolicies.Check(mount); err != nil {
+		return Filesystem{}, fmt.Errorf("--filesystem %q: osbuild does not allow mount point %s: %v", s, mount, err)
+	}
+	if err := policies.OstreeMountpointPolicies.Check(mount); err != nil {
+		return Filesystem{}, fmt.Errorf("--filesystem %q: mount point %s is a symlink on ostree and bootc systems: %v", s, mount, err)
+	}
+	n, err := datasizes.Parse(size)
+	if err != nil {
+		return Filesystem{}, fmt.Errorf("--filesystem %q: %q is not a size (e.g. 20GiB, 512MiB, 10GB)", s, size)
+	}
+	if n < datasizes.MebiByte {
+		return Filesystem{}, fmt.Errorf("--filesystem %q: %s is smaller than 1 MiB", s, size)
+	}
+	if n > 1<<50 {
+		return Filesystem{}, fmt.Errorf("--filesystem %q: %s is larger than 1 PiB", s, size)
+	}
+	return Filesystem{Mount: mount, MinSize: n}, nil
+}
+
+// mountPattern is what a mount point may hold: it becomes a kickstart
+// argument and a logical volume name.
+var mountPattern = regexp.MustCompile(`^/[A-Za-z0-9._+/-]*$`)
+
+func checkMount(mount string) error {
+	if mount == "/" {
+		return nil
+	}
+	if err := safetext.DevicePath(mount); err != nil {
+		return fmt.Errorf("mount point %q %v", mount, err)
+	}
+	if !mountPattern.MatchString(mount) {
+		return fmt.Errorf("mount point %q holds a character other than letters, digits and . _ + - /", mount)
+	}
+	return nil
+}
+
+// CheckFilesystems refuses a bad mount point and two sizes for one.
+func CheckFilesystems(fss []Filesystem) error {
+	seen := map[string]bool{}
+	for _, fs := range fss {
+		if err := checkMount(fs.Mount); err != nil {
+			return fmt.Errorf("--filesystem: %v", err)
+		}
+		if seen[fs.Mount] {
+			return fmt.Errorf("--filesystem %s is given twice", fs.Mount)
+		}
+		seen[fs.Mount] = true
+	}
+	return nil
+}
+
+// ParseFirewallPort parses PORT/PROTO or FROM-TO/PROTO (PROTO tcp or udp)
+// into the plan's form, PORT:PROTO.
+func ParseFirewallPort(s string) (string, error) {
+	spec, proto, ok := strings.Cut(s, "/")
+	if !ok {
+		spec, proto, ok = strings.Cut(s, ":")
+	}
+	if !ok || (proto != "tcp" && proto != "udp") {
+		return "", fmt.Errorf("--firewall-port %q: want PORT/PROTO or FROM-TO/PROTO with PROTO tcp or udp, e.g. 8080/tcp", s)
+	}
+	from, to, isRange := strings.Cut(spec, "-")
+	lo, err := port(from)
+	if err != nil {
+		return "", fmt.Errorf("--firewall-port %q: %v", s, err)
+	}
+	if isRange {
+		hi, err := port(to)
+		if err != nil {
+			return "", fmt.Errorf("--firewall-port %q: %v", s, err)
+		}
+		if hi <= lo {
+			return "", fmt.Errorf("--firewall-port %q: the range ends at or below where it starts", s)
+		}
+	}
+	return spec + ":" + proto, nil
+}
+
+func port(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || strings.TrimLeft(s, "0123456789") != "" || (len(s) > 1 && s[0] == '0') {
+		return 0, fmt.Errorf("%q is not a port number", s)
+	}
+	if n < 1 || n > 65535 {
+		return 0, fmt.Errorf("port %d is out of range (1-65535)", n)
+	}
+	return n, nil
+}
+
+// lvName derives a logical volume name from a mount point: /var/lib/data
+// becomes var_lib_data.
+func lvName(mount string) string {
+	if mount == "/" {
+		return "root"
+	}
+	var b strings.Builder
+	for _, r := range strings.TrimPrefix(path.Clean(mount), "/") {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '+':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// ErrNoPayload is returned for a kickstart asked to install nothing.
+var ErrNoPayload = errors.New("no payload")
