@@ -86,6 +86,10 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 	// --version prints what the version command prints.
 	root.Version = currentBuild().String()
 	root.SetVersionTemplate("microshift-compose {{.Version}}\n")
+	// Cobra adds --version only when the root itself runs; defined here
+	// (cobra reads it by name), it is in "help" too, which runs the help
+	// command instead. -v is --verbose.
+	root.Flags().Bool("version", false, "version for microshift-compose")
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log progress and debug details to stderr")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// "microshift-compose biuld --profile full" fails on the root's
