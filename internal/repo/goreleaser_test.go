@@ -182,6 +182,10 @@ func copyCheckout(t *testing.T, root string) string {
 		{"init", "-q", "-b", "main"},
 		{"add", "-A"},
 		{"-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "snapshot"},
+		// goreleaser reads the remote's URL first; without one it gives
+		// up on the git state (commit "none") in a snapshot. Nothing is
+		// fetched from it.
+		{"remote", "add", "origin", "https://github.com/microshift-compose/microshift-compose.git"},
 	} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dst
