@@ -51,6 +51,9 @@ type BuildOptions struct {
 	// Installer adds the installer outputs (microshift.ks, config.toml,
 	// installer.toml) and the user and filesystem customizations.
 	Installer InstallerOptions
+	// noSBOM leaves the SBOM out: Validate wants the blueprint's verdict,
+	// and the SBOM is a seventh of its time.
+	noSBOM bool
 }
 
 // OutputFile is one file of the output directory.
@@ -169,9 +172,11 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	if err != nil {
 		return nil, err
 	}
-	bom, err := sbom.Encode(p, lock, opts.SBOM)
-	if err != nil {
-		return nil, fmt.Errorf("writing %s: %w", SBOMFile, err)
+	var bom []byte
+	if !opts.noSBOM {
+		if bom, err = sbom.Encode(p, lock, opts.SBOM); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", SBOMFile, err)
+		}
 	}
 	out := &Output{Plan: p, Warnings: warnings}
 	if bpData != nil {
@@ -180,8 +185,10 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	out.Files = append(out.Files,
 		OutputFile{Path: ImagesFile, Data: ImageList(p)},
 		OutputFile{Path: LockFile, Data: lock},
-		OutputFile{Path: SBOMFile, Data: bom},
 	)
+	if bom != nil {
+		out.Files = append(out.Files, OutputFile{Path: SBOMFile, Data: bom})
+	}
 	for _, f := range p.Files {
 		if f.Secret {
 			continue // only in the blueprint; a Containerfile mounts it as a build secret

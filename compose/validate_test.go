@@ -3,6 +3,7 @@ package compose_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -72,6 +73,43 @@ func TestValidate(t *testing.T) {
 		}
 		if failed != len(rels)*2 {
 			t.Errorf("%d clash checks, want one per release and arch (%d)", failed, len(rels)*2)
+		}
+	})
+
+	t.Run("checks run in parallel, the report in order and the same every time", func(t *testing.T) {
+		first, err := compose.Validate(context.Background(), defaultCatalog(t), rels, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Per release: the catalog check, then arches in the release's
+		// order, each with the profiles in name order.
+		cat := defaultCatalog(t)
+		i := 0
+		for _, rel := range rels {
+			if !strings.HasPrefix(first.Checks[i].Subject, "release "+rel.String()+": catalog") {
+				t.Fatalf("check %d is %q, want release %s's catalog check", i, first.Checks[i].Subject, rel)
+			}
+			i++
+			for _, arch := range rel.Arches() {
+				for _, profile := range cat.ProfileNames() {
+					want := "profile " + profile + " on " + string(arch) + ":"
+					if c := first.Checks[i]; !strings.Contains(c.Subject, want) || c.Subject == "" {
+						t.Fatalf("check %d is %q, want %q", i, c.Subject, want)
+					}
+					i++
+				}
+			}
+		}
+		for range 3 {
+			again, err := compose.Validate(context.Background(), defaultCatalog(t), rels, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, _ := json.Marshal(first)
+			b, _ := json.Marshal(again)
+			if !bytes.Equal(a, b) {
+				t.Fatalf("two Validate runs differ:\n%s\n%s", a, b)
+			}
 		}
 	})
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints the performance figures the issues ask for. Run with `make bench`
 # (which builds bin/microshift-compose first). Sections: build, resolve,
-# render, scale, matrix, verify, mirror, registry, rss (`./hack/bench.sh registry` runs one).
+# render, scale, validate, matrix, verify, mirror, registry, rss (`./hack/bench.sh registry` runs one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Makefile exports these; set them when the script runs on its own.
@@ -12,7 +12,7 @@ fi
 export CGO_ENABLED="${CGO_ENABLED:-0}"
 BIN=${BIN:-bin/microshift-compose} # BIN=... compares another build
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(build resolve render scale matrix verify mirror registry rss)
+[ ${#sections[@]} -eq 0 ] && sections=(build resolve render scale validate matrix verify mirror registry rss)
 
 ensure() { # ensure <command> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
@@ -149,6 +149,24 @@ SH
   read -r secs kb <"$work/time"
   echo "build with a plugin printing 10k ConfigMaps: ${secs} s wall, peak RSS $((kb / 1024)) MiB"
   rm -rf "$work"
+}
+
+bench_validate() {
+  echo "== validate: a catalog of 300 and of 3,000 profiles, every embedded release and arch, whole processes (goal: linear in profiles)"
+  local d n
+  d=$(mktemp -d)
+  for n in 300 3000; do
+    mkdir -p "$d/$n"
+    cp -r components/data/components "$d/$n/"
+    { cat components/data/catalog.toml
+      for i in $(seq 1 "$n"); do printf '[profiles.p%d]\ndescription = "x"\ncomponents = ["core", "networking-ovnk"]\n\n' "$i"; done
+    } >"$d/$n/catalog.toml"
+    /usr/bin/time -f "%e %M" -o "$d/time" "$BIN" validate --catalog "$d/$n" >"$d/out" 2>&1 || true
+    read -r secs kb < <(tail -1 "$d/time")
+    awk -v n="$n" -v s="$secs" -v kb="$kb" -v last="$(tail -1 "$d/out")" \
+      'BEGIN { printf "%5d profiles: %6.1f s, %.1f ms per profile, peak %.0f MB: %s\n", n, s, s * 1000 / n, kb / 1024, last }'
+  done
+  rm -rf "$d"
 }
 
 # matrix: 4 profiles x 2 arches x every embedded release composed by one
