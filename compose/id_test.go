@@ -11,10 +11,12 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
+	"github.com/microshift-compose/microshift-compose/installer"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -67,10 +69,21 @@ var hexID = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // buildID resolves and builds, returning the composition ID of the output.
 func buildID(t *testing.T, cat *components.Catalog, rel *releases.Release, req compose.Request, dev *compose.DeviceRegistry, opts compose.BuildOptions) string {
 	t.Helper()
+	return buildIDWith(t, cat, rel, req, dev, nil, opts)
+}
+
+// buildIDWith is buildID with the installer inputs of build's flags too.
+func buildIDWith(t *testing.T, cat *components.Catalog, rel *releases.Release, req compose.Request, dev *compose.DeviceRegistry, inst *compose.InstallerInputs, opts compose.BuildOptions) string {
+	t.Helper()
 	p := mustResolve(t, cat, rel, req)
 	if dev != nil {
 		if _, err := compose.AddDeviceRegistry(p, *dev); err != nil {
 			t.Fatalf("AddDeviceRegistry = %v", err)
+		}
+	}
+	if inst != nil {
+		if err := compose.AddInstallerInputs(p, *inst); err != nil {
+			t.Fatalf("AddInstallerInputs = %v", err)
 		}
 	}
 	out, err := compose.Build(context.Background(), p, opts)
@@ -189,6 +202,11 @@ func TestCompositionIDDiffers(t *testing.T) {
 	ca := filepath.Join(t.TempDir(), "ca.crt")
 	writeFile(t, ca, testutil.NewCA(t).PEM)
 
+	ostree := &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo"}
+	user := func(key string) *installer.User {
+		return &installer.User{Name: "admin", Keys: []string{key}, KeyFile: "admin.pub"}
+	}
+
 	seen := map[string]string{want: "the base"}
 	for _, tc := range []struct {
 		name string
@@ -196,6 +214,7 @@ func TestCompositionIDDiffers(t *testing.T) {
 		rel  *releases.Release
 		req  compose.Request
 		dev  *compose.DeviceRegistry
+		inst *compose.InstallerInputs
 		opts compose.BuildOptions
 	}{
 		{name: "catalog file edited by one byte", cat: loadCatalog(t, edited)},
@@ -222,6 +241,13 @@ func TestCompositionIDDiffers(t *testing.T) {
 		{name: "mirror insecure", dev: &compose.DeviceRegistry{Mirror: "mirror.example.com:5000/ms", MirrorInsecure: true}},
 		{name: "mirror CA", dev: &compose.DeviceRegistry{Mirror: "mirror.example.com:5000/ms", MirrorCA: ca}},
 		{name: "upgrade checked", req: with(func(r *compose.Request) { r.UpgradeFrom = semver.MustParse("4.22.0") })},
+		{name: "--kickstart", opts: compose.BuildOptions{Installer: compose.InstallerOptions{Kickstart: true, OSTree: ostree}}},
+		{name: "--kickstart, other --ostree-url", opts: compose.BuildOptions{Installer: compose.InstallerOptions{Kickstart: true, OSTree: &blueprints.OSTreeOptions{URL: "http://other.example.com/repo"}}}},
+		{name: "--kickstart --user", opts: compose.BuildOptions{Installer: compose.InstallerOptions{Kickstart: true, OSTree: ostree, User: user("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGVkZ2Uta2V5LW9uZS1mb3ItdGVzdHMtb25seS0xMjM0 a")}}},
+		{name: "--kickstart --user, other key", opts: compose.BuildOptions{Installer: compose.InstallerOptions{Kickstart: true, OSTree: ostree, User: user("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGVkZ2Uta2V5LXR3by1mb3ItdGVzdHMtb25seS01Njc4OTA b")}}},
+		{name: "--kickstart --filesystem", opts: compose.BuildOptions{Installer: compose.InstallerOptions{Kickstart: true, OSTree: ostree, Filesystems: []installer.Filesystem{{Mount: "/", MinSize: 20 << 30}}}}},
+		{name: "--firewall-port", inst: &compose.InstallerInputs{FirewallPorts: []string{"8443:tcp"}}},
+		{name: "--ca-trust", inst: &compose.InstallerInputs{CATrust: []string{ca}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, r, q := cat, rel, base
@@ -234,7 +260,7 @@ func TestCompositionIDDiffers(t *testing.T) {
 			if tc.req.Profile != "" {
 				q = tc.req
 			}
-			got := buildID(t, c, r, q, tc.dev, tc.opts)
+			got := buildIDWith(t, c, r, q, tc.dev, tc.inst, tc.opts)
 			if prev, dup := seen[got]; dup {
 				t.Errorf("ID %s is the ID of %s too", got, prev)
 			}
