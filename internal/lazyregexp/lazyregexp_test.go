@@ -93,7 +93,7 @@ func TestConcurrentFirstUse(t *testing.T) {
 			t.Errorf("goroutine %d: MatchString = false", i)
 		}
 	}
-	if r.Regexp() != r.Regexp() {
+	if first, again := r.Regexp(), r.Regexp(); first != again {
 		t.Errorf("the pattern was compiled more than once")
 	}
 }
