@@ -3,13 +3,13 @@ package blueprints
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
@@ -20,13 +20,13 @@ import (
 // generated from it, so that a value from any source (a lock, a plugin's
 // rendering, a future input) meets the same rule.
 var (
-	labelPattern   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	streamPattern  = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
-	packagePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
-	versionPattern = regexp.MustCompile(`^[0-9][0-9.]*(\.\*)?$`)
-	unitPattern    = regexp.MustCompile(`^[A-Za-z0-9:_.@-]+$`)
-	portPattern    = regexp.MustCompile(`^[0-9]{1,5}(-[0-9]{1,5})?:(tcp|udp)$`)
-	modePattern    = regexp.MustCompile(`^0?[0-7]{3}$`)
+	labelPattern   = lazyregexp.New(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	streamPattern  = lazyregexp.New(`^[0-9]+\.[0-9]+$`)
+	packagePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+	versionPattern = lazyregexp.New(`^[0-9][0-9.]*(\.\*)?$`)
+	unitPattern    = lazyregexp.New(`^[A-Za-z0-9:_.@-]+$`)
+	portPattern    = lazyregexp.New(`^[0-9]{1,5}(-[0-9]{1,5})?:(tcp|udp)$`)
+	modePattern    = lazyregexp.New(`^0?[0-7]{3}$`)
 )
 
 // CheckPlan checks every value of p that blueprint.toml or the

@@ -16,6 +16,8 @@ import (
 
 	"github.com/osbuild/images/data/distrodefs"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 )
 
 // osbuild/images decodes the definitions of every image type of a distro
@@ -71,7 +73,7 @@ func defsDigest() string {
 // defsCacheEnv overrides where the reduced definitions are kept (tests).
 const defsCacheEnv = "MICROSHIFT_COMPOSE_CACHE"
 
-var safeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+var safeName = lazyregexp.New(`^[a-z0-9][a-z0-9._-]*$`)
 
 // reducedDefs returns a directory holding osbuild's definitions of
 // distroName with only imageType, creating it on first use; "" when that is

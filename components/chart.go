@@ -3,10 +3,10 @@ package components
 import (
 	"fmt"
 	"io/fs"
-	"regexp"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/internal/k8sname"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 )
 
 // Chart is a component's [chart] table: a Helm chart rendered offline at
@@ -28,7 +28,7 @@ type Chart struct {
 // IsArchive says whether Path names a packaged chart.
 func (c *Chart) IsArchive() bool { return strings.HasSuffix(c.Path, ".tgz") }
 
-var hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hexDigest = lazyregexp.New(`^[0-9a-f]{64}$`)
 
 // checkChart checks the table alone; the files are checked when the
 // component directory is read.

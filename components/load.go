@@ -9,7 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -395,9 +395,9 @@ next:
 	return errors.New(msg)
 }
 
-var typeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+var typeErr = lazyregexp.New(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
 
-var typeMismatch = regexp.MustCompile(`^incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
+var typeMismatch = lazyregexp.New(`^incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
 
 // humanType rewrites the library's type mismatch in the schema's terms.
 func humanType(msg string) string {

@@ -9,16 +9,17 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/internal/text"
@@ -27,11 +28,11 @@ import (
 
 var (
 	// Names are DNS labels: they become directory names on the device.
-	namePattern    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	packagePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
-	portPattern    = regexp.MustCompile(`^(node-ports|[0-9]{1,5}(-[0-9]{1,5})?|[a-z][a-z0-9-]*):(tcp|udp)$`)
-	unitPattern    = regexp.MustCompile(`^[A-Za-z0-9:_.@-]+$`)
-	modePattern    = regexp.MustCompile(`^0?[0-7]{3}$`)
+	namePattern    = lazyregexp.New(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	packagePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+	portPattern    = lazyregexp.New(`^(node-ports|[0-9]{1,5}(-[0-9]{1,5})?|[a-z][a-z0-9-]*):(tcp|udp)$`)
+	unitPattern    = lazyregexp.New(`^[A-Za-z0-9:_.@-]+$`)
+	modePattern    = lazyregexp.New(`^0?[0-7]{3}$`)
 )
 
 // ClusterNetworkSource is the trusted-source keyword for the configured
@@ -325,7 +326,7 @@ func configProblems(prefix string, cfg Config) []string {
 // probeVersions are the MicroShift releases variant constraints are
 // checked against when no release is at hand: every major.minor of 4.x to
 // 6.x. Constraints on patch levels are not probed.
-var probeVersions = func() []*semver.Version {
+var probeVersions = sync.OnceValue(func() []*semver.Version {
 	var out []*semver.Version
 	for major := uint64(4); major <= 6; major++ {
 		for minor := uint64(0); minor < 40; minor++ {
@@ -333,7 +334,7 @@ var probeVersions = func() []*semver.Version {
 		}
 	}
 	return out
-}()
+})
 
 // variantProblems checks each [[variant]]'s own fields and that no two
 // variants apply to one release.
@@ -354,7 +355,7 @@ func (comp *Component) variantProblems() []string {
 		}
 	}
 	reported := map[[2]int]bool{}
-	for _, ver := range probeVersions {
+	for _, ver := range probeVersions() {
 		vs := comp.variantsFor(ver)
 		if len(vs) < 2 {
 			continue
@@ -422,7 +423,7 @@ func (c *Catalog) claimProblems() []string {
 	if len(varying) == 0 {
 		return probs
 	}
-	for _, ver := range probeVersions {
+	for _, ver := range probeVersions() {
 		claims := map[string]string{}
 		for _, n := range varying {
 			comp := c.Components[n]
@@ -592,7 +593,7 @@ func checkConfigTree(where string, m map[string]any) error {
 	return nil
 }
 
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var bareKey = lazyregexp.New(`^[A-Za-z0-9_-]+$`)
 
 // tomlKey writes a key as TOML would in a dotted path: bare when it can be,
 // quoted otherwise (which also keeps control characters out of messages).

@@ -56,7 +56,77 @@ for name, r in (("microshift-compose build", ours), ("jq path", jq)):
 print(f"ratio: build / jq path = {ours['median']/jq['median']:.2f} wall, {cpu(ours)/cpu(jq):.2f} CPU")
 print(f"of the build, process start and package initialisation (`version`): {cpu(version):.1f} ms CPU, {version['median']*1000:.1f} ms wall")
 PY
+  startup_breakdown "$out"
   rm -rf "$out"
+}
+
+# startup_breakdown DIR: what process start costs, beside the figures
+# above: the binary's size, page faults (GNU time %R, median of 15 runs)
+# of `version` and of the build, and package initialisation by module
+# (GODEBUG=inittrace=1, averaged over 15 runs of `version`; every command
+# of the one binary pays it), with what only Helm's packages (linked for
+# compose/chart) add. DIR holds the build's cache and output.
+startup_breakdown() {
+  local dir=$1 i
+  [ -x /usr/bin/time ] || ensure time time
+  echo "binary: $BIN, $(python3 -c 'import os, sys; print(f"{os.path.getsize(sys.argv[1]) / 1e6:.1f} MB")' "$BIN")"
+  for i in $(seq 15); do
+    /usr/bin/time -a -o "$dir/version.faults" -f '%R' "$BIN" version >/dev/null
+    MICROSHIFT_COMPOSE_CACHE="$dir/cache" /usr/bin/time -a -o "$dir/build.faults" -f '%R' \
+      "$BIN" build --profile full --arch x86_64 --output "$dir/o" >/dev/null 2>&1
+    GODEBUG=inittrace=1 "$BIN" version 2>>"$dir/inittrace" >/dev/null
+  done
+  go version -m "$BIN" >"$dir/modules"
+  go list -deps -json ./cmd/microshift-compose >"$dir/deps.json"
+  python3 - "$dir" 15 <<'PY'
+import collections, json, re, statistics, sys
+d, runs = sys.argv[1], int(sys.argv[2])
+faults = lambda f: statistics.median(int(l) for l in open(f"{d}/{f}") if l.strip().isdigit())
+print(f"page faults (minor): version {faults('version.faults'):.0f}, build --profile full {faults('build.faults'):.0f}")
+mods = sorted((l.split()[1] for l in open(f"{d}/modules") if l.split()[:1] in (["mod"], ["dep"])), key=len, reverse=True)
+def module(pkg):
+    if "." not in pkg.split("/")[0]:
+        return "std"
+    return next((m for m in mods if pkg == m or pkg.startswith(m + "/")), pkg)
+clock, alloc, pkgs = collections.Counter(), collections.Counter(), collections.Counter()
+for line in open(f"{d}/inittrace"):
+    m = re.match(r"init (\S+) @\S+ ms, ([\d.]+) ms clock, (\d+) bytes", line)
+    if m:
+        clock[m[1]] += float(m[2]) / runs
+        alloc[m[1]] += int(m[3]) / runs
+by_mod_clock, by_mod_alloc = collections.Counter(), collections.Counter()
+for p in clock:
+    by_mod_clock[module(p)] += clock[p]
+    by_mod_alloc[module(p)] += alloc[p]
+    pkgs[module(p)] += 1
+print(f"package initialisation (`version`, mean of {runs}): {sum(clock.values()):.1f} ms, {sum(alloc.values()) / 1e6:.2f} MB allocated, {len(clock)} packages; top modules:")
+for m, t in by_mod_clock.most_common(12):
+    print(f"  {t:5.1f} ms {by_mod_alloc[m] / 1e6:5.2f} MB {pkgs[m]:4d} pkgs  {m}")
+# The packages linked only because compose/chart imports Helm: what
+# remains reachable from main when our packages' imports of helm.sh/...
+# are cut.
+graph, dec, text, i = {}, json.JSONDecoder(), open(f"{d}/deps.json").read(), 0
+while i < len(text):
+    while i < len(text) and text[i].isspace():
+        i += 1
+    if i < len(text):
+        o, i = dec.raw_decode(text, i)
+        graph[o["ImportPath"]] = o.get("Imports", [])
+main = "github.com/microshift-compose/microshift-compose/cmd/microshift-compose"
+ours = lambda p: p.startswith("github.com/microshift-compose/microshift-compose/")
+def reach(cut):
+    seen, todo = {main}, [main]
+    while todo:
+        p = todo.pop()
+        for c in graph.get(p, []):
+            if not (cut and ours(p) and c.startswith("helm.sh/")) and c not in seen:
+                seen.add(c)
+                todo.append(c)
+    return seen
+helm = reach(False) - reach(True)
+print(f"of which linked only for Helm (compose/chart): {len(helm)} packages, "
+      f"{sum(clock[p] for p in helm):.1f} ms, {sum(alloc[p] for p in helm) / 1e6:.2f} MB allocated")
+PY
 }
 
 bench_resolve() {

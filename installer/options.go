@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 )
 
@@ -54,7 +54,7 @@ const maxKeyFile = 1 << 20
 
 // userNamePattern is what useradd accepts without --badname (shadow-utils'
 // default rule), at most 32 characters.
-var userNamePattern = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,30}[a-z0-9_$-]?$`)
+var userNamePattern = lazyregexp.New(`^[a-z_][a-z0-9_-]{0,30}[a-z0-9_$-]?$`)
 
 // reservedUsers are accounts of the base system the device already has.
 var reservedUsers = []string{"root", "bin", "daemon", "adm", "lp", "sync", "shutdown", "halt", "mail", "operator", "games", "ftp", "nobody", "sshd", "dbus", "polkitd", "chrony", "systemd-network", "systemd-resolve", "tss", "rpc", "rpcuser", "openvswitch", "hugetlbfs", "redis"}
@@ -147,7 +147,7 @@ func ParseFilesystem(s string) (Filesystem, error) {
 
 // mountPattern is what a mount point may hold: it becomes a kickstart
 // argument and a logical volume name.
-var mountPattern = regexp.MustCompile(`^/[A-Za-z0-9._+/-]*$`)
+var mountPattern = lazyregexp.New(`^/[A-Za-z0-9._+/-]*$`)
 
 func checkMount(mount string) error {
 	if mount == "/" {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/matrix"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -329,7 +329,7 @@ func warnCells(cmd *cobra.Command, sum matrix.Summary) {
 
 // safeArg is a flag value an emitted matrix may carry: component names,
 // modes, image references; nothing a shell would read differently.
-var safeArg = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+=-]*$`)
+var safeArg = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:/@+=-]*$`)
 
 // emitArgs are the build flags every cell shares, for the emitted jobs to
 // pass: what changes a cell's composition ID besides its profile, arch and

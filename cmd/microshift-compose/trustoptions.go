@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/sigverify"
 	"github.com/microshift-compose/microshift-compose/internal/text"
@@ -98,7 +98,7 @@ func (o *trustOptions) verify(ctx context.Context, stderr io.Writer, refs []stri
 
 // signatureTag matches the sigstore attachments mirror copies with the
 // images (REPO:sha256-HEX.sig).
-var signatureTag = regexp.MustCompile(`:sha256-[0-9a-f]{64}\.sig$`)
+var signatureTag = lazyregexp.New(`:sha256-[0-9a-f]{64}\.sig$`)
 
 // countSignatures splits refs into images and signature attachments.
 func countSignatures(refs []string) (images, signatures int) {

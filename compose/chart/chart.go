@@ -22,7 +22,6 @@ import (
 	"io"
 	"io/fs"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -37,6 +36,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 )
 
 // MaxArchiveSize bounds a chart archive (.tgz) and the files of a chart
@@ -210,7 +210,7 @@ func pack(name string, files []*loader.BufferedFile) ([]byte, error) {
 }
 
 // lookupCall finds the lookup function in a template action.
-var lookupCall = regexp.MustCompile(`\{\{[^}]*\blookup\b`)
+var lookupCall = lazyregexp.New(`\{\{[^}]*\blookup\b`)
 
 // isTestHook says whether a hook is only for `helm test`.
 func isTestHook(h *release.Hook) bool {

@@ -2,6 +2,7 @@ package lvmdconfig
 
 import (
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 
 	"bytes"
@@ -10,7 +11,6 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -77,10 +77,10 @@ var (
 
 	// A device-class name becomes part of the node annotation key
 	// capacity.topolvm.io/<name>: a qualified name part.
-	classNamePattern = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
+	classNamePattern = lazyregexp.New(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
 	// LVM names: letters, digits and +_.-, not starting with '-'.
-	lvmNamePattern  = regexp.MustCompile(`^[A-Za-z0-9+_.][A-Za-z0-9+_.-]*$`)
-	stripeSizeRegex = regexp.MustCompile(`^[0-9]+[kKmMgGtTpPeE]?$`)
+	lvmNamePattern  = lazyregexp.New(`^[A-Za-z0-9+_.][A-Za-z0-9+_.-]*$`)
+	stripeSizeRegex = lazyregexp.New(`^[0-9]+[kKmMgGtTpPeE]?$`)
 )
 
 // Load reads and checks an lvmd.yaml.

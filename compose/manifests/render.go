@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/k8sname"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	yaml3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -360,10 +360,10 @@ func run(fsys filesys.FileSystem, reorder krusty.ReorderOption) (resmap.ResMap, 
 }
 
 var (
-	kustAccumulation = regexp.MustCompile(`^accumulation err='accumulating resources from '[^']*': '[^']*' must resolve to a file': `)
-	kustRecursed     = regexp.MustCompile(`^recursed accumulation of path '([^']*)': `)
-	kustFrom         = regexp.MustCompile(`^accumulating resources from '([^']*)': `)
-	kustInFile       = regexp.MustCompile(` in File: (\S+)$`)
+	kustAccumulation = lazyregexp.New(`^accumulation err='accumulating resources from '[^']*': '[^']*' must resolve to a file': `)
+	kustRecursed     = lazyregexp.New(`^recursed accumulation of path '([^']*)': `)
+	kustFrom         = lazyregexp.New(`^accumulating resources from '([^']*)': `)
+	kustInFile       = lazyregexp.New(` in File: (\S+)$`)
 )
 
 // kustomizeError reduces kustomize's error chain (each accumulation step
@@ -525,7 +525,7 @@ func kustomization(rs []Resource) []byte {
 	return b.Bytes()
 }
 
-var plainItem = regexp.MustCompile(`^[a-z0-9][A-Za-z0-9._:@+-]*$`)
+var plainItem = lazyregexp.New(`^[a-z0-9][A-Za-z0-9._:@+-]*$`)
 
 // yamlItem writes a file name as a YAML list item: plain when it is made
 // of the characters checked names give (checkNames), else double-quoted

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 )
 
 // Emit formats.
@@ -65,7 +66,7 @@ type TektonOptions struct {
 }
 
 // taskName is what a Tekton pipeline task name must be: a DNS-1123 label.
-var taskName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var taskName = lazyregexp.New(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // Tekton renders the cells as a Tekton PipelineRun (tekton.dev/v1) with an
 // embedded pipeline: one task per cell, all in parallel, each running

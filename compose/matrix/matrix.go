@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -43,7 +43,7 @@ type Cell struct {
 }
 
 // cellName is what a cell name must look like: one plain path element.
-var cellName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var cellName = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // Cells checks a spec against the catalog and lists its cells, releases
 // first, then profiles, then arches, in the order given. Empty lists, an

@@ -6,11 +6,12 @@ import (
 	"math/big"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 )
 
 // checkFormat checks a string value against a config.toml format; the
@@ -91,7 +92,7 @@ func checkFormat(format, s string) error {
 // deviceName is MicroShift's own rule for a generic device plugin device
 // (deviceTypeRegexp in pkg/config/gdp.go), not a DNS name: kept as upstream
 // writes it.
-var deviceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var deviceName = lazyregexp.New(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // crossChecks are the rules that span keys (config.toml "check"), run for
 // the ones the release has.
@@ -302,7 +303,7 @@ func checkDNSResources(tree map[string]any) error {
 	return nil
 }
 
-var quantity = regexp.MustCompile(`^([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$`)
+var quantity = lazyregexp.New(`^([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$`)
 
 // parseQuantity reads the Kubernetes quantity forms MicroShift's DNS
 // resources take (decimal and binary suffixes).

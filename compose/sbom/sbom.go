@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/spdx/tools-golang/spdx/v2/common"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 )
 
 // Namespace is the prefix of every document's documentNamespace; the rest
@@ -354,7 +354,7 @@ func firstOr(s []string, def string) string {
 // idSet hands out unique SPDX element IDs ("SPDXRef-" is the writer's).
 type idSet map[common.ElementID]bool
 
-var idUnsafe = regexp.MustCompile(`[^A-Za-z0-9.-]+`)
+var idUnsafe = lazyregexp.New(`[^A-Za-z0-9.-]+`)
 
 // add returns "<kind>-<name>" with the characters an SPDX ID may not hold
 // replaced, made unique with a hash of name when another took it.

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"github.com/containers/image/v5/pkg/tlsclientconfig"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 )
 
 // Limits on what a registry may send. Manifests, indexes, tokens and error
@@ -264,7 +264,7 @@ func redactURL(req *http.Request) string {
 }
 
 // blobPath matches the content of a blob: GET /v2/<name>/blobs/<digest>.
-var blobPath = regexp.MustCompile(`^/v2/.+/blobs/[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`)
+var blobPath = lazyregexp.New(`^/v2/.+/blobs/[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`)
 
 // isBlobContent reports whether req fetches blob content: a blob GET, or a
 // redirect it led to (registries send blobs from a CDN).

@@ -413,7 +413,7 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 // knowledge covers (each minor of 4.x to 6.x that a config_file range
 // matches): exactly one default distro, no distro twice, an upgrade rule.
 func (k *Knowledge) checkEveryRelease(file string) error {
-	for _, v := range probeVersions {
+	for _, v := range probeVersions() {
 		covered := false
 		for _, f := range k.ConfigFiles {
 			covered = covered || f.Matches(v)

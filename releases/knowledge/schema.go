@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 )
@@ -154,7 +155,7 @@ func (r *Rules) HasPrefix(path string) bool {
 // ("" when no release has it), for messages such as "network.multus
 // exists from MicroShift 4.19".
 func (r *Rules) Elsewhere(path string) string {
-	for _, v := range probeVersions {
+	for _, v := range probeVersions() {
 		for _, k := range r.schema.Keys {
 			if (k.Path == path || strings.HasPrefix(k.Path, path+".") || strings.HasPrefix(k.Path, path+"[]")) && k.Matches(v) {
 				if v.GreaterThan(r.Version) {
@@ -169,7 +170,7 @@ func (r *Rules) Elsewhere(path string) string {
 
 // probeVersions are the releases Elsewhere looks at: every major.minor of
 // 4.x to 6.x.
-var probeVersions = func() []*semver.Version {
+var probeVersions = sync.OnceValue(func() []*semver.Version {
 	var out []*semver.Version
 	for major := uint64(4); major <= 6; major++ {
 		for minor := uint64(0); minor < 40; minor++ {
@@ -177,7 +178,7 @@ var probeVersions = func() []*semver.Version {
 		}
 	}
 	return out
-}()
+})
 
 type schemaTOML struct {
 	Key []struct {
