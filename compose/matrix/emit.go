@@ -20,12 +20,7 @@ const (
 // githubCell is one entry of the GitHub matrix's include list: a job's
 // matrix.cell, matrix.profile, ...
 type githubCell struct {
-	Cell       string `json:"cell"`
-	Profile    string `json:"profile"`
-	Arch       string `json:"arch"`
-	Release    string `json:"release"`
-	ReleaseDir string `json:"release_dir,omitempty"`
-	ID         string `json:"id"`
+	CellRef
 	// Args are the build flags every cell shares, as one string for
 	// the job's command line (each a --flag=value without spaces or
 	// shell syntax).
@@ -45,7 +40,7 @@ func GitHub(results []Result, args []string) ([]byte, error) {
 		Include []githubCell `json:"include"`
 	}{Include: make([]githubCell, len(results))}
 	for i, r := range results {
-		m.Include[i] = githubCell{Cell: r.Cell, Profile: r.Profile, Arch: r.Arch, Release: r.Release, ReleaseDir: r.ReleaseDir, ID: r.ID, Args: strings.Join(args, " ")}
+		m.Include[i] = githubCell{CellRef: r.CellRef, Args: strings.Join(args, " ")}
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

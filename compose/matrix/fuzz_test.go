@@ -20,7 +20,7 @@ func FuzzEmit(f *testing.F) {
 	f.Add("4.19-a.b_c-aarch64", "a.b_c", "")
 	f.Add("\"'\n${{ x }}", "$(params.x)", "--x=\"")
 	f.Fuzz(func(t *testing.T, cell, profile, arg string) {
-		r := []matrix.Result{{Cell: cell, Profile: profile, Arch: "x86_64", Release: "5.0", ID: "0f", Status: matrix.StatusOK}}
+		r := []matrix.Result{{CellRef: matrix.CellRef{Cell: cell, Profile: profile, Arch: "x86_64", Release: "5.0", ID: "0f"}, Status: matrix.StatusOK}}
 		gh, err := matrix.GitHub(r, []string{arg})
 		if err != nil {
 			t.Fatalf("GitHub() = %v", err)

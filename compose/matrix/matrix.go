@@ -97,8 +97,8 @@ const (
 	StatusFailed = "failed"
 )
 
-// Result is one cell's outcome, as the matrix summary prints it.
-type Result struct {
+// CellRef names a cell as the summary and the emits print it.
+type CellRef struct {
 	Cell    string `json:"cell"`
 	Profile string `json:"profile"`
 	Arch    string `json:"arch"`
@@ -107,7 +107,12 @@ type Result struct {
 	// for an embedded release.
 	ReleaseDir string `json:"release_dir,omitempty"`
 	// ID is the cell's composition ID; "" when it failed.
-	ID     string `json:"id"`
+	ID string `json:"id"`
+}
+
+// Result is one cell's outcome, as the matrix summary prints it.
+type Result struct {
+	CellRef
 	Status string `json:"status"`
 	// Rules is the release whose rules were applied: Release, or the
 	// newest the tool knows for a newer release (with a warning).
@@ -142,7 +147,7 @@ func Run(ctx context.Context, cells []Cell, jobs int, fn Func) (Summary, error) 
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(jobs)
 	for i, c := range cells {
-		results[i] = Result{Cell: c.Name, Profile: c.Profile, Arch: string(c.Arch), Release: c.Release.Release.Stream(), ReleaseDir: c.Release.Dir, Warnings: []string{}}
+		results[i] = Result{CellRef: CellRef{Cell: c.Name, Profile: c.Profile, Arch: string(c.Arch), Release: c.Release.Release.Stream(), ReleaseDir: c.Release.Dir}, Warnings: []string{}}
 		g.Go(func() error {
 			r := &results[i]
 			if err := gctx.Err(); err != nil {

@@ -143,8 +143,8 @@ func TestRun(t *testing.T) {
 func results() []matrix.Result {
 	counts := &compose.Counts{Components: 4, Images: 9}
 	return []matrix.Result{
-		{Cell: "4.19-full-x86_64", Profile: "full", Arch: "x86_64", Release: "4.19", ID: strings.Repeat("a1", 32), Status: matrix.StatusOK, Rules: "4.19", Counts: counts},
-		{Cell: "5.0-minimal-aarch64", Profile: "minimal", Arch: "aarch64", Release: "5.0", ID: strings.Repeat("b2", 32), Status: matrix.StatusOK, Rules: "5.0", Counts: counts},
+		{CellRef: matrix.CellRef{Cell: "4.19-full-x86_64", Profile: "full", Arch: "x86_64", Release: "4.19", ID: strings.Repeat("a1", 32)}, Status: matrix.StatusOK, Rules: "4.19", Counts: counts},
+		{CellRef: matrix.CellRef{Cell: "5.0-minimal-aarch64", Profile: "minimal", Arch: "aarch64", Release: "5.0", ID: strings.Repeat("b2", 32)}, Status: matrix.StatusOK, Rules: "5.0", Counts: counts},
 	}
 }
 
