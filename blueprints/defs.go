@@ -18,6 +18,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
+	"github.com/microshift-compose/microshift-compose/internal/usercache"
 )
 
 // osbuild/images decodes the definitions of every image type of a distro
@@ -70,9 +71,6 @@ func defsDigest() string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// defsCacheEnv overrides where the reduced definitions are kept (tests).
-const defsCacheEnv = "MICROSHIFT_COMPOSE_CACHE"
-
 var safeName = lazyregexp.New(`^[a-z0-9][a-z0-9._-]*$`)
 
 // reducedDefs returns a directory holding osbuild's definitions of
@@ -84,15 +82,11 @@ func reducedDefs(distroName, imageType string) string {
 	if version == "" || !safeName.MatchString(distroName) || !safeName.MatchString(imageType) {
 		return ""
 	}
-	root := os.Getenv(defsCacheEnv)
-	if root == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		root = filepath.Join(cache, "microshift-compose")
+	root, err := usercache.Dir("osbuild-defs")
+	if err != nil {
+		return ""
 	}
-	dir := filepath.Join(root, "osbuild-defs", version, distroName, imageType)
+	dir := filepath.Join(root, version, distroName, imageType)
 	if st, err := os.Stat(filepath.Join(dir, completeMarker)); err == nil && st.Mode().IsRegular() {
 		return dir
 	}

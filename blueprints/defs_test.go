@@ -18,6 +18,7 @@ import (
 	"github.com/osbuild/images/pkg/rpmmd"
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/microshift-compose/microshift-compose/internal/usercache"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -88,7 +89,7 @@ func manifestJSON(t *testing.T, it distro.ImageType, bp *blueprint.Blueprint) st
 // The definitions reduced to one image type make osbuild generate exactly
 // the manifest the full definitions do.
 func TestReducedDefsSameManifest(t *testing.T) {
-	t.Setenv(defsCacheEnv, t.TempDir())
+	t.Setenv(usercache.Env, t.TempDir())
 	bp := &blueprint.Blueprint{
 		Name: "t", Version: "1.0.0",
 		Packages:   []blueprint.Package{{Name: "microshift", Version: "5.0.*"}, {Name: "lvm2"}},
@@ -262,7 +263,7 @@ func TestReducedDefsUnwritableCache(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "osbuild-defs"), []byte("a file in the way"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(defsCacheEnv, root)
+	t.Setenv(usercache.Env, root)
 	if dir := reducedDefs("rhel-9.6", "edge-commit"); dir != "" {
 		t.Errorf("reducedDefs() = %q, want none", dir)
 	}
@@ -275,7 +276,7 @@ func TestReducedDefsUnwritableCache(t *testing.T) {
 // type, once per process: the distro with every image type defined (what
 // osbuild reads by default) and from the reduced definitions.
 func BenchmarkDistroLookup(b *testing.B) {
-	b.Setenv(defsCacheEnv, b.TempDir())
+	b.Setenv(usercache.Env, b.TempDir())
 	const name, imageType = DefaultDistro, DefaultImageType
 	lookup := func(b *testing.B) {
 		d := factory().GetDistro(name)
