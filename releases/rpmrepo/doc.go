@@ -1,0 +1,15 @@
+// Package rpmrepo takes MicroShift release files from where Red Hat ships
+// them: the microshift-release-info RPMs (and the microshift-<component>-
+// release-info RPMs beside them) of one exact version, read from a local
+// .rpm file or found in dnf repositories (a baseurl, a .repo file, the
+// host's /etc/yum.repos.d) through repomd.xml and the primary metadata, each
+// package's checksum verified against the metadata that lists it.
+//
+// RPMs are read with go-rpmutils (lead, headers, header and payload
+// digests) and cavaliergopher/cpio (the payload), never by running rpm2cpio;
+// every size is bounded before anything is allocated for it, and a payload
+// that decompresses to more than its header declares is refused.
+//
+// It turns packages into release files; storing them (the per-user cache)
+// is releases' job, and it does not resolve plans.
+package rpmrepo

@@ -1,0 +1,278 @@
+package rpmrepo
+
+import (
+	"bufio"
+	"compress/bzip2"
+	"compress/gzip"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/xi2/xz"
+)
+
+// Limits on repository metadata. repomd.xml is a few kilobytes; the
+// primary metadata of RHEL's largest repositories is tens of megabytes
+// compressed and a few hundred uncompressed. It is streamed, never held.
+const (
+	MaxRepomdSize = 4 << 20
+	// MaxPrimarySize bounds the compressed primary metadata.
+	MaxPrimarySize = 512 << 20
+	// MaxPrimaryOpenSize bounds it uncompressed, when repomd.xml does not
+	// declare its size (then the declared open-size is the bound).
+	MaxPrimaryOpenSize = 4 << 30
+)
+
+// repomd is repodata/repomd.xml: where each kind of metadata is.
+type repomd struct {
+	XMLName xml.Name     `xml:"repomd"`
+	Data    []repomdData `xml:"data"`
+}
+
+type repomdData struct {
+	Type         string   `xml:"type,attr"`
+	Checksum     checksum `xml:"checksum"`
+	OpenChecksum checksum `xml:"open-checksum"`
+	Location     location `xml:"location"`
+	Size         int64    `xml:"size"`
+	OpenSize     int64    `xml:"open-size"`
+}
+
+type checksum struct {
+	Type  string `xml:"type,attr"`
+	Value string `xml:",chardata"`
+}
+
+type location struct {
+	Href string `xml:"href,attr"`
+	// Base is xml:base: where href is relative to, when not the
+	// repository's own URL.
+	Base string `xml:"http://www.w3.org/XML/1998/namespace base,attr"`
+}
+
+// primaryLocation parses repomd.xml and returns its primary metadata entry.
+func primaryLocation(data []byte) (*repomdData, error) {
+	var md repomd
+	if err := xml.Unmarshal(data, &md); err != nil {
+		return nil, fmt.Errorf("invalid repomd.xml: %v", err)
+	}
+	for i := range md.Data {
+		d := &md.Data[i]
+		if d.Type != "primary" {
+			continue
+		}
+		if d.Location.Href == "" {
+			return nil, errors.New("invalid repomd.xml: the primary metadata has no location")
+		}
+		if _, err := newHash(d.Checksum); err != nil {
+			return nil, fmt.Errorf("invalid repomd.xml: primary metadata: %w", err)
+		}
+		return d, nil
+	}
+	return nil, errors.New("invalid repomd.xml: no primary metadata (data type=\"primary\")")
+}
+
+// newHash returns the hash a checksum element names, refusing those too
+// weak to trust (md5, sha1) and values that are no digest of it.
+func newHash(c checksum) (hash.Hash, error) {
+	var h hash.Hash
+	switch strings.ToLower(c.Type) {
+	case "sha256":
+		h = sha256.New()
+	case "sha224":
+		h = sha256.New224()
+	case "sha384":
+		h = sha512.New384()
+	case "sha512":
+		h = sha512.New()
+	case "md5", "sha", "sha1":
+		return nil, fmt.Errorf("checksum type %q is too weak to trust (want sha256 or stronger; createrepo_c --checksum sha256)", c.Type)
+	default:
+		return nil, fmt.Errorf("unknown checksum type %q", c.Type)
+	}
+	v := strings.TrimSpace(c.Value)
+	if b, err := hex.DecodeString(v); err != nil || len(b) != h.Size() {
+		return nil, fmt.Errorf("checksum %q is not a %s digest", v, c.Type)
+	}
+	return h, nil
+}
+
+// primaryPackage is what is kept of a <package> of the primary metadata.
+type primaryPackage struct {
+	Type    string `xml:"type,attr"`
+	Name    string `xml:"name"`
+	Arch    string `xml:"arch"`
+	Version struct {
+		Epoch string `xml:"epoch,attr"`
+		Ver   string `xml:"ver,attr"`
+		Rel   string `xml:"rel,attr"`
+	} `xml:"version"`
+	Checksum checksum `xml:"checksum"`
+	Size     struct {
+		Package int64 `xml:"package,attr"`
+	} `xml:"size"`
+	Location location `xml:"location"`
+}
+
+func (p *primaryPackage) nevra() NEVRA {
+	return NEVRA{Name: p.Name, Epoch: p.Version.Epoch, Version: p.Version.Ver, Release: p.Version.Rel, Arch: p.Arch}
+}
+
+// scanPrimary reads primary metadata (uncompressed, r) and returns the
+// packages keep accepts by name. Other packages are decoded one at a time
+// and dropped, so memory does not grow with the repository.
+func scanPrimary(r io.Reader, keep func(name string) bool) ([]primaryPackage, error) {
+	dec := xml.NewDecoder(r)
+	var out []primaryPackage
+	root := false
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			if !root {
+				return nil, errors.New("invalid primary metadata: no <metadata> element")
+			}
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("invalid primary metadata: %w", err)
+		}
+		start, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		if !root {
+			if start.Name.Local != "metadata" {
+				return nil, fmt.Errorf("invalid primary metadata: the root element is <%s>, not <metadata>", start.Name.Local)
+			}
+			root = true
+			continue
+		}
+		if start.Name.Local != "package" {
+			if err := dec.Skip(); err != nil {
+				return nil, fmt.Errorf("invalid primary metadata: %w", err)
+			}
+			continue
+		}
+		var p primaryPackage
+		if err := dec.DecodeElement(&p, &start); err != nil {
+			return nil, fmt.Errorf("invalid primary metadata: %w", err)
+		}
+		if p.Type != "" && p.Type != "rpm" || !keep(p.Name) {
+			continue
+		}
+		out = append(out, p)
+	}
+}
+
+// decompressMetadata returns a reader of the uncompressed metadata file
+// named href, told by its suffix as dnf does.
+func decompressMetadata(r io.Reader, href string) (io.Reader, func(), error) {
+	nothing := func() {}
+	switch {
+	case strings.HasSuffix(href, ".gz"):
+		d, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, nothing, nil
+	case strings.HasSuffix(href, ".xz"):
+		d, err := xz.NewReader(r, maxDecoderWindow)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, nothing, nil
+	case strings.HasSuffix(href, ".zst"):
+		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxDecoderWindow), zstd.WithDecoderMaxMemory(2*maxDecoderWindow))
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, d.Close, nil
+	case strings.HasSuffix(href, ".bz2"):
+		return bzip2.NewReader(r), nothing, nil
+	case strings.HasSuffix(href, ".xml"):
+		return r, nothing, nil
+	}
+	return nil, nil, fmt.Errorf("unsupported compression of %s (want .gz, .xz, .zst, .bz2 or .xml)", href)
+}
+
+// readPrimary streams the primary metadata (compressed, body) through its
+// checksum and decompression into scanPrimary. The result counts only
+// once the whole file matched the checksum repomd.xml lists for it.
+func readPrimary(body io.Reader, d *repomdData, keep func(string) bool) ([]primaryPackage, error) {
+	h, err := newHash(d.Checksum)
+	if err != nil {
+		return nil, err
+	}
+	limit := int64(MaxPrimarySize)
+	if d.Size > 0 && d.Size < limit {
+		limit = d.Size
+	}
+	counted := &sizeLimit{r: body, left: limit, err: fmt.Errorf("%s is larger than %d bytes: %w", d.Location.Href, limit, ErrTooLarge)}
+	tee := io.TeeReader(counted, h)
+	raw, closeRaw, err := decompressMetadata(bufio.NewReader(tee), d.Location.Href)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %v", d.Location.Href, err)
+	}
+	defer closeRaw()
+	open := int64(MaxPrimaryOpenSize)
+	if d.OpenSize > 0 && d.OpenSize < open {
+		open = d.OpenSize
+	}
+	pkgs, err := scanPrimary(&sizeLimit{r: raw, left: open, err: fmt.Errorf("%s is larger than %d bytes uncompressed: %w", d.Location.Href, open, ErrTooLarge)}, keep)
+	if err != nil {
+		if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrStalled) {
+			return nil, err
+		}
+		// A damaged download shows as bad XML or a bad stream first:
+		// say so when the checksum disagrees too.
+		if _, cerr := io.Copy(io.Discard, tee); cerr == nil && hex.EncodeToString(h.Sum(nil)) != strings.TrimSpace(strings.ToLower(d.Checksum.Value)) {
+			return nil, fmt.Errorf("%s does not match its checksum in repomd.xml (%v)", d.Location.Href, err)
+		}
+		return nil, err
+	}
+	if _, err := io.Copy(io.Discard, tee); err != nil {
+		return nil, err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != strings.TrimSpace(strings.ToLower(d.Checksum.Value)) {
+		return nil, fmt.Errorf("%s does not match its checksum in repomd.xml: %s %s, want %s", d.Location.Href, d.Checksum.Type, got, strings.TrimSpace(d.Checksum.Value))
+	}
+	return pkgs, nil
+}
+
+// ErrTooLarge is wrapped when a file is larger than it may be.
+var ErrTooLarge = errors.New("file too large")
+
+// sizeLimit fails with err once more than left bytes come out of r.
+type sizeLimit struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (s *sizeLimit) Read(p []byte) (int, error) {
+	if s.left <= 0 {
+		// One byte more is enough to know.
+		var one [1]byte
+		n, err := io.ReadFull(s.r, one[:])
+		if n > 0 {
+			return 0, s.err
+		}
+		if err == nil || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = io.EOF
+		}
+		return 0, err
+	}
+	if int64(len(p)) > s.left {
+		p = p[:s.left]
+	}
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	return n, err
+}
