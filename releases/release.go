@@ -25,9 +25,13 @@ type Release struct {
 	// Source says where the files came from: "embedded" or a directory path.
 	Source string
 	// Origin records where embedded data was imported from (upstream repo
-	// and commit); empty for directories.
+	// and commit), or the release-info RPM a directory's files came from;
+	// empty for other directories.
 	Origin string
-	files  map[string]*File
+	// RPMs are the release-info RPMs the files came from (release fetch,
+	// release import FILE.rpm), the core package first; nil otherwise.
+	RPMs  []RPM
+	files map[string]*File
 }
 
 // New assembles a release from parsed files. At least one core file is
@@ -160,6 +164,7 @@ func loadFS(fsys fs.FS, source string, display func(string) string) (*Release, e
 		return nil, fmt.Errorf("reading release dir %s: %w", source, err)
 	}
 	var files []*File
+	raw := map[string][]byte{}
 	for _, e := range entries {
 		if _, _, ok, err := ParseFileName(e.Name()); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
@@ -178,8 +183,19 @@ func loadFS(fsys fs.FS, source string, display func(string) string) (*Release, e
 			return nil, err
 		}
 		files = append(files, f)
+		raw[e.Name()] = data
 	}
-	return New(source, files)
+	r, err := New(source, files)
+	if err != nil {
+		return nil, err
+	}
+	if r.RPMs, err = readRecord(fsys, source, raw); err != nil {
+		return nil, err
+	}
+	if len(r.RPMs) > 0 {
+		r.Origin = r.RPMs[0].NEVRA
+	}
+	return r, nil
 }
 
 func readLimited(fsys fs.FS, name string) ([]byte, error) {
@@ -248,12 +264,23 @@ func IsDigestPinned(ref string) bool {
 }
 
 // Load picks the release a command works on: the files in dir when dir is
-// set (checked against constraint when that is set too), otherwise the
-// newest embedded release matching constraint.
+// set (checked against constraint when that is set too); otherwise, for a
+// constraint naming one version exactly ("4.18.7"), that version from the
+// per-user store of fetched releases when it is there, and else the newest
+// embedded release matching constraint.
 func Load(dir, constraint string) (*Release, error) {
 	if dir == "" {
+		exact, isExact := exactVersion(constraint)
+		if isExact {
+			if r, err := loadFetched(exact); r != nil || err != nil {
+				return r, err
+			}
+		}
 		r, err := SelectEmbedded(constraint)
 		if err != nil {
+			if isExact {
+				return nil, fmt.Errorf("selecting release %s: %w; a shipped version is built once its release-info RPM is fetched: microshift-compose release fetch %s --repo URL", exact, err, exact)
+			}
 			return nil, fmt.Errorf("selecting embedded release: %w", err)
 		}
 		return r, nil
@@ -279,7 +306,7 @@ func Load(dir, constraint string) (*Release, error) {
 // wins: a release directory that ships a component's file overrides the
 // component's own copy. r itself is not changed.
 func (r *Release) WithFiles(extra []*File) (*Release, []string) {
-	out := &Release{Version: r.Version, Source: r.Source, Origin: r.Origin, files: make(map[string]*File, len(r.files)+len(extra))}
+	out := &Release{Version: r.Version, Source: r.Source, Origin: r.Origin, RPMs: r.RPMs, files: make(map[string]*File, len(r.files)+len(extra))}
 	for n, f := range r.files {
 		out.files[n] = f
 	}
