@@ -159,10 +159,10 @@ func TestIsReleaseInfo(t *testing.T) {
 		"microshift-release-info":                  true,
 		"microshift-olm-release-info":              true,
 		"microshift-ai-model-serving-release-info": true,
-		"microshift":                               false,
-		"microshift--release-info":                 false,
-		"microshift-release-info-extra":            false,
-		"other-release-info":                       false,
+		"microshift":                    false,
+		"microshift--release-info":      false,
+		"microshift-release-info-extra": false,
+		"other-release-info":            false,
 	} {
 		if got := rpmrepo.IsReleaseInfo(name); got != want {
 			t.Errorf("IsReleaseInfo(%q) = %v, want %v", name, got, want)
