@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"regexp"
+	"slices"
 )
 
 // RPM is a package a test builds with rpmbuild (Debian's rpm package).
@@ -97,8 +98,9 @@ cp -a %s/. %%{buildroot}/
 // release-<arch>.json, microshift-<component>-release-info with each
 // component's files, all installing into /usr/share/microshift/release.
 // Every file's release.base becomes version (a shipped version's RPMs
-// carry it). It returns the paths, the core package first.
-func ReleaseInfoRPMs(t testing.TB, dir, releaseDir, version, release string) []string {
+// carry it). only, when given, names the packages to build. It returns
+// the paths, the core package first.
+func ReleaseInfoRPMs(t testing.TB, dir, releaseDir, version, release string, only ...string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(releaseDir)
 	if err != nil {
@@ -119,6 +121,9 @@ func ReleaseInfoRPMs(t testing.TB, dir, releaseDir, version, release string) []s
 		pkg := "microshift-release-info"
 		if comp != "" {
 			pkg = "microshift-" + comp + "-release-info"
+		}
+		if len(only) > 0 && !slices.Contains(only, pkg) {
+			continue
 		}
 		if byPackage[pkg] == nil {
 			byPackage[pkg] = map[string][]byte{}

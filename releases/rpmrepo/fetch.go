@@ -245,6 +245,9 @@ func (c *Client) download(ctx context.Context, f found, progress Progress) (*Dow
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", display, err)
 	}
+	if s := f.pkg.Size.Package; s > 0 && int64(len(data)) < s {
+		return nil, fmt.Errorf("%s: truncated download: %d of the %d bytes the repository metadata lists", display, len(data), s)
+	}
 	h.Write(data)
 	if got := hex.EncodeToString(h.Sum(nil)); got != strings.ToLower(strings.TrimSpace(f.pkg.Checksum.Value)) {
 		return nil, fmt.Errorf("%s: checksum mismatch: %s %s, the repository metadata lists %s (a damaged download, or metadata out of date: try again)", display, f.pkg.Checksum.Type, got, strings.TrimSpace(f.pkg.Checksum.Value))

@@ -272,7 +272,11 @@ func ParseRepoFile(display string, data []byte, vars Vars) ([]*Repo, error) {
 }
 
 func parseSection(sec *ini.Section, vars Vars, dir string) (*Repo, error) {
-	id := sec.Name()
+	// dnf expands variables in repository IDs too.
+	id, err := vars.expand(sec.Name())
+	if err != nil {
+		return nil, fmt.Errorf("repository ID: %w", err)
+	}
 	if strings.TrimSpace(id) == "" || text.HasUnsafe(id) || strings.ContainsAny(id, " /") {
 		return nil, errors.New("the repository ID must be one word without / or control characters")
 	}
@@ -300,7 +304,6 @@ func parseSection(sec *ini.Section, vars Vars, dir string) (*Repo, error) {
 		}
 		return def, fmt.Errorf("%s: %q is not a boolean (1 or 0)", key, v)
 	}
-	var err error
 	if r.Enabled, err = boolean("enabled", true); err != nil {
 		return nil, err
 	}
