@@ -475,6 +475,16 @@ func (r *resolver) checkInstallsMicroShift() error {
 	return fmt.Errorf("%s does not install MicroShift: none of %s has the %s RPM%s", what, summarize(r.order, 10), MicroShiftPackage, needed)
 }
 
+// releaseRPMs are the release's RPMs as the lock names them: NEVRA and
+// checksum, not where they were read from (that differs between machines).
+func releaseRPMs(rpms []releases.RPM) []plan.ReleaseRPM {
+	var out []plan.ReleaseRPM
+	for _, r := range rpms {
+		out = append(out, plan.ReleaseRPM{NEVRA: r.NEVRA, SHA256: r.SHA256})
+	}
+	return out
+}
+
 func (r *resolver) newPlan() *plan.Plan {
 	p := &plan.Plan{
 		Schema: plan.Schema,
@@ -486,6 +496,7 @@ func (r *resolver) newPlan() *plan.Plan {
 			Distro:     r.facts.Distro,
 			Source:     r.rel.Source,
 			Origin:     r.rel.Origin,
+			RPMs:       releaseRPMs(r.rel.RPMs),
 		},
 		Arch:         string(r.req.Arch),
 		Profile:      r.req.Profile,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -21,7 +22,7 @@ func or(s, alt string) string {
 func newReleaseCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "release",
-		Short: "Inspect, update, verify, diff and import MicroShift release files",
+		Short: "Inspect, update, verify, diff, import and fetch MicroShift release files",
 		Args:  noArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -31,17 +32,20 @@ func newReleaseCmd() *cobra.Command {
 		newReleaseVerifyCmd(),
 		newReleaseDiffCmd(),
 		newReleaseImportCmd(),
+		newReleaseFetchCmd(),
 	)
 	return cmd
 }
 
 type releaseJSON struct {
-	Stream  string            `json:"stream"`
-	Version string            `json:"version"`
-	Source  string            `json:"source"`
-	Origin  string            `json:"origin,omitempty"`
-	Bases   map[string]string `json:"bases"`
-	Files   []string          `json:"files"`
+	Stream  string `json:"stream"`
+	Version string `json:"version"`
+	Source  string `json:"source"`
+	Origin  string `json:"origin,omitempty"`
+	// RPMs are the release-info RPMs a fetched release came from.
+	RPMs  []releases.RPM    `json:"rpms,omitempty"`
+	Bases map[string]string `json:"bases"`
+	Files []string          `json:"files"`
 	// From the release knowledge: the Kubernetes it is built on, the
 	// distro blueprints are validated for, and where a plan's config goes.
 	Kubernetes string `json:"kubernetes"`
@@ -70,7 +74,7 @@ func newReleaseListCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the embedded releases (or the one in --release-dir)",
+		Short: "List the embedded and fetched releases (or the one in --release-dir)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := format.Validate(); err != nil {
@@ -79,7 +83,13 @@ func newReleaseListCmd() *cobra.Command {
 			var rels []*releases.Release
 			var err error
 			if rel.Dir == "" && rel.Constraint == "" {
-				rels, err = releases.Embedded()
+				if rels, err = releases.Embedded(); err == nil {
+					var fetched []*releases.Release
+					fetched, err = releases.Fetched()
+					rels = append(rels, fetched...)
+					// A fetched 4.18.7 above the embedded 4.18 nightly.
+					sort.SliceStable(rels, func(i, j int) bool { return rels[i].Version.GreaterThan(rels[j].Version) })
+				}
 			} else {
 				var r *releases.Release
 				r, err = rel.load()
@@ -94,7 +104,7 @@ func newReleaseListCmd() *cobra.Command {
 			}
 			list := []releaseJSON{}
 			for _, r := range rels {
-				j := releaseJSON{Stream: r.Stream(), Version: r.Version.String(), Source: r.Source, Origin: r.Origin, Bases: map[string]string{}, Files: []string{}}
+				j := releaseJSON{Stream: r.Stream(), Version: r.Version.String(), Source: r.Source, Origin: r.Origin, RPMs: r.RPMs, Bases: map[string]string{}, Files: []string{}}
 				facts, err := know.For(r.Version)
 				if err != nil {
 					return fmt.Errorf("release %s: %w", r, err)

@@ -72,6 +72,9 @@ type Release struct {
 	Distro string `json:"distro"`
 	Source string `json:"source"`
 	Origin string `json:"origin,omitempty"`
+	// RPMs are the release-info RPMs the release files came from (release
+	// fetch, release import FILE.rpm), the core package first.
+	RPMs []ReleaseRPM `json:"rpms,omitempty"`
 	// Kind says what Base names: "shipped" (X.Y.Z), "nightly",
 	// "candidate", "pre-release" (releases.BaseKind).
 	Kind string `json:"kind"`
@@ -87,6 +90,14 @@ type Release struct {
 	// UpgradeFrom is set when the plan was checked to take over the data
 	// of an earlier release (build --upgrade-from).
 	UpgradeFrom *Upgrade `json:"upgrade_from,omitempty"`
+}
+
+// ReleaseRPM is a release-info RPM a plan's release files came from.
+type ReleaseRPM struct {
+	// NEVRA is name-[epoch:]version-release.arch.
+	NEVRA string `json:"nevra"`
+	// SHA256 is the hex sha256 of the .rpm file.
+	SHA256 string `json:"sha256"`
 }
 
 // How MicroShift's RPMs are pinned.

@@ -27,8 +27,16 @@ type found struct {
 	pkg  primaryPackage
 }
 
-// ErrVersionNotFound is wrapped when no repository has the version asked for.
+// ErrVersionNotFound is matched (errors.Is) by the error for a version no
+// repository has.
 var ErrVersionNotFound = errors.New("no such version")
+
+// versionNotFound is that error: its message says what the repositories
+// have instead.
+type versionNotFound struct{ msg string }
+
+func (e *versionNotFound) Error() string        { return e.msg }
+func (e *versionNotFound) Is(target error) bool { return target == ErrVersionNotFound }
 
 // Progress receives one line per step (the metadata of each repository,
 // each download), for stderr; nil discards them.
@@ -108,7 +116,7 @@ func pickCore(all []found, version string, repos []*Repo) (found, error) {
 		ids = append(ids, r.ID)
 	}
 	if len(cores) == 0 {
-		return found{}, fmt.Errorf("%s has no %s package (is it the repository MicroShift ships in, such as rhocp-<X.Y>-for-rhel-9-<arch>-rpms?): %w", strings.Join(ids, ", "), CorePackage, ErrVersionNotFound)
+		return found{}, &versionNotFound{fmt.Sprintf("%s has no %s package (is it the repository MicroShift ships in, such as rhocp-<X.Y>-for-rhel-9-<arch>-rpms?)", strings.Join(ids, ", "), CorePackage)}
 	}
 	var best *found
 	for i := range cores {
@@ -126,9 +134,9 @@ func pickCore(all []found, version string, repos []*Repo) (found, error) {
 		return *best, nil
 	}
 	slices.SortFunc(versions, rpmutils.Vercmp)
-	return found{}, fmt.Errorf("%s has no %s %s; nearest: %s (%d versions, %s to %s): %w",
+	return found{}, &versionNotFound{fmt.Sprintf("%s has no %s %s; nearest: %s (%d versions, %s to %s)",
 		strings.Join(ids, ", "), CorePackage, version, strings.Join(Nearest(versions, version, 5), ", "),
-		len(versions), versions[0], versions[len(versions)-1], ErrVersionNotFound)
+		len(versions), versions[0], versions[len(versions)-1])}
 }
 
 // Nearest returns up to n of sorted (rpm version order) around where

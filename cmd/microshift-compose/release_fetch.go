@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/rpmrepo"
+)
+
+func newReleaseFetchCmd() *cobra.Command {
+	var (
+		repo  dnfRepoOptions
+		store storeOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "fetch VERSION",
+		Short: "Fetch a shipped version's release files from its microshift-release-info RPMs in a dnf repository",
+		Long: `fetch finds the microshift-release-info RPM of exactly VERSION (X.Y.Z) in dnf
+repositories, and the microshift-<component>-release-info RPMs of the same
+build, downloads them, checks each against the checksum the repository's
+metadata lists, and reads the release files they install in
+/usr/share/microshift/release.
+
+The release is stored in the per-user cache
+($MICROSHIFT_COMPOSE_CACHE/releases, else ~/.cache/microshift-compose/releases),
+where --release VERSION finds it, with the RPMs' NEVRA and sha256 (the lock
+of a build names them); --output DIR writes the release directory instead.
+
+Repositories are given as dnf takes them: --repo URL (the directory holding
+repodata/), a .repo file (--repo-file; baseurl, sslcacert, sslclientcert,
+sslclientkey, sslverify, proxy, as RHEL's CDN and Satellite are reached), or
+the host's /etc/yum.repos.d (the default), where --repo ID picks repositories
+by ID, enabled or not. $basearch is --arch, $releasever --releasever.`,
+		Example: `  # On a subscribed RHEL host: its rhocp repository, with its entitlement certificate
+  microshift-compose release fetch 4.18.7 --repo rhocp-4.18-for-rhel-9-x86_64-rpms
+  microshift-compose build --release 4.18.7 --profile full --output out/
+
+  # From a mirror, or a .repo file copied from a subscribed host
+  microshift-compose release fetch 4.18.7 --repo https://mirror.example/rhocp/4.18/os/
+  microshift-compose release fetch 4.18.7 --repo-file redhat.repo --repo 'rhocp-4.18-*'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := repo.Validate(); err != nil {
+				return err
+			}
+			version := args[0]
+			if v, err := semver.StrictNewVersion(version); err != nil || v.Prerelease() != "" || v.Metadata() != "" {
+				return usageError{fmt.Errorf("VERSION %q: want a shipped version, X.Y.Z (e.g. 4.18.7)", text.Escape(version))}
+			}
+			repos, err := repo.repos()
+			if err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			c := &rpmrepo.Client{Timeout: repo.Timeout, UserAgent: "microshift-compose/" + versionString()}
+			downloads, err := c.Fetch(cmd.Context(), repos, version, repo.arch(), func(format string, a ...any) {
+				fmt.Fprintln(stderr, text.Escape(fmt.Sprintf(format, a...)))
+			})
+			if err != nil {
+				return fmt.Errorf("fetching release %s: %w", version, err)
+			}
+			rel, err := rpmrepo.FromDownloads(downloads)
+			if err != nil {
+				return fmt.Errorf("fetching release %s: %w", version, err)
+			}
+			res, err := store.write(rel)
+			if err != nil {
+				return err
+			}
+			printStored(cmd.OutOrStdout(), rel, res, store.Output == "")
+			return nil
+		},
+	}
+	repo.addFlags(cmd)
+	store.addFlags(cmd)
+	return cmd
+}
+
+// printStored says what fetch (or import FILE.rpm) stored or wrote.
+func printStored(w io.Writer, rel *rpmrepo.Release, res *releases.WriteResult, stored bool) {
+	r := rel.Release
+	verb := "stored"
+	switch {
+	case res.Unchanged:
+		verb = "already stored"
+		if !stored {
+			verb = "already in"
+		}
+	case res.Replaced:
+		verb = "replaced"
+	case !stored:
+		verb = "wrote"
+	}
+	images := 0
+	for _, f := range r.Files() {
+		images += len(f.Images)
+	}
+	kind := releases.BaseKind(r.Base(r.Arches()[0]))
+	fmt.Fprintf(w, "%s release %s (stream %s, %s) in %s: %d files, %d images\n", verb, r.Version, r.Stream(), kind, text.Escape(res.Dir), len(r.Files()), images)
+	for _, p := range rel.RPMs {
+		fmt.Fprintf(w, "  %s  sha256:%s  %s\n", p.NEVRA, p.SHA256, text.Escape(p.From))
+	}
+	if stored {
+		fmt.Fprintf(w, "build it with: microshift-compose build --release %s --profile PROFILE --output DIR\n", r.Version)
+	} else {
+		fmt.Fprintf(w, "build it with: microshift-compose build --release-dir %s --profile PROFILE --output DIR\n", text.Escape(res.Dir))
+	}
+}
