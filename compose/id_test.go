@@ -297,7 +297,7 @@ func TestNewerRelease(t *testing.T) {
 	}
 	warned := false
 	for _, w := range p.Warnings {
-		warned = warned || strings.HasPrefix(w, "release 5.1 is newer than the releases microshift-compose knows: built with the rules of 5.0")
+		warned = warned || strings.HasPrefix(w, "release 5.1 is newer than the releases microshift-compose knows (the newest is 5.0): built assuming 5.0's rules: ")
 	}
 	if !warned {
 		t.Errorf("no warning naming the rules applied in %q", p.Warnings)

@@ -124,7 +124,7 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 		return nil, nil, fmt.Errorf("release %s: %w", rel, err)
 	}
 	if facts.Newer && req.StrictRelease {
-		return nil, nil, fmt.Errorf("release %s: %w (the newest is %s; --strict-release refuses it, without it %s's rules are applied with a warning)", rel, ErrNewerRelease, facts.Rules, facts.Rules)
+		return nil, nil, fmt.Errorf("release %s: %w (the newest is %s; --strict-release refuses it, without it %s's rules are applied with a warning; '%s' refreshes the knowledge)", rel, ErrNewerRelease, facts.Rules, facts.Rules, knowledge.RefreshCommand)
 	}
 	// From here on the catalog is as it is for this release: each
 	// component's [[variant]] for it applied.
@@ -165,7 +165,7 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	p.Release.UpgradeFrom = upgrade
 	p.Release.Rules = facts.Rules
 	if facts.Newer {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("release %s is newer than the releases microshift-compose knows: built with the rules of %s, the newest it knows (config keys, RPMs, distros, upgrades); check the output, or use a microshift-compose that knows %s (--strict-release refuses it)", rel.Stream(), facts.Rules, rel.Stream()))
+		p.Warnings = append(p.Warnings, facts.NewerWarning())
 	}
 	if version.warning != "" {
 		p.Warnings = append(p.Warnings, version.warning)

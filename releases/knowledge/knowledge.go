@@ -485,3 +485,47 @@ next:
 	}
 	return nil
 }
+
+// RefreshCommand is the one command that regenerates this data from
+// upstream MicroShift's release branches (in a microshift-compose source
+// tree; rebuild afterwards, the binary embeds the data).
+const RefreshCommand = "make knowledge"
+
+// Assumed says, for a release newer than the knowledge (Newer), what was
+// taken from the newest known release, from the facts themselves: where
+// the config goes and how many keys it may set, the RPMs, the distros, the
+// upgrade rule, and what stays unknown. "" for a known release.
+func (r *Release) Assumed() string {
+	if !r.Newer {
+		return ""
+	}
+	var parts []string
+	if r.Config != nil {
+		parts = append(parts, fmt.Sprintf("config in %s with %s's %d keys", r.ConfigFile, r.Rules, len(r.Config.Paths())))
+	}
+	parts = append(parts, fmt.Sprintf("%s's %d RPMs", r.Rules, len(r.packages)))
+	if len(r.Distros) > 0 {
+		var names []string
+		for _, d := range r.Distros {
+			names = append(names, d.Name)
+		}
+		parts = append(parts, "distros "+strings.Join(names, ", "))
+	}
+	if r.Upgrade != nil {
+		parts = append(parts, fmt.Sprintf("upgrades from up to %d minors back", r.Upgrade.MaxSkew))
+	}
+	if r.Kubernetes == "" {
+		parts = append(parts, "its Kubernetes version unknown")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// NewerWarning is the warning of a plan built for a release newer than the
+// knowledge: what was assumed and the command that refreshes the data.
+func (r *Release) NewerWarning() string {
+	if !r.Newer {
+		return ""
+	}
+	return fmt.Sprintf("release %s is newer than the releases microshift-compose knows (the newest is %s): built assuming %s's rules: %s; refresh the knowledge from upstream's release-%s branch with '%s' in a microshift-compose source tree and rebuild, or use a microshift-compose that knows %s (--strict-release refuses it)",
+		r.Stream(), r.Rules, r.Rules, r.Assumed(), r.Stream(), RefreshCommand, r.Stream())
+}

@@ -3,6 +3,7 @@ package knowledge_test
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"slices"
@@ -323,5 +324,42 @@ func TestAcceptsDataFrom(t *testing.T) {
 				t.Errorf("AcceptsDataFrom = distance %d, %q; want %d, %q", u.Distance, got, tc.distance, tc.want)
 			}
 		})
+	}
+}
+
+// TestNewerWarning: a release newer than the data is built with the newest
+// known release's facts, and the warning names them (counted from the facts,
+// not written down) and the command that refreshes the data.
+func TestNewerWarning(t *testing.T) {
+	k, err := knowledge.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := k.Newest()
+	known, err := k.For(newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if known.NewerWarning() != "" || known.Assumed() != "" {
+		t.Errorf("a known release warns: %q", known.NewerWarning())
+	}
+	next := semver.New(newest.Major(), newest.Minor()+1, 0, "", "")
+	facts, err := k.For(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := fmt.Sprintf("%d.%d", newest.Major(), newest.Minor())
+	nextStream := fmt.Sprintf("%d.%d", next.Major(), next.Minor())
+	var distros []string
+	for _, d := range facts.Distros {
+		distros = append(distros, d.Name)
+	}
+	want := fmt.Sprintf("release %s is newer than the releases microshift-compose knows (the newest is %s): built assuming %s's rules: config in %s with %s's %d keys, %s's %d RPMs, distros %s, upgrades from up to %d minors back, its Kubernetes version unknown; refresh the knowledge from upstream's release-%s branch with 'make knowledge' in a microshift-compose source tree and rebuild, or use a microshift-compose that knows %s (--strict-release refuses it)",
+		nextStream, stream, stream, known.ConfigFile, stream, len(known.Config.Paths()), stream, len(known.Packages()), strings.Join(distros, ", "), known.Upgrade.MaxSkew, nextStream, nextStream)
+	if got := facts.NewerWarning(); got != want {
+		t.Errorf("NewerWarning =\n%s\nwant\n%s", got, want)
+	}
+	if len(known.Config.Paths()) == 0 || len(known.Packages()) == 0 || len(distros) == 0 {
+		t.Errorf("the newest release has no config keys, RPMs or distros: the warning would name nothing")
 	}
 }
