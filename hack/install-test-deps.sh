@@ -21,8 +21,12 @@ check /usr/bin/time time
 # The plugin containment tests start setsid daemons.
 check setsid util-linux
 # The release test reads the snapshot's RPMs back with rpm (DEBs with
-# dpkg-deb, always on Debian).
+# dpkg-deb, always on Debian); release fetch and import tests build
+# release-info RPMs with rpmbuild (in Debian's rpm package) and make dnf
+# repositories of them with createrepo_c.
 check rpm rpm
+check rpmbuild rpm
+check createrepo_c createrepo-c
 # The generated greenboot checks are read by bash -n and shellcheck.
 check shellcheck shellcheck
 # pykickstart's ksvalidator (../shared/tools) checks the generated kickstarts.

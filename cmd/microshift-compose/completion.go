@@ -110,6 +110,13 @@ func completeReleases(_ *cobra.Command, _ []string, _ string) ([]string, cobra.S
 		return nil, cobra.ShellCompDirectiveError
 	}
 	var out []string
+	// Fetched releases first, by their exact version (the one --release
+	// finds them by), newest first.
+	if fetched, err := releases.Fetched(); err == nil {
+		for _, r := range fetched {
+			out = append(out, r.Version.String()+"\tMicroShift "+r.Version.String()+" (fetched: "+r.Origin+")")
+		}
+	}
 	for _, r := range rels {
 		out = append(out, r.Stream()+"\tMicroShift "+r.Version.String()+" (embedded)")
 	}
