@@ -85,7 +85,10 @@ func (c *Client) httpClient(r *Repo) (*http.Client, error) {
 			return nil, err
 		}
 		proxy := http.ProxyFromEnvironment
-		if r.Proxy != nil {
+		switch {
+		case r.NoProxy:
+			proxy = nil
+		case r.Proxy != nil:
 			proxy = http.ProxyURL(r.Proxy)
 		}
 		rt = &http.Transport{
@@ -122,7 +125,8 @@ func (c *Client) httpClient(r *Repo) (*http.Client, error) {
 // tlsConfig is the repository's sslcacert, sslclientcert/sslclientkey and
 // sslverify, the way RHEL's CDN and Satellite are reached.
 func (r *Repo) tlsConfig() (*tls.Config, error) {
-	conf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: !r.SSLVerify} //nolint:gosec // sslverify=0 asks for it
+	// sslverify=0 turns verification off, as in dnf.
+	conf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: !r.SSLVerify}
 	if r.CACert != "" {
 		pem, err := inputfile.Read("sslcacert", r.CACert, maxCredentialFile)
 		if err != nil {

@@ -46,8 +46,10 @@ type Repo struct {
 	CACert, ClientCert, ClientKey string
 	// SSLVerify is sslverify (default on).
 	SSLVerify bool
-	// Proxy is the repository's proxy; nil means the environment's.
+	// Proxy is the repository's proxy; nil means the environment's, unless
+	// NoProxy (proxy=_none_) says none.
 	Proxy              *url.URL
+	NoProxy            bool
 	Username, Password string
 	// SkipIfUnavailable lets a fetch go on without the repository when it
 	// cannot be reached (skip_if_unavailable).
@@ -347,7 +349,9 @@ func parseSection(sec *ini.Section, vars Vars, dir string) (*Repo, error) {
 	}
 	if v, err := get("proxy"); err != nil {
 		return nil, err
-	} else if v != "" && v != "_none_" {
+	} else if v == "_none_" {
+		r.NoProxy = true
+	} else if v != "" {
 		u, err := url.Parse(v)
 		if err != nil || u.Host == "" {
 			return nil, fmt.Errorf("proxy %q is not a URL", v)
