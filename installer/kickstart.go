@@ -96,15 +96,9 @@ func Kickstart(p *plan.Plan, o KickstartOptions) ([]byte, error) {
 	if o.Payload.OSTreeURL != "" && o.Payload.OSTreeRef == "" {
 		return nil, fmt.Errorf("writing %s: an ostree URL without a ref", KickstartFile)
 	}
-	vg := o.VolumeGroup
-	if vg == "" {
-		vg = DefaultVolumeGroup
-	}
-	if !lvmName(vg) {
-		return nil, fmt.Errorf("writing %s: volume group %q is not an LVM name", KickstartFile, vg)
-	}
-	if err := CheckFilesystems(o.Filesystems); err != nil {
-		return nil, err
+	disk, err := layout(o.VolumeGroup, o.Filesystems)
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", KickstartFile, err)
 	}
 	for _, f := range o.Files {
 		if err := safetext.DevicePath(f.Path); err != nil {
@@ -137,28 +131,18 @@ func Kickstart(p *plan.Plan, o KickstartOptions) ([]byte, error) {
 	w("\nlang en_US.UTF-8\nkeyboard us\ntimezone UTC\ntext\nreboot\n")
 	w("network --bootproto=dhcp --device=link --activate --onboot=on\n")
 
+	vg := disk.VolumeGroup
 	w("\n# One LVM volume group %s: the root volume, then what LVMS (TopoLVM) uses for\n", vg)
 	w("# persistent volumes, the free space of the group.\n")
-	w("zerombr\nclearpart --all --initlabel\nreqpart --add-boot\npart pv.01 --grow\n")
-	w("volgroup %s pv.01\n", vg)
-	root := DefaultRootSize
-	var others []Filesystem
-	for _, fs := range o.Filesystems {
-		if fs.Mount == "/" {
-			root = fs.MinSize
-		} else {
-			others = append(others, fs)
-		}
+	w("zerombr\nclearpart --all --initlabel\n")
+	if disk.Boot == 0 {
+		w("reqpart --add-boot\n")
+	} else {
+		w("reqpart\npart %s --fstype=xfs --size=%d\n", BootMount, mib(disk.Boot))
 	}
-	w("logvol / --vgname=%s --fstype=xfs --size=%d --name=root\n", vg, mib(root))
-	names := map[string]string{"root": "/"}
-	for _, fs := range others {
-		name := lvName(fs.Mount)
-		if prev, ok := names[name]; ok {
-			return nil, fmt.Errorf("writing %s: --filesystem %s and %s would be one logical volume %s", KickstartFile, prev, fs.Mount, name)
-		}
-		names[name] = fs.Mount
-		w("logvol %s --vgname=%s --fstype=xfs --size=%d --name=%s\n", fs.Mount, vg, mib(fs.MinSize), name)
+	w("part pv.01 --grow\nvolgroup %s pv.01\n", vg)
+	for _, v := range disk.Volumes {
+		w("logvol %s --vgname=%s --fstype=xfs --size=%d --name=%s\n", v.Mount, vg, mib(v.Size), v.Name)
 	}
 
 	w("\n# Root is locked")

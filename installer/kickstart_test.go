@@ -95,6 +95,21 @@ func TestKickstartContent(t *testing.T) {
 	}
 }
 
+// A /boot size is a partition of its own: neither Anaconda nor the boot
+// loader takes /boot on LVM, and reqpart then adds only the platform's
+// partitions.
+func TestKickstartBootPartition(t *testing.T) {
+	ks, err := installer.Kickstart(testPlan(), installer.KickstartOptions{Payload: bootcPayload, Filesystems: []installer.Filesystem{{Mount: "/boot", MinSize: 2 << 30}, {Mount: "/var/lib/data", MinSize: 5 << 30}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(ks)
+	if !strings.Contains(s, "\nreqpart\npart /boot --fstype=xfs --size=2048\npart pv.01 --grow\n") || strings.Contains(s, "--add-boot") || strings.Contains(s, "logvol /boot") {
+		t.Errorf("/boot is not a 2 GiB partition beside the volume group:\n%s", s)
+	}
+	ksvalidate(t, ks)
+}
+
 // Files a here-document cannot carry are written base64-encoded, so no
 // content can end the section or the here-document.
 func TestKickstartHostileFiles(t *testing.T) {
@@ -135,6 +150,9 @@ func TestKickstartErrors(t *testing.T) {
 		{"key with a quote", installer.KickstartOptions{User: &installer.User{Name: "admin", Keys: []string{`ssh-ed25519 AAAA "x`}}}, "double quote"},
 		{"url with a space", installer.KickstartOptions{Payload: installer.Payload{OSTreeURL: "http://x/a b", OSTreeRef: "a/b"}}, "holds a space"},
 		{"two volumes named alike", installer.KickstartOptions{Filesystems: []installer.Filesystem{{Mount: "/var/a-b", MinSize: 1 << 30}, {Mount: "/var/a_b", MinSize: 1 << 30}}}, "one logical volume var_a_b"},
+		{"a volume name LVM reserves", installer.KickstartOptions{Filesystems: []installer.Filesystem{{Mount: "/snapshots", MinSize: 1 << 30}}}, "starts with a prefix LVM reserves"},
+		{"a reserved volume suffix", installer.KickstartOptions{Filesystems: []installer.Filesystem{{Mount: "/var/lib/x_rimage", MinSize: 1 << 30}}}, "holds _rimage"},
+		{"/usr", installer.KickstartOptions{Filesystems: []installer.Filesystem{{Mount: "/usr", MinSize: 1 << 30}}}, "/usr is the read-only image"},
 		{"file path", installer.KickstartOptions{Files: []plan.File{{Path: "etc/x", Mode: "0644"}}}, "must be absolute"},
 		{"file mode", installer.KickstartOptions{Files: []plan.File{{Path: "/etc/x", Mode: "rw"}}}, "is not octal"},
 	} {

@@ -145,9 +145,27 @@ func ParseFilesystem(s string) (Filesystem, error) {
 	return Filesystem{Mount: mount, MinSize: n}, nil
 }
 
+// ParseDiskSize parses --disk-size (sizes as ParseFilesystem reads them):
+// at least 4 GiB (osbuild's smallest bootc root with the boot
+// partitions), at most 1 PiB.
+func ParseDiskSize(s string) (uint64, error) {
+	n, err := datasizes.Parse(s)
+	if err != nil {
+		return 0, fmt.Errorf("--disk-size %q is not a size (e.g. 40GiB, 64GB)", s)
+	}
+	if n < 4*datasizes.GibiByte {
+		return 0, fmt.Errorf("--disk-size %q is smaller than 4 GiB", s)
+	}
+	if n > 1<<50 {
+		return 0, fmt.Errorf("--disk-size %q is larger than 1 PiB", s)
+	}
+	return n, nil
+}
+
 // mountPattern is what a mount point may hold: it becomes a kickstart
-// argument and a logical volume name.
-var mountPattern = lazyregexp.New(`^/[A-Za-z0-9._+/-]*$`)
+// argument, a logical volume name and, on a bootc disk, the name of a
+// systemd mount unit, whose escaping osbuild does not do for "+".
+var mountPattern = lazyregexp.New(`^/[A-Za-z0-9._/-]*$`)
 
 func checkMount(mount string) error {
 	if mount == "/" {
@@ -157,7 +175,7 @@ func checkMount(mount string) error {
 		return fmt.Errorf("mount point %q %v", mount, err)
 	}
 	if !mountPattern.MatchString(mount) {
-		return fmt.Errorf("mount point %q holds a character other than letters, digits and . _ + - /", mount)
+		return fmt.Errorf("mount point %q holds a character other than letters, digits and . _ - /", mount)
 	}
 	return nil
 }
@@ -224,7 +242,7 @@ func lvName(mount string) string {
 	var b strings.Builder
 	for _, r := range strings.TrimPrefix(path.Clean(mount), "/") {
 		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '+':
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.':
 			b.WriteRune(r)
 		default:
 			b.WriteByte('_')

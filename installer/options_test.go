@@ -26,6 +26,7 @@ func TestParseFilesystem(t *testing.T) {
 		{in: "/etc=1GiB", err: "osbuild does not allow mount point /etc"},
 		{in: "/home=1GiB", err: "symlink on ostree"},
 		{in: "/var/a b=1GiB", err: "holds a character"},
+		{in: "/var/a+b=1GiB", err: "holds a character"}, // osbuild cannot name its mount unit
 		{in: "/var/=1GiB", err: "absolute and clean"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
