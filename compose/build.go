@@ -121,6 +121,12 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	if err := checkDiskSize(opts.Installer); err != nil {
 		return nil, err
 	}
+	if o := opts.Installer.OSTree; o != nil {
+		// The URL reaches microshift.ks, installer.toml and the lock.
+		if err := blueprints.CheckOSTree(*o); err != nil {
+			return nil, err
+		}
+	}
 	vg := installer.DefaultVolumeGroup
 	if opts.Installer.Kickstart || opts.Installer.BIB {
 		var err error

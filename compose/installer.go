@@ -232,6 +232,10 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 			}
 		}
 		if opts.InstallationDevice != "" {
+			// It reaches the installer's kernel command line.
+			if err := installer.CheckInstallationDevice(opts.InstallationDevice); err != nil {
+				return nil, nil, warnings, err
+			}
 			c.InstallationDevice = opts.InstallationDevice
 			if !blueprints.Supports(it, &blueprint.Customizations{InstallationDevice: opts.InstallationDevice}) {
 				return nil, nil, warnings, fmt.Errorf("--installation-device: osbuild's %s installs to no device of its choosing; it is for edge-simplified-installer", installerType)

@@ -27,7 +27,10 @@ func TestBuildKickstart(t *testing.T) {
 	secretFile := filepath.Join(dir, "pull-secret.json")
 	ca := filepath.Join(dir, "corp-ca.pem")
 	secret := `{"auths":{"quay.io":{"auth":"c2VjcmV0dXNlcjpzM2NyM3Q="},"registry.redhat.io":{"auth":"c2VjcmV0dXNlcjpzM2NyM3Q="}}}`
-	for f, data := range map[string][]byte{key: []byte(testSSHKey), secretFile: []byte(secret), ca: testutil.NewCA(t).PEM} {
+	// An ordinary authorized_keys file: two keys, one with options
+	// (quotes, a backslash) and a comment in any script.
+	otherKey := `command="echo \"hi\" \\ x",no-pty ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOh4hu8f3pslWlt7kl0W0zNIHxP5n5RV8aZaIXGGASDl José 🦊 ops@example.com`
+	for f, data := range map[string][]byte{key: []byte(testSSHKey + otherKey + "\n"), secretFile: []byte(secret), ca: testutil.NewCA(t).PEM} {
 		if err := os.WriteFile(f, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +61,8 @@ func TestBuildKickstart(t *testing.T) {
 				t.Fatalf("microshift.ks: %v, mode %v; want 0600", err, st)
 			}
 			ks, _ := os.ReadFile(ksFile)
-			for _, w := range append(tc.want, "user --name=admin --groups=wheel", "logvol / --vgname=rhel --fstype=xfs --size=20480 --name=root", "8443:tcp", "update-ca-trust extract", "> /etc/crio/openshift-pull-secret <<", "chmod 0600 /etc/crio/openshift-pull-secret") {
+			for _, w := range append(tc.want, "user --name=admin --groups=wheel", "sshkey --username=admin \""+strings.TrimSuffix(testSSHKey, "\n")+"\"\n",
+				"home=$(getent passwd admin | cut -d: -f6)\ncat >> \"$home/.ssh/authorized_keys\" <<'MICROSHIFT_COMPOSE_EOF'\n"+otherKey+"\nMICROSHIFT_COMPOSE_EOF\n", "logvol / --vgname=rhel --fstype=xfs --size=20480 --name=root", "8443:tcp", "update-ca-trust extract", "> /etc/crio/openshift-pull-secret <<", "chmod 0600 /etc/crio/openshift-pull-secret") {
 				if !strings.Contains(string(ks), w) {
 					t.Errorf("microshift.ks lacks %q", w)
 				}
