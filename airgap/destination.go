@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
+	"github.com/microshift-compose/microshift-compose/internal/safetext"
 )
 
 // ErrBadDestination and ErrBadSource are wrapped by ParseDestination's
@@ -83,6 +84,9 @@ func parseTarget(s string, sentinel error) (Target, error) {
 		return Target{Transport: tr.transport, Path: p}, nil
 	}
 	if rest, ok := strings.CutPrefix(s, "docker://"); ok {
+		if safetext.RegistryCredentials(rest) {
+			return Target{}, fmt.Errorf("%w: docker://REGISTRY holds credentials (user:password@ before the registry): give them in the auth file (--authfile, podman login), not in the reference", sentinel)
+		}
 		host, prefix, err := ParseRegistryPrefix(strings.TrimSuffix(rest, "/"))
 		if err != nil {
 			return bad("%v", err)

@@ -2,7 +2,6 @@ package blueprints
 
 import (
 	"fmt"
-	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/osbuild/images/pkg/ostree"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/installer"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -35,9 +35,8 @@ type OSTreeOptions struct {
 // CheckOSTree checks the URL (http, https or file) and the ref with
 // osbuild's own rules.
 func CheckOSTree(o OSTreeOptions) error {
-	u, err := url.Parse(o.URL)
-	if err != nil || u.Host == "" && u.Scheme != "file" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") || text.HasUnsafe(o.URL) || strings.ContainsAny(o.URL, " \"'\\#") {
-		return fmt.Errorf("--ostree-url %q is not an http, https or file URL of an ostree repository", o.URL)
+	if err := installer.CheckOSTreeURL(o.URL); err != nil {
+		return err
 	}
 	if err := (ostree.ImageOptions{URL: o.URL, ImageRef: o.Ref}).Validate(); err != nil {
 		return fmt.Errorf("--ostree-ref %q: %s", o.Ref, text.OneLine(err.Error()))

@@ -118,11 +118,25 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	ib := &installerBuild{}
 	var ko installer.KickstartOptions
 	var body []byte // the kickstart without its payload, for installer images
-	if opts.Installer.Kickstart {
-		var err error
-		if ko, ib.warnings, err = kickstartOptions(p, opts.Installer); err != nil {
+	if err := checkDiskSize(opts.Installer); err != nil {
+		return nil, err
+	}
+	if o := opts.Installer.OSTree; o != nil {
+		// The URL reaches microshift.ks, installer.toml and the lock.
+		if err := blueprints.CheckOSTree(*o); err != nil {
 			return nil, err
 		}
+	}
+	vg := installer.DefaultVolumeGroup
+	if opts.Installer.Kickstart || opts.Installer.BIB {
+		var err error
+		if vg, ib.warnings, err = volumeGroup(p, opts.Installer); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Installer.Kickstart {
+		ko = kickstartOptions(p, opts.Installer, vg)
+		var err error
 		if body, err = installer.Kickstart(p, ko); err != nil {
 			return nil, err
 		}
@@ -157,7 +171,7 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 			ib.files[i].Private = len(body) > 0 && hasSecret(p)
 		}
 	}
-	instFiles, err := installerOutputs(p, distro, arch, opts.Installer, ko, body)
+	instFiles, err := installerOutputs(p, distro, arch, opts.Installer, ko, vg, body)
 	if err != nil {
 		return nil, err
 	}
@@ -230,6 +244,7 @@ type idInstaller struct {
 	SSHKeys            []string                  `json:"ssh_keys,omitempty"`
 	Filesystems        []installer.Filesystem    `json:"filesystems,omitempty"`
 	InstallationDevice string                    `json:"installation_device,omitempty"`
+	DiskSize           uint64                    `json:"disk_size,omitempty"`
 }
 
 func buildInputs(opts BuildOptions, imageType, defaultType string) *idBuild {
@@ -254,7 +269,7 @@ func buildInputs(opts BuildOptions, imageType, defaultType string) *idBuild {
 }
 
 func installerInputs(o InstallerOptions) *idInstaller {
-	in := idInstaller{Kickstart: o.Kickstart, BIB: o.BIB, BootcImage: o.BootcImage, OSTree: o.OSTree, Filesystems: o.Filesystems, InstallationDevice: o.InstallationDevice}
+	in := idInstaller{Kickstart: o.Kickstart, BIB: o.BIB, BootcImage: o.BootcImage, OSTree: o.OSTree, Filesystems: o.Filesystems, InstallationDevice: o.InstallationDevice, DiskSize: o.DiskSize}
 	if o.User != nil {
 		in.User = o.User.Name
 		in.SSHKeys = o.User.Keys

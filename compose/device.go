@@ -78,6 +78,9 @@ func AddDeviceRegistry(p *plan.Plan, d DeviceRegistry) ([]string, error) {
 	var warnings []string
 	var mirror airgap.Target
 	if d.Mirror != "" {
+		if safetext.RegistryCredentials(d.Mirror) {
+			return nil, fmt.Errorf("--mirror-registry holds credentials (user:password@ before the registry), which the device's registries.conf.d drop-in and compose.lock.json would carry: name the mirror without them and give its credentials in the --pull-secret auth file (written 0600)")
+		}
 		host, prefix, err := airgap.ParseRegistryPrefix(strings.TrimSuffix(strings.TrimPrefix(d.Mirror, "docker://"), "/"))
 		if err != nil {
 			return nil, fmt.Errorf("--mirror-registry %q: %w", d.Mirror, err)

@@ -154,6 +154,82 @@ func workloadComponents(ws []Workload) []string {
 	return out
 }
 
+// MaxCustomArg bounds the JSON of one `microshift healthcheck --custom`
+// argument: half of Linux's limit on one argument (MAX_ARG_STRLEN, 32
+// pages: 131072 bytes with its NUL), so that the call runs whatever the
+// rest of its arguments and environment.
+const MaxCustomArg = 64 << 10
+
+// customChunks splits the workloads into --custom JSON documents of at
+// most max bytes each, in namespace, kind and name order, every workload
+// in exactly one. A namespace may span documents: healthcheck waits for
+// what each names. A single workload whose JSON exceeds max is an error.
+func customChunks(byNS map[string]*namespaceWorkloads, max int) ([]string, error) {
+	var chunks []string
+	cur := map[string]*namespaceWorkloads{}
+	size := 2 // {}
+	flush := func() error {
+		if len(cur) == 0 {
+			return nil
+		}
+		data, err := json.Marshal(cur)
+		if err != nil {
+			return fmt.Errorf("encoding the healthcheck workloads: %w", err)
+		}
+		if len(data) > max {
+			return fmt.Errorf("the healthcheck workloads of one namespace and name take %d bytes of JSON, more than the %d a --custom argument may", len(data), max)
+		}
+		chunks = append(chunks, string(data))
+		cur, size = map[string]*namespaceWorkloads{}, 2
+		return nil
+	}
+	jsonLen := func(s string) int {
+		data, _ := json.Marshal(s)
+		return len(data)
+	}
+	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
+		nw := byNS[ns]
+		for _, kind := range []struct {
+			key   string
+			names []string
+			list  func(*namespaceWorkloads) *[]string
+		}{
+			{"deployments", nw.Deployments, func(n *namespaceWorkloads) *[]string { return &n.Deployments }},
+			{"daemonsets", nw.DaemonSets, func(n *namespaceWorkloads) *[]string { return &n.DaemonSets }},
+			{"statefulsets", nw.StatefulSets, func(n *namespaceWorkloads) *[]string { return &n.StatefulSets }},
+		} {
+			for _, name := range kind.names {
+				// An upper bound of what the name adds to the document:
+				// itself and a comma, its kind's key and list, its
+				// namespace's key and object, when they are new.
+				add := jsonLen(name) + 1
+				if cur[ns] == nil {
+					add += jsonLen(ns) + 4
+				}
+				if cur[ns] == nil || len(*kind.list(cur[ns])) == 0 {
+					add += len(kind.key) + 6
+				}
+				if size+add > max && len(cur) > 0 {
+					if err := flush(); err != nil {
+						return nil, err
+					}
+					add = jsonLen(name) + 1 + jsonLen(ns) + 4 + len(kind.key) + 6
+				}
+				if cur[ns] == nil {
+					cur[ns] = &namespaceWorkloads{}
+				}
+				l := kind.list(cur[ns])
+				*l = append(*l, name)
+				size += add
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return chunks, nil
+}
+
 // namespaceWorkloads is one namespace of `microshift healthcheck --custom`
 // (pkg/healthcheck NamespaceWorkloads).
 type namespaceWorkloads struct {
@@ -245,14 +321,33 @@ func HealthCheckScript(stream string, hc *knowledge.HealthCheck, ws []Workload, 
 	}
 	switch hc.Method {
 	case knowledge.HealthCheckCommand:
-		custom, err := json.Marshal(byNS)
+		chunks, err := customChunks(byNS, MaxCustomArg)
 		if err != nil {
-			return nil, fmt.Errorf("encoding the healthcheck workloads: %w", err)
+			return nil, err
 		}
-		w("if ! microshift healthcheck -v=2 --timeout=\"${WAIT_TIMEOUT_SECS}s\" \\\n")
-		w("        --custom %s ; then\n", safetext.Shell(string(custom)))
-		w("    %s\n", fail)
-		w("fi\n")
+		if len(chunks) == 1 {
+			w("if ! microshift healthcheck -v=2 --timeout=\"${WAIT_TIMEOUT_SECS}s\" \\\n")
+			w("        --custom %s ; then\n", safetext.Shell(chunks[0]))
+			w("    %s\n", fail)
+			w("fi\n")
+			break
+		}
+		w("# The workloads in %d calls of at most %d bytes of --custom each: Linux refuses\n", len(chunks), MaxCustomArg)
+		w("# to run a command with an argument of 128 KiB or more (MAX_ARG_STRLEN). They\n")
+		w("# share the wait: each call waits for what is left of it.\n")
+		w("DEADLINE=$(( $(date +%%s) + WAIT_TIMEOUT_SECS ))\n")
+		w("function healthcheck_custom() {\n")
+		w("    local remaining=$(( DEADLINE - $(date +%%s) ))\n")
+		w("    if [ \"${remaining}\" -lt 1 ] ; then\n")
+		w("        remaining=1\n")
+		w("    fi\n")
+		w("    microshift healthcheck -v=2 --timeout=\"${remaining}s\" --custom \"$1\"\n")
+		w("}\n")
+		for _, c := range chunks {
+			w("\nif ! healthcheck_custom %s ; then\n", safetext.Shell(c))
+			w("    %s\n", fail)
+			w("fi\n")
+		}
 	case knowledge.HealthCheckFunctions:
 		functionsScript(w, hc, byNS, fail)
 	default:

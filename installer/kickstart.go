@@ -96,15 +96,9 @@ func Kickstart(p *plan.Plan, o KickstartOptions) ([]byte, error) {
 	if o.Payload.OSTreeURL != "" && o.Payload.OSTreeRef == "" {
 		return nil, fmt.Errorf("writing %s: an ostree URL without a ref", KickstartFile)
 	}
-	vg := o.VolumeGroup
-	if vg == "" {
-		vg = DefaultVolumeGroup
-	}
-	if !lvmName(vg) {
-		return nil, fmt.Errorf("writing %s: volume group %q is not an LVM name", KickstartFile, vg)
-	}
-	if err := CheckFilesystems(o.Filesystems); err != nil {
-		return nil, err
+	disk, err := layout(o.VolumeGroup, o.Filesystems)
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", KickstartFile, err)
 	}
 	for _, f := range o.Files {
 		if err := safetext.DevicePath(f.Path); err != nil {
@@ -114,9 +108,17 @@ func Kickstart(p *plan.Plan, o KickstartOptions) ([]byte, error) {
 			return nil, fmt.Errorf("writing %s: device file %s: mode %q is not octal such as 0644", KickstartFile, f.Path, f.Mode)
 		}
 	}
+	if safetext.URLCredentials(o.Payload.OSTreeURL) || safetext.RegistryCredentials(o.Payload.BootcImage) {
+		return nil, fmt.Errorf("writing %s: the payload's URL or image reference holds credentials, which the kickstart would carry: give registry credentials as the pull secret", KickstartFile)
+	}
 	for _, v := range []string{o.Payload.OSTreeURL, o.Payload.OSTreeRef, o.Payload.BootcImage} {
 		if !argOK(v) {
 			return nil, fmt.Errorf("writing %s: %q holds a space, a quote or a control character", KickstartFile, v)
+		}
+	}
+	if o.Payload.OSTreeURL != "" {
+		if err := CheckOSTreeURL(o.Payload.OSTreeURL); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", KickstartFile, err)
 		}
 	}
 
@@ -137,28 +139,18 @@ func Kickstart(p *plan.Plan, o KickstartOptions) ([]byte, error) {
 	w("\nlang en_US.UTF-8\nkeyboard us\ntimezone UTC\ntext\nreboot\n")
 	w("network --bootproto=dhcp --device=link --activate --onboot=on\n")
 
+	vg := disk.VolumeGroup
 	w("\n# One LVM volume group %s: the root volume, then what LVMS (TopoLVM) uses for\n", vg)
 	w("# persistent volumes, the free space of the group.\n")
-	w("zerombr\nclearpart --all --initlabel\nreqpart --add-boot\npart pv.01 --grow\n")
-	w("volgroup %s pv.01\n", vg)
-	root := DefaultRootSize
-	var others []Filesystem
-	for _, fs := range o.Filesystems {
-		if fs.Mount == "/" {
-			root = fs.MinSize
-		} else {
-			others = append(others, fs)
-		}
+	w("zerombr\nclearpart --all --initlabel\n")
+	if disk.Boot == 0 {
+		w("reqpart --add-boot\n")
+	} else {
+		w("reqpart\npart %s --fstype=xfs --size=%d\n", BootMount, mib(disk.Boot))
 	}
-	w("logvol / --vgname=%s --fstype=xfs --size=%d --name=root\n", vg, mib(root))
-	names := map[string]string{"root": "/"}
-	for _, fs := range others {
-		name := lvName(fs.Mount)
-		if prev, ok := names[name]; ok {
-			return nil, fmt.Errorf("writing %s: --filesystem %s and %s would be one logical volume %s", KickstartFile, prev, fs.Mount, name)
-		}
-		names[name] = fs.Mount
-		w("logvol %s --vgname=%s --fstype=xfs --size=%d --name=%s\n", fs.Mount, vg, mib(fs.MinSize), name)
+	w("part pv.01 --grow\nvolgroup %s pv.01\n", vg)
+	for _, v := range disk.Volumes {
+		w("logvol %s --vgname=%s --fstype=xfs --size=%d --name=%s\n", v.Mount, vg, mib(v.Size), v.Name)
 	}
 
 	w("\n# Root is locked")
@@ -172,11 +164,19 @@ func Kickstart(p *plan.Plan, o KickstartOptions) ([]byte, error) {
 		}
 		w("user --name=%s --groups=%s\n", o.User.Name, WheelGroup)
 		for _, k := range o.User.Keys {
-			if !safeKeyLine(k) {
-				return nil, fmt.Errorf("writing %s: an SSH key of %s holds a control character or a double quote", KickstartFile, o.User.Name)
+			if !keyLineOK(k) {
+				return nil, fmt.Errorf("writing %s: an SSH key of %s holds a control, format or line-separator character or invalid UTF-8", KickstartFile, o.User.Name)
 			}
-			w("sshkey --username=%s \"%s\"\n", o.User.Name, k)
 		}
+		// Kickstart takes one sshkey per user (pykickstart refuses a
+		// second); %post appends the others.
+		if len(o.User.Keys) > 0 {
+			w("sshkey --username=%s %s\n", o.User.Name, ksQuote(o.User.Keys[0]))
+		}
+	}
+	var moreKeys []string
+	if o.User != nil && len(o.User.Keys) > 1 {
+		moreKeys = o.User.Keys[1:]
 	}
 
 	fw := p.Firewall
@@ -232,9 +232,14 @@ func Kickstart(p *plan.Plan, o KickstartOptions) ([]byte, error) {
 	}
 
 	anchors := slices.ContainsFunc(o.Files, func(f plan.File) bool { return strings.HasPrefix(f.Path, CATrustDir+"/") })
-	if len(o.Files) > 0 || len(fw.TrustedSources) > 0 {
+	if len(o.Files) > 0 || len(fw.TrustedSources) > 0 || len(moreKeys) > 0 {
 		w("\n%%post --log=/var/log/anaconda/post-install.log --erroronfail\n")
 		w("set -eu\n")
+		if len(moreKeys) > 0 {
+			w("# The other SSH keys of %s, after the one of sshkey.\n", o.User.Name)
+			w("home=$(getent passwd %s | cut -d: -f6)\n", o.User.Name)
+			writeContent(&b, ">>", `"$home/.ssh/authorized_keys"`, []byte(strings.Join(moreKeys, "\n")+"\n"))
+		}
 		if len(o.Files) > 0 {
 			w("# Registry access and trust; contents are written as given, never echoed.\n")
 			w("umask 0077\n")
@@ -259,18 +264,25 @@ func Kickstart(p *plan.Plan, o KickstartOptions) ([]byte, error) {
 func writeFile(b *bytes.Buffer, f plan.File) {
 	p := safetext.Shell(f.Path)
 	fmt.Fprintf(b, "mkdir -p %s\n", safetext.Shell(path.Dir(f.Path)))
-	if heredocSafe(f.Data) {
-		fmt.Fprintf(b, "cat > %s <<'%s'\n%s%s\n", p, heredocMark, f.Data, heredocMark)
+	writeContent(b, ">", p, f.Data)
+	fmt.Fprintf(b, "chmod %s %s\n", f.Mode, p)
+}
+
+// writeContent writes data to target (a shell word) with redirect (> or
+// >>): a quoted here-document when the content is text a here-document
+// carries exactly, else base64.
+func writeContent(b *bytes.Buffer, redirect, target string, data []byte) {
+	if heredocSafe(data) {
+		fmt.Fprintf(b, "cat %s %s <<'%s'\n%s%s\n", redirect, target, heredocMark, data, heredocMark)
 	} else {
-		fmt.Fprintf(b, "base64 -d > %s <<'%s'\n", p, heredocMark)
-		enc := base64.StdEncoding.EncodeToString(f.Data)
+		fmt.Fprintf(b, "base64 -d %s %s <<'%s'\n", redirect, target, heredocMark)
+		enc := base64.StdEncoding.EncodeToString(data)
 		for len(enc) > 76 {
 			fmt.Fprintf(b, "%s\n", enc[:76])
 			enc = enc[76:]
 		}
 		fmt.Fprintf(b, "%s\n%s\n", enc, heredocMark)
 	}
-	fmt.Fprintf(b, "chmod %s %s\n", f.Mode, p)
 }
 
 // heredocSafe reports whether data is text that a quoted here-document
@@ -335,4 +347,11 @@ func lvmName(s string) bool {
 		}
 	}
 	return true
+}
+
+// ksQuote writes s as one double-quoted kickstart argument, as
+// pykickstart writes sshkey's (and reads it back, with Python's shlex in
+// POSIX mode): a backslash and a double quote are escaped by a backslash.
+func ksQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }

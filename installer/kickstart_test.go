@@ -8,6 +8,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/installer"
+	"github.com/microshift-compose/microshift-compose/internal/safetext"
 )
 
 var (
@@ -95,6 +96,21 @@ func TestKickstartContent(t *testing.T) {
 	}
 }
 
+// A /boot size is a partition of its own: neither Anaconda nor the boot
+// loader takes /boot on LVM, and reqpart then adds only the platform's
+// partitions.
+func TestKickstartBootPartition(t *testing.T) {
+	ks, err := installer.Kickstart(testPlan(), installer.KickstartOptions{Payload: bootcPayload, Filesystems: []installer.Filesystem{{Mount: "/boot", MinSize: 2 << 30}, {Mount: "/var/lib/data", MinSize: 5 << 30}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(ks)
+	if !strings.Contains(s, "\nreqpart\npart /boot --fstype=xfs --size=2048\npart pv.01 --grow\n") || strings.Contains(s, "--add-boot") || strings.Contains(s, "logvol /boot") {
+		t.Errorf("/boot is not a 2 GiB partition beside the volume group:\n%s", s)
+	}
+	ksvalidate(t, ks)
+}
+
 // Files a here-document cannot carry are written base64-encoded, so no
 // content can end the section or the here-document.
 func TestKickstartHostileFiles(t *testing.T) {
@@ -132,9 +148,17 @@ func TestKickstartErrors(t *testing.T) {
 		{"url without ref", installer.KickstartOptions{Payload: installer.Payload{OSTreeURL: "http://x/repo"}}, "without a ref"},
 		{"bad volume group", installer.KickstartOptions{VolumeGroup: "-vg"}, `volume group "-vg" is not an LVM name`},
 		{"bad user", installer.KickstartOptions{User: &installer.User{Name: "Root!"}}, "not a user name"},
-		{"key with a quote", installer.KickstartOptions{User: &installer.User{Name: "admin", Keys: []string{`ssh-ed25519 AAAA "x`}}}, "double quote"},
+		{"key with a line separator", installer.KickstartOptions{User: &installer.User{Name: "admin", Keys: []string{"ssh-ed25519 AAAA a\u2028b"}}}, "line-separator character"},
+		{"key with NEL", installer.KickstartOptions{User: &installer.User{Name: "admin", Keys: []string{"ssh-ed25519 AAAA a\u0085b"}}}, "line-separator character"},
+		{"key with invalid UTF-8", installer.KickstartOptions{User: &installer.User{Name: "admin", Keys: []string{"ssh-ed25519 AAAA a\xffb"}}}, "invalid UTF-8"},
+		{"ostree url with a password", installer.KickstartOptions{Payload: installer.Payload{OSTreeURL: "http://u:hunter2@x/repo", OSTreeRef: "a/b"}}, "holds credentials"},
+		{"ostree url with a port out of range", installer.KickstartOptions{Payload: installer.Payload{OSTreeURL: "http://x:99999/repo", OSTreeRef: "a/b"}}, "port 99999 is out of range"},
+		{"bootc image with credentials", installer.KickstartOptions{Payload: installer.Payload{BootcImage: "u:hunter2@quay.io/a/b:1"}}, "holds credentials"},
 		{"url with a space", installer.KickstartOptions{Payload: installer.Payload{OSTreeURL: "http://x/a b", OSTreeRef: "a/b"}}, "holds a space"},
 		{"two volumes named alike", installer.KickstartOptions{Filesystems: []installer.Filesystem{{Mount: "/var/a-b", MinSize: 1 << 30}, {Mount: "/var/a_b", MinSize: 1 << 30}}}, "one logical volume var_a_b"},
+		{"a volume name LVM reserves", installer.KickstartOptions{Filesystems: []installer.Filesystem{{Mount: "/snapshots", MinSize: 1 << 30}}}, "starts with a prefix LVM reserves"},
+		{"a reserved volume suffix", installer.KickstartOptions{Filesystems: []installer.Filesystem{{Mount: "/var/lib/x_rimage", MinSize: 1 << 30}}}, "holds _rimage"},
+		{"/usr", installer.KickstartOptions{Filesystems: []installer.Filesystem{{Mount: "/usr", MinSize: 1 << 30}}}, "/usr is the read-only image"},
 		{"file path", installer.KickstartOptions{Files: []plan.File{{Path: "etc/x", Mode: "0644"}}}, "must be absolute"},
 		{"file mode", installer.KickstartOptions{Files: []plan.File{{Path: "/etc/x", Mode: "rw"}}}, "is not octal"},
 	} {
@@ -179,30 +203,71 @@ func checkSections(t testing.TB, ks []byte) {
 
 // FuzzKickstart writes kickstarts from hostile file contents, paths,
 // payloads and user keys: an input the writer accepts must never add a
-// section or leave a here-document open; what it refuses is an error.
+// section or leave a here-document open, its sshkey argument must read
+// back (as pykickstart's shlex does) as the first key, and the payload
+// must carry no credentials; what it refuses is an error.
 func FuzzKickstart(f *testing.F) {
-	f.Add("/etc/x.conf", "a = 1\n", "http://edge.example.com/repo", "rhel/9/x86_64/edge", "", testKey)
-	f.Add("/etc/crio/openshift-pull-secret", "%end\n%post\nrm -rf /\n", "", "", "quay.io/a/b:1", "ssh-rsa AAAA x")
-	f.Add("/etc/x", "MICROSHIFT_COMPOSE_EOF\n", "file:///run/install/repo", "a/b", "", "")
-	f.Fuzz(func(t *testing.T, path, data, url, ref, image, key string) {
+	f.Add("/etc/x.conf", "a = 1\n", "http://edge.example.com/repo", "rhel/9/x86_64/edge", "", testKey, secondKey)
+	f.Add("/etc/crio/openshift-pull-secret", "%end\n%post\nrm -rf /\n", "", "", "quay.io/a/b:1", "ssh-rsa AAAA x", "")
+	f.Add("/etc/x", "MICROSHIFT_COMPOSE_EOF\n", "file:///run/install/repo", "a/b", "", quotedKey, unicodeKey)
+	f.Add("/etc/x", "", "http://u:p@x:99999/repo?t=1", "a/b", "u:p@quay.io/a/b", "a\u2028b", "%end")
+	f.Fuzz(func(t *testing.T, path, data, url, ref, image, key, key2 string) {
 		o := installer.KickstartOptions{
 			Payload: installer.Payload{OSTreeURL: url, OSTreeRef: ref, BootcImage: image},
 			Files:   []plan.File{{Path: path, Mode: "0600", Secret: true, Data: []byte(data)}},
 		}
 		if key != "" {
 			o.User = &installer.User{Name: "admin", Keys: []string{key}}
+			if key2 != "" {
+				o.User.Keys = append(o.User.Keys, key2)
+			}
 		}
 		ks, err := installer.Kickstart(testPlan(), o)
 		if err != nil {
 			return
 		}
 		checkSections(t, ks)
+		if safetext.URLCredentials(url) || safetext.RegistryCredentials(image) {
+			t.Fatalf("a payload with credentials was written: %q %q", url, image)
+		}
+		sshkeys := 0
 		for _, line := range strings.Split(string(ks), "\n") {
-			if strings.HasPrefix(line, "ostreesetup ") || strings.HasPrefix(line, "ostreecontainer ") || strings.HasPrefix(line, "sshkey ") {
-				if strings.Count(line, "\"")%2 != 0 {
-					t.Fatalf("unbalanced quotes in %q", line)
+			if strings.HasPrefix(line, "ostreesetup ") || strings.HasPrefix(line, "ostreecontainer ") {
+				if strings.ContainsAny(line, "\"'\\") {
+					t.Fatalf("quotes in %q", line)
+				}
+			}
+			if arg, ok := strings.CutPrefix(line, "sshkey --username=admin "); ok {
+				sshkeys++
+				if got, ok := shlexWord(arg); !ok || got != key {
+					t.Fatalf("sshkey argument %q reads back as %q (%v), want %q", arg, got, ok, key)
 				}
 			}
 		}
+		if key != "" && sshkeys != 1 {
+			t.Fatalf("%d sshkey lines, want 1", sshkeys)
+		}
 	})
+}
+
+// shlexWord reads one double-quoted word as Python's shlex (POSIX mode)
+// does: inside double quotes a backslash escapes a double quote or a
+// backslash, and is kept before anything else.
+func shlexWord(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '"' {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\'):
+			b.WriteByte(s[i+1])
+			i++
+		case c == '"':
+			return b.String(), i == len(s)-1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", false
 }

@@ -3,10 +3,13 @@ package installer
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/osbuild/images/pkg/datasizes"
 	"github.com/osbuild/images/pkg/policies"
@@ -15,6 +18,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
 // Defaults of the disk layout, after MicroShift's own kickstarts: one LVM
@@ -93,8 +97,8 @@ func ReadSSHKeys(file string) ([]string, error) {
 		if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line)); err != nil {
 			return nil, fmt.Errorf("--ssh-key %s: line %d is not an SSH public key (an authorized_keys line such as \"ssh-ed25519 AAAA... user@host\")", file, i+1)
 		}
-		if !safeKeyLine(line) {
-			return nil, fmt.Errorf("--ssh-key %s: line %d holds a control character or a double quote outside the key", file, i+1)
+		if !keyLineOK(line) {
+			return nil, fmt.Errorf("--ssh-key %s: line %d holds a control, format or line-separator character (U+2028, U+0085...) or invalid UTF-8, which the kickstart's reader cannot carry; remove it from the key's comment", file, i+1)
 		}
 		keys = append(keys, line)
 	}
@@ -104,15 +108,12 @@ func ReadSSHKeys(file string) ([]string, error) {
 	return keys, nil
 }
 
-// safeKeyLine keeps a key line writable as one double-quoted kickstart
-// argument: printable, no double quote or backslash.
-func safeKeyLine(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r == '"' || r == '\\' {
-			return false
-		}
-	}
-	return true
+// keyLineOK keeps a key line writable as one kickstart argument and one
+// line of authorized_keys: valid UTF-8 without control, format or
+// line-separator characters (Python's splitlines, which pykickstart reads
+// a kickstart with, ends a line at U+0085, U+2028 and U+2029).
+func keyLineOK(s string) bool {
+	return utf8.ValidString(s) && !text.HasUnsafe(s)
 }
 
 // ParseFilesystem parses MOUNT=SIZE (SIZE as osbuild reads blueprint
@@ -145,9 +146,27 @@ func ParseFilesystem(s string) (Filesystem, error) {
 	return Filesystem{Mount: mount, MinSize: n}, nil
 }
 
+// ParseDiskSize parses --disk-size (sizes as ParseFilesystem reads them):
+// at least 4 GiB (osbuild's smallest bootc root with the boot
+// partitions), at most 1 PiB.
+func ParseDiskSize(s string) (uint64, error) {
+	n, err := datasizes.Parse(s)
+	if err != nil {
+		return 0, fmt.Errorf("--disk-size %q is not a size (e.g. 40GiB, 64GB)", s)
+	}
+	if n < 4*datasizes.GibiByte {
+		return 0, fmt.Errorf("--disk-size %q is smaller than 4 GiB", s)
+	}
+	if n > 1<<50 {
+		return 0, fmt.Errorf("--disk-size %q is larger than 1 PiB", s)
+	}
+	return n, nil
+}
+
 // mountPattern is what a mount point may hold: it becomes a kickstart
-// argument and a logical volume name.
-var mountPattern = lazyregexp.New(`^/[A-Za-z0-9._+/-]*$`)
+// argument, a logical volume name and, on a bootc disk, the name of a
+// systemd mount unit, whose escaping osbuild does not do for "+".
+var mountPattern = lazyregexp.New(`^/[A-Za-z0-9._/-]*$`)
 
 func checkMount(mount string) error {
 	if mount == "/" {
@@ -157,7 +176,7 @@ func checkMount(mount string) error {
 		return fmt.Errorf("mount point %q %v", mount, err)
 	}
 	if !mountPattern.MatchString(mount) {
-		return fmt.Errorf("mount point %q holds a character other than letters, digits and . _ + - /", mount)
+		return fmt.Errorf("mount point %q holds a character other than letters, digits and . _ - /", mount)
 	}
 	return nil
 }
@@ -224,7 +243,7 @@ func lvName(mount string) string {
 	var b strings.Builder
 	for _, r := range strings.TrimPrefix(path.Clean(mount), "/") {
 		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '+':
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.':
 			b.WriteRune(r)
 		default:
 			b.WriteByte('_')
@@ -235,3 +254,62 @@ func lvName(mount string) string {
 
 // ErrNoPayload is returned for a kickstart asked to install nothing.
 var ErrNoPayload = errors.New("no payload")
+
+// hostnamePattern is a DNS name: labels of letters, digits, - and _,
+// neither starting nor ending with - or _.
+var hostnamePattern = lazyregexp.New(`^[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?)*\.?$`)
+
+// CheckOSTreeURL checks --ostree-url as what the kickstart's ostreesetup,
+// osbuild's ostree source and ostree itself read: an http, https or file
+// URL, a host name or IP address with a port from 1 to 65535, no
+// credentials (they would be written to microshift.ks, installer.toml and
+// the lock, and the message does not print them), no fragment, and
+// nothing a kickstart argument cannot hold.
+func CheckOSTreeURL(s string) error {
+	if safetext.URLCredentials(s) {
+		return fmt.Errorf("--ostree-url holds credentials (a user or password before @, or a query string), which microshift.ks (0644), installer.toml and compose.lock.json would carry: serve the repository to the installer without them, or install a bootc image (--bootc-image) whose registry credentials --pull-secret writes to 0600 files only (/etc/ostree/auth.json, /etc/crio/openshift-pull-secret)")
+	}
+	bad := fmt.Errorf("--ostree-url %q is not an http, https or file URL of an ostree repository", s)
+	u, err := url.Parse(s)
+	if err != nil || !argOK(s) || s != strings.TrimSpace(s) {
+		return bad
+	}
+	switch u.Scheme {
+	case "file":
+		if u.Host != "" || u.Path == "" {
+			return fmt.Errorf("--ostree-url %q: a file URL names a local path, as in file:///run/install/repo", s)
+		}
+		return nil
+	case "http", "https":
+	default:
+		return bad
+	}
+	host := u.Hostname()
+	ipv6 := strings.HasPrefix(u.Host, "[")
+	if ip := net.ParseIP(host); ip == nil && (ipv6 || !hostnamePattern.MatchString(host)) || ip != nil && ipv6 != (ip.To4() == nil) {
+		return fmt.Errorf("--ostree-url %q: %q is not a host name or IP address", s, u.Host)
+	}
+	if strings.HasSuffix(u.Host, ":") || u.Port() != "" {
+		if _, err := port(u.Port()); err != nil {
+			return fmt.Errorf("--ostree-url %q: %v", s, err)
+		}
+	}
+	return nil
+}
+
+// devicePattern is a block device path as udev names them under /dev
+// (/dev/vda, /dev/nvme0n1, /dev/disk/by-id/wwn-0x5000c500a1b2c3d4,
+// /dev/disk/by-path/pci-0000:00:1f.2-ata-1, /dev/mapper/mpatha): the
+// characters those names use and no other, so that the value stays one
+// word of the installer's kernel command line (coreos.inst.install_dev=)
+// and of anything else that reads it.
+var devicePattern = lazyregexp.New(`^/dev/[A-Za-z0-9][A-Za-z0-9._:+-]*(?:/[A-Za-z0-9][A-Za-z0-9._:+-]*)*$`)
+
+// CheckInstallationDevice checks --installation-device: a device path,
+// nothing else.
+func CheckInstallationDevice(s string) error {
+	if len(s) > safetext.MaxPath || !devicePattern.MatchString(s) || safetext.DevicePath(s) != nil {
+		return fmt.Errorf("--installation-device %q is not a device path such as /dev/vda or /dev/disk/by-id/NAME (letters, digits and . _ : + - after /dev/)", s)
+	}
+	return nil
+}

@@ -79,7 +79,10 @@ volume group (--lvmd's default device class, else rhel) with the root volume siz
 CA, and --ca-trust anchors. An --image-type that installs an ostree commit
 (edge-installer, edge-simplified-installer, edge-raw-image, edge-ami, edge-vsphere)
 needs --ostree-url and writes installer.toml beside the commit's blueprint.toml. --bib
-(with --bootc) writes config.toml for bootc-image-builder. --firewall-port and
+(with --bootc) writes config.toml for bootc-image-builder: for its disk images the same
+volume group as customizations.disk, in a disk of --disk-size (default: the volumes
+plus 10GiB free for LVMS), checked with osbuild/images' bootc distro; with --kickstart
+the kickstart for --type anaconda-iso. --firewall-port and
 --ca-trust reach the blueprint and the Containerfile too. A blueprint part the image
 type would drop is refused by name.
 

@@ -10,6 +10,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/safetext"
 )
 
 // deviceOptions are how the device pulls its images: the pull secret and
@@ -75,6 +76,9 @@ func (o *bootcOptions) Validate(cmd *cobra.Command) error {
 	if o.Base != "" {
 		if !o.Enabled {
 			return usageError{fmt.Errorf("--bootc-base chooses the bootc Containerfile's base image; add --bootc")}
+		}
+		if safetext.RegistryCredentials(o.Base) {
+			return usageError{fmt.Errorf("--bootc-base holds credentials (user:password@ before the registry), which the Containerfile and compose.lock.json would carry: name the image without them and log in to its registry (podman login) for the image build")}
 		}
 		if _, err := name.ParseReference(o.Base, name.StrictValidation); err != nil {
 			return usageError{fmt.Errorf("--bootc-base: %q is not an image reference: %v", o.Base, err)}

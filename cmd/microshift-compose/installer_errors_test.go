@@ -71,5 +71,35 @@ func init() {
 			want: `--filesystem: no output takes filesystem sizes: osbuild's edge-commit has none (they belong to the installed disk); add --kickstart or --bib, or an --image-type that takes them (edge-raw-image, qcow2...)`,
 			code: exitError,
 		},
+		{
+			name: "installer/disk size without --bib",
+			args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--bootc", "--disk-size", "40GiB"},
+			want: `--disk-size is the size of bootc-image-builder's disk image: add --bootc --bib`,
+			code: exitError,
+		},
+		{
+			name: "installer/disk size with the anaconda-iso config",
+			args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--bootc", "--bib", "--kickstart", "--bootc-image", "quay.io/a/b:1", "--disk-size", "40GiB"},
+			want: `--disk-size: with --kickstart, config.toml is for --type anaconda-iso, which installs onto the device's own disk (the kickstart gives LVMS what root and the volumes leave of it)`,
+			code: exitError,
+		},
+		{
+			name: "installer/disk size that is not a size",
+			args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--bootc", "--bib", "--disk-size", "big"},
+			want: `--disk-size "big" is not a size (e.g. 40GiB, 64GB)`,
+			code: exitUsage,
+		},
+		{
+			name: "installer/disk size leaving LVMS nothing",
+			args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--bootc", "--bib", "--filesystem", "/=20GiB", "--disk-size", "21GiB"},
+			want: `--disk-size 21 GiB leaves LVMS less than 1 GiB: the boot partitions and logical volumes take up to 21.5 GiB`,
+			code: exitError,
+		},
+		{
+			name: "installer/bib filesystem outside /var",
+			args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", "{out}", "--bootc", "--bib", "--filesystem", "/data=5GiB"},
+			want: `--filesystem /data: a bootc disk image mounts filesystems on /, /boot and directories below /var only (the rest of the tree is the image's)`,
+			code: exitError,
+		},
 	}...)
 }

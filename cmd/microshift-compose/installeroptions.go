@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
@@ -27,6 +26,7 @@ type installerOptions struct {
 	User        string
 	SSHKey      string
 	Filesystems []string
+	DiskSize    string
 	Ports       []string
 	CATrust     []string
 	Device      string
@@ -35,15 +35,16 @@ type installerOptions struct {
 func (o *installerOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&o.Kickstart, "kickstart", false, "also write "+installer.KickstartFile+", an Anaconda kickstart installing the ostree commit (--ostree-url) or the bootc image (--bootc-image)")
-	f.BoolVar(&o.BIB, "bib", false, "also write "+installer.BIBConfigFile+" for bootc-image-builder (needs --bootc): the user and filesystem sizes for disk images, or with --kickstart the kickstart for --type anaconda-iso")
-	f.StringVar(&o.OSTreeURL, "ostree-url", "", "URL of the ostree repository serving the commit built from blueprint.toml: the payload of --kickstart and of an --image-type that installs a commit (edge-installer, edge-simplified-installer, edge-raw-image, edge-ami, edge-vsphere)")
+	f.BoolVar(&o.BIB, "bib", false, "also write "+installer.BIBConfigFile+" for bootc-image-builder (needs --bootc): for the disk images (qcow2, raw, ami, vmdk) the user and an LVM disk layout (the volume group of --lvmd's default device class, root and --filesystem volumes, the rest free for LVMS), or with --kickstart the kickstart for --type anaconda-iso")
+	f.StringVar(&o.OSTreeURL, "ostree-url", "", "URL of the ostree repository serving the commit built from blueprint.toml: the payload of --kickstart and of an --image-type that installs a commit (edge-installer, edge-simplified-installer, edge-raw-image, edge-ami, edge-vsphere); without credentials, which would be written to microshift.ks and the lock")
 	f.StringVar(&o.OSTreeRef, "ostree-ref", "", "ref of that commit (default: osbuild's for the distro and arch, e.g. rhel/9/x86_64/edge)")
 	f.StringVar(&o.BootcImage, "bootc-image", "", "bootc image (registry/repository:tag or @digest) the kickstart installs with ostreecontainer and the device updates from")
 	f.StringVar(&o.User, "user", "", "user the device gets, in the wheel group, without a password: logs in with --ssh-key (blueprint, kickstart, bootc-image-builder config)")
 	f.StringVar(&o.SSHKey, "ssh-key", "", "SSH public key file (authorized_keys lines) of --user")
-	f.StringArrayVar(&o.Filesystems, "filesystem", nil, "MOUNT=SIZE, repeatable: minimum size of a filesystem (/=20GiB sizes the root volume of the kickstart, default 10GiB; other mount points get a logical volume of their own)")
+	f.StringArrayVar(&o.Filesystems, "filesystem", nil, "MOUNT=SIZE, repeatable: minimum size of a filesystem (/=20GiB sizes the root logical volume of the kickstart and the --bib disk, default 10GiB; /boot its partition; other mount points get a logical volume of their own, below /var only for --bib)")
+	f.StringVar(&o.DiskSize, "disk-size", "", "size of the disk image bootc-image-builder builds from --bib's config.toml (qcow2, raw, ami, vmdk), e.g. 40GiB: what the boot partitions and logical volumes leave is the volume group's free space for LVMS (default: 10GiB beyond them)")
 	f.StringArrayVar(&o.Ports, "firewall-port", nil, "PORT/PROTO or FROM-TO/PROTO (tcp, udp) the device's firewall opens, repeatable (blueprint, Containerfile, kickstart)")
-	f.StringVar(&o.Device, "installation-device", "", "disk edge-simplified-installer installs to (e.g. /dev/vda; customizations.installation_device of installer.toml)")
+	f.StringVar(&o.Device, "installation-device", "", "disk edge-simplified-installer installs to, a device path (e.g. /dev/vda or /dev/disk/by-id/NAME; customizations.installation_device of installer.toml, on the installer's kernel command line)")
 	f.StringArrayVar(&o.CATrust, "ca-trust", nil, "PEM CA certificate file the device trusts system-wide, repeatable: placed in "+installer.CATrustDir+"/ (update-ca-trust runs in the kickstart and the Containerfile)")
 }
 
@@ -73,13 +74,16 @@ func (o *installerOptions) Validate(bootc bool) error {
 		if !o.Kickstart {
 			return usageError{fmt.Errorf("--bootc-image is what the kickstart installs: add --kickstart")}
 		}
+		if safetext.RegistryCredentials(o.BootcImage) {
+			return usageError{fmt.Errorf("--bootc-image holds credentials (user:password@ before the registry), which microshift.ks and compose.lock.json would carry: name the image without them and give the registry's credentials with --pull-secret (an auth file, written 0600 to /etc/ostree/auth.json for the installer)")}
+		}
 		if _, err := name.ParseReference(o.BootcImage, name.StrictValidation); err != nil {
 			return usageError{fmt.Errorf("--bootc-image: %q is not an image reference: %v", o.BootcImage, err)}
 		}
 	}
 	if o.Device != "" {
-		if err := safetext.DevicePath(o.Device); err != nil || !strings.HasPrefix(o.Device, "/dev/") {
-			return usageError{fmt.Errorf("--installation-device %q is not a device path such as /dev/vda", o.Device)}
+		if err := installer.CheckInstallationDevice(o.Device); err != nil {
+			return usageError{err}
 		}
 	}
 	if o.BIB && !bootc {
@@ -92,6 +96,11 @@ func (o *installerOptions) Validate(bootc bool) error {
 	}
 	for _, s := range o.Ports {
 		if _, err := installer.ParseFirewallPort(s); err != nil {
+			return usageError{err}
+		}
+	}
+	if o.DiskSize != "" {
+		if _, err := installer.ParseDiskSize(o.DiskSize); err != nil {
 			return usageError{err}
 		}
 	}
@@ -121,6 +130,13 @@ func (o *installerOptions) options() (compose.InstallerOptions, error) {
 	}
 	if err := installer.CheckFilesystems(out.Filesystems); err != nil {
 		return out, usageError{err}
+	}
+	if o.DiskSize != "" {
+		n, err := installer.ParseDiskSize(o.DiskSize)
+		if err != nil {
+			return out, usageError{err}
+		}
+		out.DiskSize = n
 	}
 	return out, nil
 }

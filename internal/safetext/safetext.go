@@ -10,11 +10,13 @@ package safetext
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
@@ -164,3 +166,38 @@ func UnescapeContainerfileArg(s string) string {
 // Comment makes s safe inside a one-line comment ("# ..."): control
 // characters, a newline included, are escaped.
 func Comment(s string) string { return text.Escape(s) }
+
+// digestPattern is what follows the @ of a digest reference: an
+// algorithm and its hex.
+var digestPattern = lazyregexp.New(`^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}$`)
+
+// URLCredentials reports whether a URL carries credentials: a user (with
+// or without a password) before an @ in its authority, or a query string
+// (where access tokens ride). It errs on the side of yes for a URL it
+// cannot parse but whose authority holds an @. Callers refuse such a
+// value without printing it.
+func URLCredentials(s string) bool {
+	if u, err := url.Parse(s); err == nil {
+		return u.User != nil || u.RawQuery != "" || u.ForceQuery
+	}
+	_, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		rest = s
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	return strings.Contains(authority, "@") || strings.Contains(s, "?")
+}
+
+// RegistryCredentials reports whether a registry reference
+// (REGISTRY/REPOSITORY[:TAG][@DIGEST] or REGISTRY[/PREFIX], with or
+// without docker://) carries credentials as user:password@ before its
+// registry: an @ before the first / that no digest follows. Callers refuse
+// such a value without printing it.
+func RegistryCredentials(s string) bool {
+	s = strings.TrimPrefix(s, "docker://")
+	if strings.Contains(s, "://") {
+		return URLCredentials(s)
+	}
+	before, after, ok := strings.Cut(s, "@")
+	return ok && !strings.Contains(before, "/") && !digestPattern.MatchString(after)
+}

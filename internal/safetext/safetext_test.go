@@ -171,3 +171,60 @@ func FuzzShell(f *testing.F) {
 		}
 	})
 }
+
+func TestCredentials(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("a", 64)
+	for _, tc := range []struct {
+		in            string
+		url, registry bool
+	}{
+		{"http://edge.example.com/repo", false, false},
+		{"http://edge.example.com/a@b", false, false},
+		{"http://user:pw@edge.example.com/repo", true, true},
+		{"http://user@edge.example.com/repo", true, true},
+		{"https://edge.example.com/repo?token=x", true, true},
+		{"https://edge.example.com/repo?", true, true},
+		{"http://user:p w@edge/repo", true, true}, // unparseable, still credentials
+		{"quay.io/a/b:1", false, false},
+		{"quay.io/a/b@" + digest, false, false},
+		{"ubuntu@" + digest, true, false}, // not a URL: URLCredentials errs on the side of yes
+		{"user:pw@quay.io/a/b:1", false, true},
+		{"docker://user:pw@mirror.example.com:5000/ms", true, true},
+		{"token@mirror.example.com", false, true},
+		{"user:pw@quay.io/a/b@" + digest, false, true},
+		{"mirror.example.com:5000/ms", false, false},
+	} {
+		if got := URLCredentials(tc.in); got != tc.url {
+			t.Errorf("URLCredentials(%q) = %v, want %v", tc.in, got, tc.url)
+		}
+		if got := RegistryCredentials(tc.in); got != tc.registry {
+			t.Errorf("RegistryCredentials(%q) = %v, want %v", tc.in, got, tc.registry)
+		}
+	}
+}
+
+// FuzzRegistryCredentials: a reference with an @ before its first / is
+// taken for credentials unless a digest follows it.
+func FuzzRegistryCredentials(f *testing.F) {
+	for _, s := range []string{"user:pw@quay.io/a/b", "quay.io/a@sha256:" + strings.Repeat("0", 64), "a@b", "docker://u@h/p"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := RegistryCredentials(s)
+		rest := strings.TrimPrefix(s, "docker://")
+		if strings.Contains(rest, "://") {
+			return
+		}
+		before, after, ok := strings.Cut(rest, "@")
+		if ok && !strings.Contains(before, "/") && !got {
+			// Only a digest may follow such an @.
+			algo, hex, isDigest := strings.Cut(after, ":")
+			if !isDigest || algo == "" || len(hex) < 32 || strings.Trim(hex, "0123456789abcdefABCDEF") != "" {
+				t.Fatalf("RegistryCredentials(%q) = false", s)
+			}
+		}
+		if !strings.Contains(rest, "@") && got {
+			t.Fatalf("RegistryCredentials(%q) = true without an @", s)
+		}
+	})
+}
