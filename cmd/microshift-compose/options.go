@@ -296,6 +296,8 @@ type formatOptions struct {
 
 func (o *formatOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.Format, "output", "o", "text", "output format: text or json")
+	// Only fails for an unknown or already registered flag.
+	_ = cmd.RegisterFlagCompletionFunc("output", completeValues(formatValues...))
 }
 
 // addFormatFlag binds the format to --format, for commands whose --output
