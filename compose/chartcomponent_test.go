@@ -20,7 +20,7 @@ import (
 func TestChartComponent(t *testing.T) {
 	cat := manifestsCatalog(t)
 	for _, stream := range []string{"4.18", "5.0"} {
-		p := mustResolve(t, cat, embeddedRelease(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}})
+		p := mustResolve(t, cat, embeddedRelease(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true})
 		out := mustBuild(t, p)
 		if len(p.Charts) != 1 {
 			t.Fatalf("%s: plan charts = %+v, want hello 0.3.1", stream, p.Charts)
@@ -59,7 +59,7 @@ func TestChartComponent(t *testing.T) {
 		if check := string(outputFile(t, out, "files"+compose.HealthCheckPath)); !strings.Contains(check, "chart-app-web") {
 			t.Errorf("%s: the greenboot check does not wait for the chart's Deployment", stream)
 		}
-		again := mustBuild(t, mustResolve(t, cat, embeddedRelease(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}}))
+		again := mustBuild(t, mustResolve(t, cat, embeddedRelease(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true}))
 		if !bytes.Equal(outputFile(t, again, "charts/hello-0.3.1.tgz"), archive) || !bytes.Equal(outputFile(t, again, compose.LockFile), outputFile(t, out, compose.LockFile)) {
 			t.Errorf("%s: a second build differs", stream)
 		}

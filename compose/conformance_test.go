@@ -201,6 +201,26 @@ func selections(rpms []string) [][2]string {
 	return out
 }
 
+// greenbootWaitsForOVNK reports whether the branch's greenboot check
+// (packaging/greenboot/microshift-running-check.sh) waits for the
+// openshift-ovn-kubernetes pods whatever the config says: its PODS_NS_LIST
+// names the namespace. Then a device without OVN-K never has a green boot.
+// From 4.19 the script runs `microshift healthcheck`, which skips OVN-K
+// when network.cniPlugin is none.
+func greenbootWaitsForOVNK(t *testing.T, branch string) bool {
+	t.Helper()
+	data, err := os.ReadFile(testutil.Shared(t, "reference", "microshift-greenboot", branch, "microshift-running-check.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if list, ok := strings.CutPrefix(l, "PODS_NS_LIST=("); ok {
+			return slices.Contains(strings.Fields(strings.TrimSuffix(list, ")")), "openshift-ovn-kubernetes")
+		}
+	}
+	return false
+}
+
 // expected is what upstream says a selection must do: the components it
 // deploys, or why the release cannot build it.
 func expected(release string, arch releases.Arch, profile, with string, rpms []string) ([]string, string) {
@@ -252,6 +272,9 @@ func conformanceCell(t *testing.T, cat *components.Catalog, rel *releases.Releas
 		c.selection += " on " + tgt.distro
 	}
 	wantComps, wantRefusal := expected(rel.Stream(), arch, profile, with, rpms)
+	if wantRefusal == "" && !slices.Contains(wantComps, "networking-ovnk") && greenbootWaitsForOVNK(t, filepath.Base(dir)) {
+		wantRefusal = "red boot"
+	}
 	p, err := compose.Resolve(context.Background(), cat, rel, req)
 	var out *compose.Output
 	if err == nil {
@@ -270,6 +293,10 @@ func conformanceCell(t *testing.T, cat *components.Catalog, rel *releases.Releas
 			c.wrong = "refused, but not as a release that cannot honour it: " + msg
 		case wantRefusal == "arch" && !strings.Contains(msg, "does not support "+string(arch)):
 			c.wrong = "refused, but not for its arch: " + msg
+		case wantRefusal == "red boot" && (!errors.Is(err, compose.ErrRedBoot) || !strings.Contains(msg, "--allow-red-boot")):
+			c.wrong = "refused, but not as a device that never becomes healthy, naming --allow-red-boot: " + msg
+		case wantRefusal != "red boot" && errors.Is(err, compose.ErrRedBoot):
+			c.wrong = "refused as a red boot, want " + wantRefusal + ": " + msg
 		}
 		return c
 	}

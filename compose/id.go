@@ -16,8 +16,9 @@ import (
 // idRequest is the request as the composition ID sees it: what changes the
 // outputs, normalised (lists sorted and unique, files by content). Flags
 // that only decide whether a build is refused (--allow-unpinned,
-// --exact-version, --strict-release) and the plugin timeout are left out:
-// when a build succeeds, they have not changed a byte of it.
+// --allow-red-boot, --exact-version, --strict-release) and the plugin
+// timeout are left out: when a build succeeds, they have not changed a
+// byte of it.
 type idRequest struct {
 	Profile     string   `json:"profile"`
 	With        []string `json:"with"`

@@ -349,8 +349,8 @@ func TestConfigDefaultsLeftOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, profile := range goldenProfiles {
-		withRef := mustResolve(t, defaultCatalog(t), embeddedRelease(t, "4.18"), compose.Request{Profile: profile, Arch: releases.X86_64, Config: ref})
-		without := mustResolve(t, defaultCatalog(t), embeddedRelease(t, "4.18"), compose.Request{Profile: profile, Arch: releases.X86_64})
+		withRef := mustResolve(t, defaultCatalog(t), embeddedRelease(t, "4.18"), compose.Request{Profile: profile, Arch: releases.X86_64, Config: ref, AllowRedBoot: true})
+		without := mustResolve(t, defaultCatalog(t), embeddedRelease(t, "4.18"), compose.Request{Profile: profile, Arch: releases.X86_64, AllowRedBoot: true})
 		if !reflect.DeepEqual(withRef.Config, without.Config) {
 			t.Errorf("%s: the reference config changed the plan's config: %#v, without it %#v", profile, withRef.Config, without.Config)
 		}

@@ -34,7 +34,7 @@ func TestReleaseDir(t *testing.T) {
 		for _, arch := range goldenArches {
 			for _, profile := range goldenProfiles {
 				t.Run(stream+"/"+profile+"-"+string(arch), func(t *testing.T) {
-					req := compose.Request{Profile: profile, Arch: arch}
+					req := compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true}
 					p, err := compose.Resolve(context.Background(), cat, rel, req)
 					var cannot *compose.CannotHonourError
 					if errors.As(err, &cannot) {

@@ -31,6 +31,10 @@ type Request struct {
 	Config *microshiftconfig.Config
 	// AllowUnpinned turns tag-only image references from errors into warnings.
 	AllowUnpinned bool
+	// AllowRedBoot turns a selection whose device can never become healthy
+	// (greenboot marks every boot red and rolls back) from an error into a
+	// warning.
+	AllowRedBoot bool
 	// Lvmd is the user's lvmd.yaml for LVMS, nil for none.
 	Lvmd *lvmdconfig.Config
 	// StorageClasses are the user's choices of name and filesystem for
@@ -76,6 +80,11 @@ var ErrNewerRelease = errors.New("release is newer than the releases microshift-
 
 // ErrUnpinned is wrapped by the error for a tag-only image reference.
 var ErrUnpinned = errors.New("image is not pinned by digest")
+
+// ErrRedBoot is wrapped by the error for a selection whose device can
+// never become healthy: greenboot marks every boot red and rolls back.
+// Request.AllowRedBoot accepts it.
+var ErrRedBoot = errors.New("the device never becomes healthy")
 
 // Resolve selects components for req and builds the Plan: selection and the
 // reasons for it, capability providers, conflicts, arch and release checks,
@@ -170,7 +179,9 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	if version.warning != "" {
 		p.Warnings = append(p.Warnings, version.warning)
 	}
-	r.addCapabilityWarnings(p)
+	if err := r.addCapabilityWarnings(p); err != nil {
+		return nil, nil, err
+	}
 	if err := r.addImages(p); err != nil {
 		return nil, nil, err
 	}
@@ -674,15 +685,32 @@ func isMicroShiftPackage(pkg string) bool {
 
 // addCapabilityWarnings says what the device does without a provider of a
 // capability, where the release knowledge knows it (no CNI: greenboot red).
-func (r *resolver) addCapabilityWarnings(p *plan.Plan) {
+// A device that can never become healthy without it (no CNI on 4.18) is
+// refused unless the request accepts it.
+func (r *resolver) addCapabilityWarnings(p *plan.Plan) error {
 	for _, capName := range r.cat.CapabilityNames() {
 		if _, ok := p.Capabilities[capName]; ok {
 			continue
 		}
-		if w := r.facts.MissingCapabilityWarning(capName); w != "" {
-			p.Warnings = append(p.Warnings, w)
+		w, ok := r.facts.MissingCapability(capName)
+		if !ok {
+			continue
 		}
+		if !w.RedBoot {
+			p.Warnings = append(p.Warnings, w.Warning)
+			continue
+		}
+		if !r.req.AllowRedBoot {
+			add := ""
+			if d := r.cat.Capabilities[capName].Default; d != "" {
+				add = " (--with " + d + ")"
+			}
+			return fmt.Errorf("release %s: %w: %s; add a %s provider%s, or pass --allow-red-boot to build a device that rolls back on every boot",
+				r.rel.Stream(), ErrRedBoot, w.Warning, capName, add)
+		}
+		p.Warnings = append(p.Warnings, w.Warning+" (built anyway: --allow-red-boot)")
 	}
+	return nil
 }
 
 func (r *resolver) addServicesAndFirewall(p *plan.Plan) {

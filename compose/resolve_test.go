@@ -520,13 +520,39 @@ func TestResolve(t *testing.T) {
 			},
 		},
 		{
-			name:   "no CNI on 4.18: greenboot always waits for OVN-K",
+			// 4.18's greenboot check waits for OVN-K whatever the config
+			// says: the device rolls back on every boot.
+			name:      "no CNI on 4.18: refused, every boot is red",
+			stream:    "4.18",
+			req:       compose.Request{Profile: "minimal"},
+			wantErr:   "release 4.18: the device never becomes healthy: no CNI: MicroShift deploys no pod network (network.cniPlugin: none), so DNS, the router and service-ca never become ready, and the 4.18 greenboot check always waits for OVN-Kubernetes pods: greenboot marks every boot red, even with a CNI of your own; add a cni provider (--with networking-ovnk), or pass --allow-red-boot to build a device that rolls back on every boot",
+			wantErrIs: compose.ErrRedBoot,
+		},
+		{
+			name:      "no CNI on 4.18 by --without: refused",
+			stream:    "4.18",
+			req:       compose.Request{Profile: "full", Without: []string{"networking-ovnk"}},
+			wantErrIs: compose.ErrRedBoot,
+		},
+		{
+			name:   "no CNI on 4.18 with --allow-red-boot: the warning says it was accepted",
 			stream: "4.18",
-			req:    compose.Request{Profile: "minimal"},
-			want:   []string{"core"},
+			req:    compose.Request{Profile: "storage-only", AllowRedBoot: true},
+			want:   []string{"core", "storage-lvms"},
 			check: func(t *testing.T, p *plan.Plan) {
-				if w := deviceWarnings(p); len(w) != 1 || !strings.Contains(w[0], "the 4.18 greenboot check always waits for OVN-Kubernetes pods") {
-					t.Errorf("warnings = %q, want the 4.18 no-CNI warning", w)
+				if w := deviceWarnings(p); len(w) != 1 || !strings.Contains(w[0], "the 4.18 greenboot check always waits for OVN-Kubernetes pods") || !strings.HasSuffix(w[0], " (built anyway: --allow-red-boot)") {
+					t.Errorf("warnings = %q, want the 4.18 no-CNI warning, accepted", w)
+				}
+			},
+		},
+		{
+			name:   "--allow-red-boot with a CNI: nothing to accept",
+			stream: "4.18",
+			req:    compose.Request{Profile: "networking-only", AllowRedBoot: true},
+			want:   []string{"core", "networking-ovnk"},
+			check: func(t *testing.T, p *plan.Plan) {
+				if w := deviceWarnings(p); len(w) != 0 {
+					t.Errorf("warnings = %q, want none", w)
 				}
 			},
 		},

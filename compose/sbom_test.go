@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestSBOM(t *testing.T) {
 		for _, arch := range goldenArches {
 			for _, profile := range goldenProfiles {
 				t.Run(stream+"/"+profile+"-"+string(arch), func(t *testing.T) {
-					p, err := compose.Resolve(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: arch})
+					p, err := compose.Resolve(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true})
 					var cannot *compose.CannotHonourError
 					if errors.As(err, &cannot) {
 						t.Skipf("the release refuses the selection: %v", err)
@@ -68,7 +69,13 @@ func checkSBOMMatchesPlan(t *testing.T, doc *spdx.Document, p *plan.Plan, lock [
 	}
 	byID := map[common.ElementID]*spdx.Package{}
 	byName := map[string]*spdx.Package{}
+	// Every package has a purpose of SPDX 2.3's list, as read back by
+	// tools-golang (the JSON schema checked the spelling).
+	purposes := []string{"OTHER", "INSTALL", "ARCHIVE", "FIRMWARE", "APPLICATION", "FRAMEWORK", "LIBRARY", "CONTAINER", "SOURCE", "DEVICE", "OPERATING_SYSTEM", "FILE"}
 	for _, pkg := range doc.Packages {
+		if !slices.Contains(purposes, pkg.PrimaryPackagePurpose) {
+			t.Errorf("package %s has primaryPackagePurpose %q", pkg.PackageName, pkg.PrimaryPackagePurpose)
+		}
 		if byID[pkg.PackageSPDXIdentifier] != nil {
 			t.Errorf("SPDX ID %s is used twice", pkg.PackageSPDXIdentifier)
 		}
@@ -96,12 +103,14 @@ func checkSBOMMatchesPlan(t *testing.T, doc *spdx.Document, p *plan.Plan, lock [
 	if described == nil {
 		t.Fatal("the document DESCRIBES no package")
 	}
-	if described.PackageVersion != p.Release.Base {
-		t.Errorf("the composition's version = %q, want the release base %q", described.PackageVersion, p.Release.Base)
+	if described.PackageVersion != p.Release.Base || described.PrimaryPackagePurpose != "OPERATING_SYSTEM" {
+		t.Errorf("the composition's version = %q, purpose %q; want the release base %q, OPERATING_SYSTEM", described.PackageVersion, described.PrimaryPackagePurpose, p.Release.Base)
 	}
 	for _, c := range p.Components {
 		if byName[c.Name] == nil || !rels[described.PackageName+" CONTAINS "+c.Name] {
 			t.Errorf("component %s: no package the composition CONTAINS", c.Name)
+		} else if byName[c.Name].PrimaryPackagePurpose != "APPLICATION" {
+			t.Errorf("component %s: purpose %q, want APPLICATION", c.Name, byName[c.Name].PrimaryPackagePurpose)
 		}
 	}
 	for _, pkg := range p.Packages {
@@ -110,8 +119,8 @@ func checkSBOMMatchesPlan(t *testing.T, doc *spdx.Document, p *plan.Plan, lock [
 			t.Errorf("RPM %s has no package", pkg.Name)
 			continue
 		}
-		if sp.PackageVersion != pkg.Version {
-			t.Errorf("RPM %s: versionInfo %q, want the constraint %q", pkg.Name, sp.PackageVersion, pkg.Version)
+		if sp.PackageVersion != pkg.Version || sp.PrimaryPackagePurpose != "APPLICATION" {
+			t.Errorf("RPM %s: versionInfo %q, purpose %q; want the constraint %q, APPLICATION", pkg.Name, sp.PackageVersion, sp.PrimaryPackagePurpose, pkg.Version)
 		}
 		if !hasPURL(sp, "pkg:rpm/redhat/"+pkg.Name) {
 			t.Errorf("RPM %s: no pkg:rpm purl in %+v", pkg.Name, sp.PackageExternalReferences)
@@ -136,6 +145,14 @@ func checkSBOMMatchesPlan(t *testing.T, doc *spdx.Document, p *plan.Plan, lock [
 		if sp == nil {
 			t.Errorf("image %s has no package", im.Ref)
 			continue
+		}
+		// Named by its repository and the keys that name it.
+		ref, err := name.ParseReference(im.Ref, name.WeakValidation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ref.Context().Name() + " (" + im.Uses[0].Key; !strings.HasPrefix(sp.PackageName, want) {
+			t.Errorf("image %s: name %q, want it to start %q", im.Ref, sp.PackageName, want)
 		}
 		d, err := name.NewDigest(im.Ref)
 		if err != nil {

@@ -22,9 +22,13 @@ type Summary struct {
 	Release SummaryRelease `json:"release"`
 	Arch    string         `json:"arch"`
 	// Files are every file written, sorted by path.
-	Files    []SummaryFile `json:"files"`
-	Counts   Counts        `json:"counts"`
-	Warnings []string      `json:"warnings"`
+	Files  []SummaryFile `json:"files"`
+	Counts Counts        `json:"counts"`
+	// Warnings are every warning of the build, each once: the plan's (as
+	// the lock records them, the installer's included), osbuild's
+	// ("osbuild: ..."), and what writing the output said (AddWarnings).
+	// build prints each as a "warning:" line on stderr.
+	Warnings []string `json:"warnings"`
 }
 
 // SummaryRelease is the release of a summary: its stream, the version of its
@@ -80,6 +84,17 @@ func Summarize(out *Output, dir string) Summary {
 		s.Warnings = []string{}
 	}
 	return s
+}
+
+// AddWarnings appends the warnings s does not hold yet: what writing the
+// output said (a killed build's leftovers), so that the summary holds
+// every warning the build printed.
+func (s *Summary) AddWarnings(warnings ...string) {
+	for _, w := range warnings {
+		if !slices.Contains(s.Warnings, w) {
+			s.Warnings = append(s.Warnings, w)
+		}
+	}
 }
 
 // Line is the one-line text form of a summary, what build prints.

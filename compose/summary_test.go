@@ -2,6 +2,7 @@ package compose_test
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,4 +59,22 @@ func FuzzExpandOutput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSummaryWarnings: a summary holds the plan's warnings (the lock's),
+// osbuild's prefixed, and what writing said, each once, in that order.
+func TestSummaryWarnings(t *testing.T) {
+	out := &compose.Output{
+		Plan:     &plan.Plan{Warnings: []string{"no CNI: ...", "microshift.ks creates volume group vg_ssd only; ..."}},
+		Warnings: []string{"customizations.x is not supported"},
+	}
+	s := compose.Summarize(out, "out")
+	s.AddWarnings("a killed build left mirrored images in .out.tmp-1; ...", "no CNI: ...", "a killed build left mirrored images in .out.tmp-1; ...")
+	want := []string{"no CNI: ...", "microshift.ks creates volume group vg_ssd only; ...", "osbuild: customizations.x is not supported", "a killed build left mirrored images in .out.tmp-1; ..."}
+	if !slices.Equal(s.Warnings, want) {
+		t.Errorf("summary warnings = %q\nwant %q", s.Warnings, want)
+	}
+	if s := compose.Summarize(&compose.Output{Plan: &plan.Plan{}}, "out"); s.Warnings == nil || len(s.Warnings) != 0 {
+		t.Errorf("no warnings = %#v, want [] (JSON [], not null)", s.Warnings)
+	}
 }

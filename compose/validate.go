@@ -100,7 +100,16 @@ func validateProfile(ctx context.Context, cat *components.Catalog, rel *releases
 	}
 	distro, imageType := releaseTarget(rel, opts)
 	chk := Check{Subject: fmt.Sprintf("release %s: profile %s on %s: blueprint for %s %s", rel.Stream(), profile, arch, distro, imageType), Problems: []string{}, Warnings: []string{}}
-	p, err := Resolve(ctx, cat, rel, Request{Profile: profile, Arch: arch, Distro: opts.Distro})
+	req := Request{Profile: profile, Arch: arch, Distro: opts.Distro}
+	p, err := Resolve(ctx, cat, rel, req)
+	if errors.Is(err, ErrRedBoot) {
+		// A device that never becomes healthy is the build's refusal,
+		// not a problem of the catalog: say so, and still check the
+		// blueprint --allow-red-boot would build.
+		chk.Warnings = append(chk.Warnings, "build refuses it: "+err.Error())
+		req.AllowRedBoot = true
+		p, err = Resolve(ctx, cat, rel, req)
+	}
 	var cannot *CannotHonourError
 	if errors.As(err, &cannot) {
 		// The release cannot build this profile; saying so is right,

@@ -31,6 +31,9 @@ check createrepo_c createrepo-c
 check shellcheck shellcheck
 # pykickstart's ksvalidator (../shared/tools) checks the generated kickstarts.
 check python3 python3
+# The bash completion test sources bash-completion, as a user's shell does
+# (cobra's script calls its _get_comp_words_by_ref).
+[ -f /usr/share/bash-completion/bash_completion ] || need+=(bash-completion)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

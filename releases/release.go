@@ -210,6 +210,9 @@ func readLimited(fsys fs.FS, name string) ([]byte, error) {
 	return data, nil
 }
 
+// ErrNoMatch is wrapped when no release satisfies a constraint.
+var ErrNoMatch = errors.New("no release matches")
+
 // Select returns the newest release satisfying constraint ("" = newest).
 func Select(rels []*Release, constraint string) (*Release, error) {
 	versions := make([]*semver.Version, len(rels))
@@ -250,7 +253,7 @@ func selectVersion(versions []*semver.Version, constraint string) (int, error) {
 	}
 	// newest first so far; list oldest first, by version not text
 	slices.Reverse(have)
-	return 0, fmt.Errorf("no release matches %q (have %s)", constraint, strings.Join(have, ", "))
+	return 0, fmt.Errorf("%w %q (have %s)", ErrNoMatch, constraint, strings.Join(have, ", "))
 }
 
 // IsDigestPinned reports whether ref names its image by digest.

@@ -1,6 +1,7 @@
 package releases_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -239,6 +240,11 @@ func TestSelect(t *testing.T) {
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Fatalf("Select(%q) = %v, %v; want error %q", tc.constraint, r, err, tc.err)
+				}
+				// The CLI adds its hint (--release-dir, release import)
+				// to a constraint that parses and matches nothing.
+				if noMatch := strings.HasPrefix(tc.err, "no release matches"); errors.Is(err, releases.ErrNoMatch) != noMatch {
+					t.Errorf("Select(%q): errors.Is(ErrNoMatch) = %v, want %v", tc.constraint, !noMatch, noMatch)
 				}
 				return
 			}

@@ -188,10 +188,11 @@ func TestBinaryREADME(t *testing.T) {
 		t.Errorf("builds left temporary directories: %v", l)
 	}
 
-	validate := mustRunBinary(t, bin, work, "validate")
-	if !strings.Contains(validate, "ok   release 5.0 (embedded): catalog and release files") || strings.Contains(validate, "FAIL") {
-		t.Errorf("validate:\n%s", validate)
+	validate := runBinary(t, bin, work, "validate")
+	if validate.code != 0 || !strings.Contains(validate.stdout, "ok   release 5.0 (embedded): catalog and release files") || strings.Contains(validate.stdout, "FAIL") {
+		t.Errorf("validate: exit %d\n%s", validate.code, validate.stdout)
 	}
+	checkWarningStyle(t, validate.stderr)
 
 	// A failing command: exit 1, one line on stderr, nothing written.
 	r := runBinary(t, bin, work, "build", "--profile", "ful", "--arch", "x86_64", "--output", "out-bad/")

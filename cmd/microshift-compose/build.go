@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -156,7 +155,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if err != nil {
 				return err
 			}
-			out, err := steps.build(cmd.Context(), cmd.ErrOrStderr(), p)
+			out, err := steps.build(cmd.Context(), p)
 			if err != nil {
 				return err
 			}
@@ -164,11 +163,19 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if err != nil {
 				return usageError{err}
 			}
-			writeOpts := compose.WriteOptions{Force: force, Warn: func(msg string) { warn(cmd.ErrOrStderr(), msg) }}
+			// What writing says (a killed build's leftovers) is printed
+			// at once, and recorded with the build's other warnings.
+			warn := warnOnce(cmd.ErrOrStderr())
+			var written []string
+			writeOpts := compose.WriteOptions{Force: force, Warn: func(msg string) {
+				written = append(written, msg)
+				warn(msg)
+			}}
 			if err := compose.Write(cmd.Context(), dir, out, writeOpts); err != nil {
 				return err
 			}
 			s := compose.Summarize(out, dir)
+			s.AddWarnings(written...)
 			if format.json() {
 				if err := printJSON(cmd.OutOrStdout(), s); err != nil {
 					return err
@@ -176,7 +183,11 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			} else {
 				fmt.Fprintln(cmd.OutOrStdout(), s.Line())
 			}
-			warnDevice(cmd, p)
+			// Every warning the build recorded (the lock's, osbuild's,
+			// the installer's added after resolution), once each.
+			for _, w := range s.Warnings {
+				warn(w)
+			}
 			return nil
 		},
 	}
@@ -260,10 +271,11 @@ func (b *buildSteps) request(req *compose.Request) error {
 	return nil
 }
 
-// build adds the device files (and sizes) to p and renders the outputs;
-// the warnings of the device options and osbuild go to stderr.
-func (b *buildSteps) build(ctx context.Context, stderr io.Writer, p *plan.Plan) (*compose.Output, error) {
-	if err := b.dev.apply(stderr, p); err != nil {
+// build adds the device files (and sizes) to p and renders the outputs.
+// It prints nothing: the warnings of the device options are recorded in
+// the plan, osbuild's in the output, and compose.Summarize holds them all.
+func (b *buildSteps) build(ctx context.Context, p *plan.Plan) (*compose.Output, error) {
+	if err := b.dev.apply(p); err != nil {
 		return nil, err
 	}
 	if err := b.trust.applyDevice(p, b.dev.Mirror, b.boot.Enabled); err != nil {
@@ -292,12 +304,5 @@ func (b *buildSteps) build(ctx context.Context, stderr io.Writer, p *plan.Plan) 
 	if b.installer != nil {
 		opts.Installer = *b.installer
 	}
-	out, err := compose.Build(ctx, p, opts)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range out.Warnings {
-		warn(stderr, "osbuild: "+w)
-	}
-	return out, nil
+	return compose.Build(ctx, p, opts)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -290,7 +291,28 @@ func TestImagesEqualsPlan(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	out := mustRun(t, "validate")
+	out, stderr, code := runCLI(t, "validate")
+	if code != exitOK {
+		t.Fatalf("validate = exit %d: %s", code, stderr)
+	}
+	// The warnings are on stderr, one "warning:" line each naming its
+	// check; stdout is the report alone.
+	warnings := checkWarningStyle(t, stderr)
+	const unpinned = `warning: release 5.0 (embedded): catalog and release files: release-ai-model-serving-x86_64.json: image "ovms-image" is not pinned by digest: quay.io/opendatahub/openvino_model_server:2025.1-release`
+	if !slices.Contains(warnings, unpinned) {
+		t.Errorf("validate's stderr lacks %q:\n%s", unpinned, stderr)
+	}
+	// A profile whose device never becomes healthy is no catalog problem:
+	// its blueprint is still checked, and the refusal is a warning.
+	const redBoot = "warning: release 4.18: profile minimal on aarch64: blueprint for rhel-9.4 edge-commit: build refuses it: release 4.18: the device never becomes healthy: no CNI: "
+	if !slices.ContainsFunc(warnings, func(w string) bool {
+		return strings.HasPrefix(w, redBoot) && strings.HasSuffix(w, "or pass --allow-red-boot to build a device that rolls back on every boot")
+	}) {
+		t.Errorf("validate's stderr lacks %q...:\n%s", redBoot, stderr)
+	}
+	if strings.Contains(out, "warning") && !strings.Contains(out, " warnings\n") {
+		t.Errorf("validate prints warnings on stdout:\n%s", out)
+	}
 	lines := nonEmptyLines(out)
 	oks := 0
 	for _, l := range lines {
@@ -315,8 +337,11 @@ func TestValidate(t *testing.T) {
 	// 10 releases x (catalog check + 4 profiles x 2 arches); 22 profiles
 	// are ones their release cannot build (4.14-4.16: only full; 4.17: no
 	// minimal or storage-only).
-	if oks != 68 || !strings.HasPrefix(lines[len(lines)-1], "90 checks (22 refused by their release), ") {
-		t.Errorf("validate printed %d ok lines, want 68:\n%s", oks, out)
+	if oks != 68 || lines[len(lines)-1] != fmt.Sprintf("90 checks (22 refused by their release), %d warnings", len(warnings)) {
+		t.Errorf("validate printed %d ok lines, want 68, and %d warnings on stderr:\n%s", oks, len(warnings), out)
+	}
+	if len(lines) != 90+22+1 {
+		t.Errorf("validate printed %d lines, want a line per check, a reason per refused one and the count:\n%s", len(lines), out)
 	}
 
 	var rep struct {
@@ -324,8 +349,12 @@ func TestValidate(t *testing.T) {
 			OK bool `json:"ok"`
 		} `json:"checks"`
 	}
-	if err := json.Unmarshal([]byte(mustRun(t, "validate", "--output", "json")), &rep); err != nil {
-		t.Fatalf("validate --output json: %v", err)
+	jsonOut, jsonErr, code := runCLI(t, "validate", "--output", "json")
+	if err := json.Unmarshal([]byte(jsonOut), &rep); err != nil || code != exitOK {
+		t.Fatalf("validate --output json = exit %d, %v", code, err)
+	}
+	if jsonErr != stderr {
+		t.Errorf("validate --output json warns differently from validate:\n%s\nwant:\n%s", jsonErr, stderr)
 	}
 	if len(rep.Checks) != 90 {
 		t.Errorf("validate --output json has %d checks, want 90", len(rep.Checks))
@@ -337,7 +366,8 @@ func TestValidate(t *testing.T) {
 	}
 
 	dir := referenceDir(t, "release-4.18")
-	out = mustRun(t, "validate", "--release-dir", dir)
+	out, stderr, _ = runCLI(t, "validate", "--release-dir", dir)
+	checkWarningStyle(t, stderr)
 	if !strings.Contains(out, "ok   release 4.18 ("+dir+"): catalog and release files") || strings.Contains(out, "FAIL") {
 		t.Errorf("validate --release-dir %s:\n%s", dir, out)
 	}

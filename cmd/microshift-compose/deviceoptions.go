@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
@@ -38,16 +37,14 @@ func (o *deviceOptions) Validate() error {
 	return nil
 }
 
-// apply adds the device files to the plan and prints the warnings on
-// stderr.
-func (o *deviceOptions) apply(stderr io.Writer, p *plan.Plan) error {
+// apply adds the device files to the plan and records the warnings in it
+// (the lock, build's summary and stderr show them).
+func (o *deviceOptions) apply(p *plan.Plan) error {
 	warnings, err := compose.AddDeviceRegistry(p, compose.DeviceRegistry{PullSecret: o.PullSecret, Mirror: o.Mirror, MirrorCA: o.MirrorCA, MirrorInsecure: o.MirrorInsecure})
 	if err != nil {
 		return err
 	}
-	for _, w := range warnings {
-		warn(stderr, w)
-	}
+	p.Warnings = append(p.Warnings, warnings...)
 	return nil
 }
 

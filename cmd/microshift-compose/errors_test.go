@@ -424,13 +424,19 @@ var badInputs = []badInput{
 	{
 		name: "flags/--release matching nothing",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.13", "--output", "{out}"},
-		want: `selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)`,
+		want: `selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'`,
+		code: exitError,
+	},
+	{
+		name: "flags/--release of a shipped version",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.18.7", "--output", "{out}"},
+		want: `selecting embedded release: no release matches "4.18.7" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'`,
 		code: exitError,
 	},
 	{
 		name: "flags/--release matching nothing for components",
 		args: []string{"components", "--release", ">=6"},
-		want: `selecting embedded release: no release matches ">=6" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)`,
+		want: `selecting embedded release: no release matches ">=6" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'`,
 		code: exitError,
 	},
 	{
@@ -565,6 +571,24 @@ var badInputs = []badInput{
 		name: "profiles/two CSI drivers",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--with", "storage-hostpath", "--allow-unpinned", "--output", "{out}"},
 		want: `storage-hostpath conflicts with storage-lvms (storage-hostpath: --with; storage-lvms: profile full); leave one out with --without`,
+		code: exitError,
+	},
+	{
+		name: "profiles/a device that never becomes healthy",
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release", "4.18", "--output", "{out}"},
+		want: `release 4.18: the device never becomes healthy: no CNI: MicroShift deploys no pod network (network.cniPlugin: none), so DNS, the router and service-ca never become ready, and the 4.18 greenboot check always waits for OVN-Kubernetes pods: greenboot marks every boot red, even with a CNI of your own; add a cni provider (--with networking-ovnk), or pass --allow-red-boot to build a device that rolls back on every boot`,
+		code: exitError,
+	},
+	{
+		name: "profiles/a device that never becomes healthy, by --without",
+		args: []string{"resolve", "--profile", "full", "--arch", "aarch64", "--release", "4.18", "--without", "networking-ovnk"},
+		want: `release 4.18: the device never becomes healthy: no CNI: MicroShift deploys no pod network (network.cniPlugin: none), so DNS, the router and service-ca never become ready, and the 4.18 greenboot check always waits for OVN-Kubernetes pods: greenboot marks every boot red, even with a CNI of your own; add a cni provider (--with networking-ovnk), or pass --allow-red-boot to build a device that rolls back on every boot`,
+		code: exitError,
+	},
+	{
+		name: "profiles/a device that never becomes healthy, in a matrix described for CI",
+		args: []string{"matrix", "--profile", "storage-only", "--arch", "x86_64", "--release", "4.18", "--emit", "github"},
+		want: `cell 4.18-storage-only-x86_64: release 4.18: the device never becomes healthy: no CNI: MicroShift deploys no pod network (network.cniPlugin: none), so DNS, the router and service-ca never become ready, and the 4.18 greenboot check always waits for OVN-Kubernetes pods: greenboot marks every boot red, even with a CNI of your own; add a cni provider (--with networking-ovnk), or pass --allow-red-boot to build a device that rolls back on every boot`,
 		code: exitError,
 	},
 	{
@@ -760,7 +784,7 @@ var badInputs = []badInput{
 	{
 		name: "release verify/no embedded release",
 		args: []string{"release", "verify", "--release", "6.1"},
-		want: `selecting embedded release: no release matches "6.1" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)`,
+		want: `selecting embedded release: no release matches "6.1" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files as DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'`,
 		code: exitError,
 	},
 	{
@@ -1092,12 +1116,6 @@ var badInputs = []badInput{
 		code: exitUsage,
 	},
 	{
-		name: "matrix/no release",
-		args: []string{"matrix", "--profile", "full", "--arch", "x86_64", "--output", "{out}"},
-		want: `--release or --release-dir is required (a comma-separated list, e.g. 4.18,4.19,5.0, or all)`,
-		code: exitUsage,
-	},
-	{
 		name: "matrix/duplicate cells",
 		args: []string{"matrix", "--profile", "full", "--arch", "x86_64,amd64", "--release", "5.0", "--output", "{out}"},
 		want: `duplicate cell 5.0-full-x86_64: --profile or --arch names it twice`,
@@ -1154,7 +1172,7 @@ var badInputs = []badInput{
 	{
 		name: "matrix/release matching nothing",
 		args: []string{"matrix", "--profile", "full", "--arch", "x86_64", "--release", "4.13", "--output", "{out}"},
-		want: `--release 4.13: selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)`,
+		want: `--release 4.13: selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'`,
 		code: exitError,
 	},
 	{

@@ -487,7 +487,7 @@ func pluginCases() []hostileCase {
 		{"an apiVersion with a space", "apiVersion: \"v 1\"\nkind: ConfigMap\nmetadata:\n  name: a\n", "is not a Kubernetes apiVersion"},
 		{"binary output", "\x00\x01\x02", "output is not UTF-8 text"},
 		{"two resources with one name", meta("v1", "ConfigMap", "a", "") + "---\n" + meta("v1", "ConfigMap", "a", ""), "already registered id"},
-		{"a kustomization with helmCharts", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nhelmCharts:\n- name: x\n  repo: https://charts.example.com\n", "helmCharts are not rendered (builds run no Helm)"},
+		{"a kustomization with helmCharts", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nhelmCharts:\n- name: x\n  repo: https://charts.example.com\n", "a kustomization's helmCharts are not rendered (kustomize's Helm inflation runs a helm binary); give the chart as the component's [chart]"},
 		{"a kustomization with a remote base", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- https://example.com/x.yaml\n", "remote resources are not fetched"},
 	} {
 		tc := tc
@@ -754,7 +754,7 @@ func unclearCases() []hostileCase {
 			setup: func(h *hostileEnv) ([]string, string) {
 				h.manifests("edge", map[string]string{"kustomization.yaml": "helmCharts:\n- name: x\n  repo: https://charts.example.com\n"})
 				return withEdge(h), "manifests/kustomization.yaml"
-			}, want: "helmCharts are not rendered (builds run no Helm); render the chart with 'helm template'"},
+			}, want: "a kustomization's helmCharts are not rendered (kustomize's Helm inflation runs a helm binary); give the chart as the component's [chart] (docs/catalog.md, Helm charts), render it with 'helm template'"},
 		{class: "unclear/messages", name: "helmGlobals in manifests/",
 			setup: func(h *hostileEnv) ([]string, string) {
 				h.manifests("edge", map[string]string{"kustomization.yaml": "helmGlobals:\n  chartHome: charts\nresources: []\n"})

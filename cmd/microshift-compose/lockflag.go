@@ -19,7 +19,7 @@ func (o *lockOptions) addFlags(cmd *cobra.Command) {
 }
 
 // selectionFlags are the flags --lock replaces.
-var selectionFlags = []string{"profile", "with", "without", "arch", "config", "lvmd", "allow-unpinned", "catalog", "release", "release-dir", "plugin-timeout"}
+var selectionFlags = []string{"profile", "with", "without", "arch", "config", "lvmd", "allow-unpinned", "allow-red-boot", "catalog", "release", "release-dir", "plugin-timeout"}
 
 // Validate refuses --lock together with selection flags: the lock already
 // says what is selected.

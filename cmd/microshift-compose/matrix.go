@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,7 +34,7 @@ func (o *matrixOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringSliceVarP(&o.Profiles, "profile", "p", nil, "profiles, one cell each (repeat or comma-separate)")
 	f.StringSliceVarP(&o.Arches, "arch", "a", nil, "arches, one cell each: x86_64, aarch64 (amd64, arm64 accepted; repeat or comma-separate)")
-	f.StringSliceVar(&o.Releases, "release", nil, `embedded releases, one cell each: semver constraints ("4.18", "~5.0") or "all" for every embedded release (repeat or comma-separate)`)
+	f.StringSliceVar(&o.Releases, "release", nil, `embedded releases, one cell each: semver constraints ("4.18", "~5.0") or "all" for every embedded release (repeat or comma-separate); default, as build: the newest embedded, unless --release-dir is given`)
 	f.StringSliceVar(&o.ReleaseDirs, "release-dir", nil, "directories of MicroShift release files, one cell each, beside --release (repeat)")
 	f.IntVarP(&o.Jobs, "jobs", "j", min(4, runtime.NumCPU()), "cells composed at once")
 	f.StringVar(&o.Output, "output", "", "directory the cells are written under, one directory each: DIR/<release>-<profile>-<arch>/")
@@ -119,7 +118,7 @@ func (o *matrixOptions) spec() (matrix.Spec, error) {
 		}
 		r, err := releases.Load("", c)
 		if err != nil {
-			return spec, fmt.Errorf("--release %s: %w", c, err)
+			return spec, fmt.Errorf("--release %s: %w", c, withShippedHint(err, "with --release-dir DIR"))
 		}
 		spec.Releases = append(spec.Releases, matrix.Release{Release: r, From: "--release " + c})
 	}
@@ -131,7 +130,12 @@ func (o *matrixOptions) spec() (matrix.Spec, error) {
 		spec.Releases = append(spec.Releases, matrix.Release{Release: r, From: "--release-dir " + dir, Dir: dir})
 	}
 	if len(o.Releases) == 0 && len(o.ReleaseDirs) == 0 {
-		return spec, usageError{errors.New("--release or --release-dir is required (a comma-separated list, e.g. 4.18,4.19,5.0, or all)")}
+		// As build: the newest embedded release.
+		r, err := releases.Load("", "")
+		if err != nil {
+			return spec, err
+		}
+		spec.Releases = append(spec.Releases, matrix.Release{Release: r, From: "the newest embedded release"})
 	}
 	return spec, nil
 }
@@ -147,10 +151,10 @@ func newMatrixCmd() *cobra.Command {
 	)
 	steps := buildSteps{trust: &trust}
 	cmd := &cobra.Command{
-		Use:   "matrix --profile LIST --arch LIST --release LIST --output DIR",
+		Use:   "matrix --profile LIST --arch LIST [--release LIST] --output DIR",
 		Short: "Build every profile x arch x release cell in one process, or describe the cells for a CI engine",
-		Long: `matrix composes every cell of --profile x --arch x --release (and --release-dir)
-in one process: the catalog and each release are loaded once, the cells run in
+		Long: `matrix composes every cell of --profile x --arch x --release (and --release-dir;
+without either, the newest embedded release, as build) in one process: the catalog and each release are loaded once, the cells run in
 parallel (at most --jobs at once), and each cell is exactly what 'build' writes for it,
 into DIR/<release>-<profile>-<arch>/ (atomically, as build does). The other flags
 (--with, --config, --pull-secret, --bootc...) apply to every cell.
@@ -233,35 +237,22 @@ describes the work.`,
 				if err != nil {
 					return compose.Summary{}, err
 				}
-				// The device options' warnings join the cell's.
-				var warned bytes.Buffer
-				out, err := steps.build(ctx, &warned, p)
+				out, err := steps.build(ctx, p)
 				if err != nil {
 					return compose.Summary{}, err
 				}
-				var extra []string
-				for _, l := range strings.Split(strings.TrimSpace(warned.String()), "\n") {
-					if l = strings.TrimPrefix(l, "warning: "); l != "" {
-						extra = append(extra, l)
-					}
-				}
-				summary := func(dir string) compose.Summary {
-					s := compose.Summarize(out, dir)
-					for _, w := range extra {
-						if !slices.Contains(s.Warnings, w) {
-							s.Warnings = append(s.Warnings, w)
-						}
-					}
-					return s
-				}
 				if mx.Emit != "" {
-					return summary(""), nil
+					return compose.Summarize(out, ""), nil
 				}
 				dir := filepath.Join(mx.Output, c.Name)
-				if err := compose.Write(ctx, dir, out, compose.WriteOptions{Force: mx.Force, Warn: func(msg string) { extra = append(extra, msg) }}); err != nil {
+				// What writing says joins the cell's warnings.
+				var written []string
+				if err := compose.Write(ctx, dir, out, compose.WriteOptions{Force: mx.Force, Warn: func(msg string) { written = append(written, msg) }}); err != nil {
 					return compose.Summary{}, err
 				}
-				return summary(dir), nil
+				s := compose.Summarize(out, dir)
+				s.AddWarnings(written...)
+				return s, nil
 			}
 			sum, err := matrix.Run(cmd.Context(), cells, mx.Jobs, cell)
 			if err != nil {
@@ -354,7 +345,7 @@ func emitArgs(cmd *cobra.Command, sel *selectionOptions) ([]string, error) {
 	if err := add("without", without...); err != nil {
 		return nil, err
 	}
-	for _, f := range []string{"allow-unpinned", "bootc", "exact-version", "mirror-insecure", "no-health-checks", "strict-release"} {
+	for _, f := range []string{"allow-red-boot", "allow-unpinned", "bootc", "exact-version", "mirror-insecure", "no-health-checks", "strict-release"} {
 		if v, err := cmd.Flags().GetBool(f); err == nil && v {
 			args = append(args, "--"+f)
 		}

@@ -240,3 +240,55 @@ func TestMatrixEmitTekton(t *testing.T) {
 		t.Errorf("PipelineRun carries %d composition IDs, want 4", len(ids))
 	}
 }
+
+// TestMatrixRedBoot: a cell whose device never becomes healthy fails as
+// build does, naming --allow-red-boot; with it the cell is built with the
+// warning, and the emitted jobs pass it on. Without --release, matrix
+// builds the newest embedded release, as build does.
+func TestMatrixRedBoot(t *testing.T) {
+	cells := func(args ...string) (matrix.Summary, string, int) {
+		t.Helper()
+		stdout, stderr, code := runCLI(t, append([]string{"matrix", "--profile", "storage-only,full", "--arch", "x86_64", "--release", "4.18", "--output", filepath.Join(t.TempDir(), "m")}, args...)...)
+		var sum matrix.Summary
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Cells) != 2 {
+			t.Fatalf("matrix %q: %v, %d cells\n%s", args, err, len(sum.Cells), stdout)
+		}
+		return sum, stderr, code
+	}
+	sum, stderr, code := cells()
+	red := sum.Cells[0]
+	if code != exitError || sum.Failed != 1 || red.Status != matrix.StatusFailed || !strings.HasPrefix(red.Error, "release 4.18: the device never becomes healthy: no CNI: ") || !strings.Contains(red.Error, "pass --allow-red-boot") {
+		t.Errorf("matrix with a red-boot cell: exit %d, %+v", code, red)
+	}
+	if !strings.Contains(stderr, "cell 4.18-storage-only-x86_64 failed: release 4.18: the device never becomes healthy") {
+		t.Errorf("stderr does not name the failed cell:\n%s", stderr)
+	}
+	sum, stderr, code = cells("--allow-red-boot")
+	red = sum.Cells[0]
+	if code != exitOK || sum.OK != 2 || !strings.Contains(strings.Join(red.Warnings, "\n"), "greenboot marks every boot red, even with a CNI of your own (built anyway: --allow-red-boot)") {
+		t.Errorf("matrix --allow-red-boot: exit %d, %+v", code, red)
+	}
+	if !strings.Contains(stderr, "(built anyway: --allow-red-boot) (4.18-storage-only-x86_64)\n") {
+		t.Errorf("stderr lacks the accepted red boot's warning:\n%s", stderr)
+	}
+
+	stdout := runWarned(t, "matrix", "--profile", "storage-only", "--arch", "x86_64", "--release", "4.18", "--allow-red-boot", "--emit", "github")
+	var m struct {
+		Include []map[string]string `json:"include"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil || len(m.Include) != 1 || m.Include[0]["args"] != "--allow-red-boot" {
+		t.Errorf("--emit github --allow-red-boot: %v\n%s", err, stdout)
+	}
+
+	// No --release: the newest embedded, as build.
+	out := filepath.Join(t.TempDir(), "n")
+	stdout = runWarned(t, "matrix", "--profile", "full", "--arch", "x86_64", "--output", out)
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Cells) != 1 || sum.Cells[0].Cell != "5.0-full-x86_64" {
+		t.Fatalf("matrix without --release: %v\n%s", err, stdout)
+	}
+	build := runWarned(t, "build", "--profile", "full", "--arch", "x86_64", "--output", filepath.Join(t.TempDir(), "b"), "--format", "json")
+	var s compose.Summary
+	if err := json.Unmarshal([]byte(build), &s); err != nil || s.ID != sum.Cells[0].ID {
+		t.Errorf("build without --release has ID %q (%v), matrix without it %q", s.ID, err, sum.Cells[0].ID)
+	}
+}

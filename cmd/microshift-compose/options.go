@@ -66,7 +66,19 @@ func (o *releaseOptions) load() (*releases.Release, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	return releases.Load(o.Dir, o.Constraint)
+	r, err := releases.Load(o.Dir, o.Constraint)
+	return r, withShippedHint(err, "with --release-dir DIR")
+}
+
+// withShippedHint adds to "no embedded release matches" the two ways to
+// use a release the binary does not embed (a shipped z-stream such as
+// 4.18.7): its release files as a directory (given as giveDir says), or
+// embedded in a build of microshift-compose.
+func withShippedHint(err error, giveDir string) error {
+	if !errors.Is(err, releases.ErrNoMatch) {
+		return err
+	}
+	return fmt.Errorf("%w; for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files %s (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'", err, giveDir)
 }
 
 // selectionOptions are the profile, component and arch choice.
@@ -79,6 +91,7 @@ type selectionOptions struct {
 	// StorageClasses are --storage-class CLASS[=NAME][,fstype=FS] values.
 	StorageClasses []string
 	AllowUnpinned  bool
+	AllowRedBoot   bool
 }
 
 func (o *selectionOptions) addFlags(cmd *cobra.Command) {
@@ -103,6 +116,7 @@ func (o *selectionOptions) addComponentFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Lvmd, "lvmd", "", "LVMS lvmd.yaml (device classes) to check and place at /etc/microshift/lvmd.yaml, with a StorageClass for every non-default device class; needs storage-lvms in the plan")
 	f.StringArrayVar(&o.StorageClasses, lvmdconfig.StorageClassFlag[2:], nil, "CLASS[=NAME][,fstype=xfs|ext4]: the name and filesystem of the StorageClass of --lvmd's device class CLASS (default topolvm-provisioner-<class>, xfs; repeat per class)")
 	f.BoolVar(&o.AllowUnpinned, "allow-unpinned", false, allowUnpinnedUsage[cmd.Name()])
+	f.BoolVar(&o.AllowRedBoot, "allow-red-boot", false, "accept a selection whose device the release knowledge says can never become healthy (greenboot marks every boot red and rolls back: no CNI on 4.18), with a warning, instead of failing")
 }
 
 // allowUnpinnedUsage is --allow-unpinned's help for each command that
@@ -144,7 +158,7 @@ func (o *selectionOptions) request() (compose.Request, error) {
 	if err != nil {
 		return compose.Request{}, err
 	}
-	req := compose.Request{Profile: o.Profile, With: o.With, Without: o.Without, Arch: arch, AllowUnpinned: o.AllowUnpinned}
+	req := compose.Request{Profile: o.Profile, With: o.With, Without: o.Without, Arch: arch, AllowUnpinned: o.AllowUnpinned, AllowRedBoot: o.AllowRedBoot}
 	if o.Config != "" {
 		if req.Config, err = microshiftconfig.Load(o.Config); err != nil {
 			return compose.Request{}, err
@@ -282,6 +296,8 @@ type formatOptions struct {
 
 func (o *formatOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.Format, "output", "o", "text", "output format: text or json")
+	// Only fails for an unknown or already registered flag.
+	_ = cmd.RegisterFlagCompletionFunc("output", completeValues(formatValues...))
 }
 
 // addFormatFlag binds the format to --format, for commands whose --output
@@ -345,17 +361,27 @@ func warn(stderr io.Writer, msg string) {
 	io.WriteString(stderr, warningLine(msg))
 }
 
+// warnOnce returns a warn that prints each distinct message once: a
+// command that warns from several places (writing the output, then the
+// summary that records it) prints every warning exactly once.
+func warnOnce(stderr io.Writer) func(msg string) {
+	seen := map[string]bool{}
+	return func(msg string) {
+		if !seen[msg] {
+			seen[msg] = true
+			warn(stderr, msg)
+		}
+	}
+}
+
 // warnDevice prints the plans' device-level warnings (no CNI, tag-only
 // images), one "warning:" line each on stderr, whatever -v says. Commands
 // call it once they succeed, so a failing command prints its error alone.
 func warnDevice(cmd *cobra.Command, plans ...*plan.Plan) {
-	seen := map[string]bool{}
+	w := warnOnce(cmd.ErrOrStderr())
 	for _, p := range plans {
-		for _, w := range p.Warnings {
-			if !seen[w] {
-				seen[w] = true
-				warn(cmd.ErrOrStderr(), w)
-			}
+		for _, msg := range p.Warnings {
+			w(msg)
 		}
 	}
 }

@@ -96,9 +96,12 @@ signature, naming the rule. Without either, signatures are not checked.`,
 				source = args[0]
 			} else {
 				rel := releaseOptions{Constraint: constraint}
-				r, err := rel.load()
-				if err != nil {
+				if err := rel.Validate(); err != nil {
 					return err
+				}
+				r, err := releases.Load("", constraint)
+				if err != nil {
+					return withShippedHint(err, "as DIR")
 				}
 				all, label, source = r.Files(), "release "+r.String(), r.String()
 			}

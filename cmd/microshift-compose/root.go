@@ -138,6 +138,7 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 	// that wrapArgs covers them too.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	useBashCommaFixes(root)
 	registerCompletions(root)
 	wrapArgs(root)
 	return root

@@ -26,7 +26,9 @@ release files (every embedded release, or --release / --release-dir): every
 component's image keys exist for the arches and releases it claims, and every
 image key is claimed by a component. Then it builds the blueprint of every
 profile for every arch of every release and validates it with osbuild/images.
-Tag-only image references are listed as warnings. Exit code 1 if anything fails.`,
+Tag-only image references and what osbuild warns about are warnings: one
+"warning:" line each on stderr, naming the check (and in the report of
+--output json). Exit code 1 if anything fails.`,
 		Example: `  microshift-compose validate
   microshift-compose validate --catalog ./my-catalog --release-dir /usr/share/microshift/release`,
 		Args: noArgs,
@@ -67,6 +69,7 @@ Tag-only image references are listed as warnings. Exit code 1 if anything fails.
 			} else {
 				printReport(cmd, rep)
 			}
+			warnChecks(cmd, rep)
 			if !rep.OK() {
 				failed := 0
 				for _, c := range rep.Checks {
@@ -105,10 +108,18 @@ func printReport(cmd *cobra.Command, rep *compose.Report) {
 		for _, p := range c.Problems {
 			fmt.Fprintf(w, "       problem: %s\n", p)
 		}
-		for _, wn := range c.Warnings {
-			fmt.Fprintf(w, "       warning: %s\n", wn)
-		}
 		warnings += len(c.Warnings)
 	}
 	fmt.Fprintf(w, "%d checks (%d refused by their release), %d warnings\n", len(rep.Checks), skipped, warnings)
+}
+
+// warnChecks prints the report's warnings on stderr, as every command
+// warns: one "warning:" line each, naming its check.
+func warnChecks(cmd *cobra.Command, rep *compose.Report) {
+	warn := warnOnce(cmd.ErrOrStderr())
+	for _, c := range rep.Checks {
+		for _, w := range c.Warnings {
+			warn(c.Subject + ": " + w)
+		}
+	}
 }

@@ -2,14 +2,24 @@ package main
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/compose/plan"
 )
 
 // checkWarningStyle fails when stderr holds a line that is neither a
@@ -117,4 +127,155 @@ func TestAllowUnpinnedHelp(t *testing.T) {
 	if seen != len(allowUnpinnedUsage) {
 		t.Errorf("%d commands have --allow-unpinned, %d help texts", seen, len(allowUnpinnedUsage))
 	}
+}
+
+// TestBuildWarnings: every warning a build records, wherever it is added
+// (resolving, the device options, the installer after resolution, writing
+// the output), is printed exactly once as a "warning:" line on stderr, and
+// the lines on stderr are exactly the warnings of build --format json,
+// which holds every warning of the lock. The text form prints the same
+// stderr.
+func TestBuildWarnings(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	auth := base64.StdEncoding.EncodeToString([]byte("u:p"))
+	secret := write("pull-secret.json", `{"auths":{"other.example.com":{"auth":"`+auth+`"}}}`)
+	lvmd := write("lvmd.yaml", "device-classes:\n- name: ssd\n  volume-group: vg_ssd\n  default: true\n- name: hdd\n  volume-group: vg_hdd\n")
+	key := write("cosign.pub", publicKeyPEM(t))
+	newer := filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.1")
+	manifests := filepath.Join(root(t), "testdata", "catalogs", "manifests")
+	killed := func(t *testing.T, out string) {
+		t.Helper()
+		if _, stderr, code := runCLI(t, "build", "--profile", "networking-only", "--arch", "x86_64", "--output", out); code != exitOK {
+			t.Fatalf("build = exit %d: %s", code, stderr)
+		}
+		for _, d := range []string{filepath.Join(out, "images"), filepath.Join(filepath.Dir(out), ".out.tmp-killed", "images")} {
+			if err := os.MkdirAll(filepath.Join(d, "blobs", "sha256"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, "oci-layout"), []byte(`{"imageLayoutVersion":"1.0.0"}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		setup func(t *testing.T, out string)
+		want  string // a warning holding this
+		// inLock: the warning is about the composition, so the lock
+		// records it; a killed build's leftovers are about the output
+		// directory, and only the summary does.
+		inLock bool
+	}{
+		{name: "nightly release", args: []string{"--profile", "networking-only", "--release", "4.19"},
+			want: "release base 4.19.0-0.nightly-", inLock: true},
+		{name: "release newer than the tool", args: []string{"--profile", "networking-only", "--release-dir", newer},
+			want: "release 5.1 is newer than the releases microshift-compose knows: built with the rules of 5.0", inLock: true},
+		{name: "no CNI", args: []string{"--profile", "minimal", "--release", "4.19"},
+			want: "no CNI: MicroShift deploys no pod network (network.cniPlugin: none), so DNS, the router and service-ca never become ready and greenboot marks the boot red unless the image brings a CNI of its own", inLock: true},
+		{name: "red boot accepted", args: []string{"--profile", "storage-only", "--release", "4.18", "--allow-red-boot"},
+			want: "greenboot marks every boot red, even with a CNI of your own (built anyway: --allow-red-boot)", inLock: true},
+		{name: "tag-only image accepted", args: []string{"--profile", "networking-only", "--with", "ai-model-serving", "--release", "5.0", "--allow-unpinned"},
+			want: `component "ai-model-serving" image "ovms-image" (release-ai-model-serving-x86_64.json) is not pinned by digest`, inLock: true},
+		{name: "image no manifest uses", args: []string{"--catalog", manifests, "--profile", "networking-only", "--with", "edge-app", "--release", "4.18"},
+			want: `component "edge-app": image "unused" (quay.io/example/unused@sha256:`, inLock: true},
+		{name: "pull secret without the registry's credentials", args: []string{"--profile", "networking-only", "--pull-secret", secret},
+			want: "the pull secret has no credentials for quay.io", inLock: true},
+		{name: "policy rejecting the bootc image's updates", args: []string{"--profile", "networking-only", "--bootc", "--verify-key", key},
+			want: "policy.json from --verify-key rejects every image outside the plan's repositories", inLock: true},
+		// Added by the installer after resolution: the case the printer
+		// used to miss.
+		{name: "kickstart volume groups", args: []string{"--profile", "full", "--lvmd", lvmd, "--kickstart", "--ostree-url", "http://edge.example.com/repo"},
+			want: "microshift.ks creates volume group vg_ssd only; the volume groups vg_hdd of other --lvmd device classes need disks of their own", inLock: true},
+		{name: "killed build's images kept", args: []string{"--profile", "networking-only"}, setup: killed,
+			want: "a killed build left mirrored images in "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			run := func(format string) (stderr string, summary compose.Summary, lock plan.Plan) {
+				t.Helper()
+				out := filepath.Join(base, format, "out")
+				if tc.setup != nil {
+					tc.setup(t, out)
+				}
+				args := append([]string{"build", "--arch", "x86_64", "--output", out, "--format", format}, tc.args...)
+				stdout, stderr, code := runCLI(t, args...)
+				if code != exitOK {
+					t.Fatalf("build %q = exit %d: %s", tc.args, code, stderr)
+				}
+				if format == "json" {
+					decodeStrict(t, "build --format json", stdout, &summary)
+				}
+				data, err := os.ReadFile(filepath.Join(out, "compose.lock.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(data, &lock); err != nil {
+					t.Fatal(err)
+				}
+				return stderr, summary, lock
+			}
+			stderr, summary, lock := run("json")
+			var printed []string
+			for _, l := range checkWarningStyle(t, stderr) {
+				printed = append(printed, strings.TrimPrefix(l, "warning: "))
+			}
+			for i, w := range printed {
+				if slices.Contains(printed[:i], w) {
+					t.Errorf("warning printed twice: %q", w)
+				}
+			}
+			// What writing says is printed when it happens, the rest
+			// once the output is in place: the same set.
+			if !slices.Equal(slices.Sorted(slices.Values(printed)), slices.Sorted(slices.Values(summary.Warnings))) {
+				t.Errorf("stderr warnings:\n  %q\nbuild --format json warnings:\n  %q", printed, summary.Warnings)
+			}
+			for _, w := range lock.Warnings {
+				if !slices.Contains(summary.Warnings, w) {
+					t.Errorf("the lock's warning %q is not in the summary", w)
+				}
+			}
+			holds := func(ws []string) int {
+				n := 0
+				for _, w := range ws {
+					if strings.Contains(w, tc.want) {
+						n++
+					}
+				}
+				return n
+			}
+			if n := holds(printed); n != 1 {
+				t.Errorf("%d warnings on stderr hold %q, want 1:\n%s", n, tc.want, stderr)
+			}
+			if n := holds(lock.Warnings); (n == 1) != tc.inLock {
+				t.Errorf("%d lock warnings hold %q, want it there: %v", n, tc.want, tc.inLock)
+			}
+			if text, _, _ := run("text"); strings.ReplaceAll(text, filepath.Join(base, "text"), filepath.Join(base, "json")) != stderr {
+				t.Errorf("build prints other warnings with --format text:\n%s\nthan with --format json:\n%s", text, stderr)
+			}
+		})
+	}
+}
+
+// publicKeyPEM is a fresh ECDSA P-256 public key in PEM, as cosign
+// generate-key-pair writes cosign.pub.
+func publicKeyPEM(t *testing.T) string {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
 }

@@ -233,7 +233,7 @@ func checkLocal(fsys filesys.FileSystem) error {
 		}
 		// helmChartInflationGenerator is the old spelling of helmCharts.
 		if len(k.HelmCharts) > 0 || k.HelmGlobals != nil || len(k.HelmChartInflationGenerator) > 0 {
-			return fmt.Errorf("%s: helmCharts are not rendered (builds run no Helm); render the chart with 'helm template' into the component's manifests, or print it from a plugin", display(p))
+			return fmt.Errorf("%s: a kustomization's helmCharts are not rendered (kustomize's Helm inflation runs a helm binary); give the chart as the component's [chart] (docs/catalog.md, Helm charts), render it with 'helm template' into the component's manifests, or print it from a plugin", display(p))
 		}
 		dir := path.Dir(p)
 		//lint:ignore SA1019 components may still use bases; they must be local too
@@ -353,7 +353,7 @@ func run(fsys filesys.FileSystem, reorder krusty.ReorderOption) (resmap.ResMap, 
 		msg = strings.ReplaceAll(msg, componentRoot+"/", "")
 		msg = strings.ReplaceAll(msg, overlayRoot+"/"+streamFile, "plugin output")
 		// kustomize's advice names its CLI's flag, which this tool has not.
-		msg = strings.ReplaceAll(msg, "must specify --enable-helm", "helmCharts are not rendered (builds run no Helm)")
+		msg = strings.ReplaceAll(msg, "must specify --enable-helm", "a kustomization's helmCharts are not rendered (kustomize's Helm inflation runs a helm binary); give the chart as the component's [chart]")
 		return nil, errors.New(kustomizeError(msg))
 	}
 	return m, nil

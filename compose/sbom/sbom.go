@@ -35,6 +35,18 @@ const (
 	rpmNamespace = "redhat"
 )
 
+// The primaryPackagePurpose of each kind of package (SPDX 2.3, 7.24): the
+// composition is an operating system image, its components and RPMs are
+// the applications it installs, the images are containers and the Helm
+// charts the archives kept beside the SBOM.
+const (
+	purposeComposition = "OPERATING_SYSTEM"
+	purposeComponent   = "APPLICATION"
+	purposeRPM         = "APPLICATION"
+	purposeImage       = "CONTAINER"
+	purposeChart       = "ARCHIVE"
+)
+
 // Options tune Encode.
 type Options struct {
 	// Created is the creation time the document records. The zero value
@@ -97,7 +109,7 @@ func Document(p *plan.Plan, lock []byte, opts Options) (*spdx.Document, error) {
 		PackageVersion:          p.Release.Base,
 		PackageDownloadLocation: noAssertion,
 		PackageDescription:      compositionDescription(p),
-		PrimaryPackagePurpose:   "OPERATING_SYSTEM",
+		PrimaryPackagePurpose:   purposeComposition,
 	})
 	rel := func(a common.ElementID, kind string, b common.ElementID) {
 		doc.Relationships = append(doc.Relationships, &spdx.Relationship{
@@ -122,6 +134,7 @@ func Document(p *plan.Plan, lock []byte, opts Options) (*spdx.Document, error) {
 			PackageSPDXIdentifier:   id,
 			PackageDownloadLocation: noAssertion,
 			PackageDescription:      c.Description,
+			PrimaryPackagePurpose:   purposeComponent,
 		}
 		if len(reasons) > 0 {
 			pkg.PackageComment = "selected: " + strings.Join(reasons, "; ")
@@ -158,7 +171,8 @@ func Document(p *plan.Plan, lock []byte, opts Options) (*spdx.Document, error) {
 				RefType:  purlType,
 				Locator:  rpmPURL(pkg, p),
 			}},
-			PackageComment: rpmComment(pkg.Version),
+			PackageComment:        rpmComment(pkg.Version),
+			PrimaryPackagePurpose: purposeRPM,
 		}
 		doc.Packages = append(doc.Packages, sp)
 		dependsOn(pkg.Components, id)
@@ -189,7 +203,7 @@ func Document(p *plan.Plan, lock []byte, opts Options) (*spdx.Document, error) {
 			PackageFileName:         ch.File,
 			PackageDownloadLocation: noAssertion,
 			PackageComment:          "Helm chart rendered offline into manifests.d by " + ch.Component,
-			PrimaryPackagePurpose:   "ARCHIVE",
+			PrimaryPackagePurpose:   purposeChart,
 		}
 		if ch.SHA256 != "" {
 			sp.PackageChecksums = []common.Checksum{{Algorithm: common.SHA256, Value: ch.SHA256}}
@@ -282,9 +296,11 @@ func rpmPURL(pkg plan.Package, p *plan.Plan) string {
 	return packageurl.NewPackageURL(packageurl.TypeRPM, rpmNamespace, pkg.Name, version, q, "").ToString()
 }
 
-// imagePackage describes one container image: named by the release-file
-// keys that name it, its digest as version and SHA-256 checksum, and a
-// pkg:oci purl with its repository.
+// imagePackage describes one container image: named by its repository and
+// the release-file keys that name it ("quay.io/org/repo (key)": the images
+// of an OpenShift release share one repository, the key tells them apart),
+// its digest as version and SHA-256 checksum, and a pkg:oci purl with its
+// repository.
 func imagePackage(im plan.Image, ids *idSet) (*spdx.Package, error) {
 	ref, err := name.ParseReference(im.Ref, name.WeakValidation)
 	if err != nil {
@@ -298,9 +314,9 @@ func imagePackage(im plan.Image, ids *idSet) (*spdx.Package, error) {
 		}
 		uses = append(uses, fmt.Sprintf("%s %s (%s)", u.File, u.Key, u.Component))
 	}
-	pkgName := strings.Join(keys, ", ")
-	if pkgName == "" {
-		pkgName = repo.Name()
+	pkgName := repo.Name()
+	if len(keys) > 0 {
+		pkgName += " (" + strings.Join(keys, ", ") + ")"
 	}
 	purlName := repo.RepositoryStr()
 	if i := strings.LastIndex(purlName, "/"); i >= 0 {
@@ -311,7 +327,7 @@ func imagePackage(im plan.Image, ids *idSet) (*spdx.Package, error) {
 	sp := &spdx.Package{
 		PackageName:             pkgName,
 		PackageDownloadLocation: noAssertion,
-		PrimaryPackagePurpose:   "CONTAINER",
+		PrimaryPackagePurpose:   purposeImage,
 	}
 	// The purl's version is the digest; a tag-only reference
 	// (--allow-unpinned) has none, and its tag is a qualifier.

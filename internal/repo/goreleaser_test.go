@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -36,10 +37,11 @@ func goreleaser(t *testing.T, root string) string {
 // TestGoreleaser checks .goreleaser.yaml with `goreleaser check`, then
 // makes a snapshot release (nothing published) from a copy of the
 // checkout and checks what users install: an archive per arch with the
-// man pages, completions and LICENSE; an RPM and a DEB per arch with the
-// binary, the man pages and completions at the standard paths (read back
-// by rpm and dpkg-deb); checksums of them all; and a binary whose
-// --version is the release's.
+// man pages, completions, LICENSE, the README and the docs it links to;
+// an RPM and a DEB per arch with the binary, the man pages, completions
+// and docs at the standard paths and a maintainer with an address (read
+// back by rpm and dpkg-deb); checksums of them all; and a binary whose
+// --version is the release's, in the form the README shows.
 func TestGoreleaser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a snapshot release builds the binary for two arches")
@@ -105,7 +107,7 @@ func TestGoreleaser(t *testing.T) {
 	manPages := []string{"microshift-compose.1.gz", "microshift-compose-build.1.gz", "microshift-compose-version.1.gz"}
 	for _, a := range archives {
 		names := tarNames(t, filepath.Join(dist, a))
-		want := []string{"microshift-compose", "LICENSE", "README.md", "completions/microshift-compose.bash", "completions/_microshift-compose", "completions/microshift-compose.fish", "docs/cli/microshift-compose_build.md"}
+		want := []string{"microshift-compose", "LICENSE", "README.md", "completions/microshift-compose.bash", "completions/_microshift-compose", "completions/microshift-compose.fish", "docs/cli/microshift-compose_build.md", "docs/catalog.md", "docs/plugins.md"}
 		for _, m := range manPages {
 			want = append(want, "manpages/"+m)
 		}
@@ -115,7 +117,10 @@ func TestGoreleaser(t *testing.T) {
 			}
 		}
 	}
-	pkgFiles := []string{"/usr/bin/microshift-compose", "/usr/share/bash-completion/completions/microshift-compose", "/usr/share/fish/vendor_completions.d/microshift-compose.fish"}
+	pkgFiles := []string{"/usr/bin/microshift-compose", "/usr/share/bash-completion/completions/microshift-compose", "/usr/share/fish/vendor_completions.d/microshift-compose.fish",
+		"/usr/share/doc/microshift-compose/README.md", "/usr/share/doc/microshift-compose/docs/catalog.md", "/usr/share/doc/microshift-compose/docs/plugins.md"}
+	// Debian policy: Maintainer is "Name <address>".
+	maintainer := regexp.MustCompile(`^[^<>]+ <[^<>@\s]+@[^<>@\s]+\.[a-z]+>$`)
 	for _, m := range manPages {
 		pkgFiles = append(pkgFiles, "/usr/share/man/man1/"+m)
 	}
@@ -126,6 +131,9 @@ func TestGoreleaser(t *testing.T) {
 				t.Errorf("%s has no %s:\n%s", d, w, list)
 			}
 		}
+		if m := strings.TrimSpace(run(dist, dpkgDeb, "-f", d, "Maintainer")); !maintainer.MatchString(m) {
+			t.Errorf("%s: Maintainer %q has no address", d, m)
+		}
 	}
 	for _, r := range rpms {
 		list := strings.Split(run(dist, rpm, "-qlp", r), "\n")
@@ -133,6 +141,13 @@ func TestGoreleaser(t *testing.T) {
 			if !slices.Contains(list, w) {
 				t.Errorf("%s has no %s:\n%s", r, w, strings.Join(list, "\n"))
 			}
+		}
+		docs := strings.Split(run(dist, rpm, "-qdp", r), "\n")
+		if !slices.Contains(docs, "/usr/share/doc/microshift-compose/docs/catalog.md") {
+			t.Errorf("%s: docs/catalog.md is not %%doc: %q", r, docs)
+		}
+		if m := strings.TrimSpace(run(dist, rpm, "-qp", "--qf", "%{PACKAGER}", r)); !maintainer.MatchString(m) {
+			t.Errorf("%s: Packager %q has no address", r, m)
 		}
 	}
 
@@ -143,8 +158,21 @@ func TestGoreleaser(t *testing.T) {
 			t.Fatalf("no linux/%s binary in %s: %v", runtime.GOARCH, dist, bins)
 		}
 		out := run(src, bins[0], "--version")
-		if !strings.HasPrefix(out, "microshift-compose 0.0.1-next (commit "+commit[:12]+", ") || strings.Contains(out, "(devel)") {
-			t.Errorf("--version of the snapshot = %q, want its version 0.0.1-next and commit %s", out, commit[:12])
+		if !strings.HasPrefix(out, "microshift-compose v0.0.1-next (commit "+commit[:12]+", ") || strings.Contains(out, "(devel)") {
+			t.Errorf("--version of the snapshot = %q, want its version v0.0.1-next and commit %s", out, commit[:12])
+		}
+		// The README shows a release's --version; the snapshot's has its form.
+		readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		form := regexp.MustCompile(`microshift-compose v[0-9]+\.[0-9]+\.[0-9]+(-next)? \(commit [0-9a-f]{12}, [0-9TZ:-]+, go[0-9.]+ linux/(amd64|arm64)\)`)
+		shown := regexp.MustCompile(`(?m)^# (microshift-compose v\S+ \(commit .*\))$`).FindSubmatch(readme)
+		if shown == nil || !form.Match(shown[1]) {
+			t.Errorf("the README shows no --version line of the form %s: %q", form, shown)
+		}
+		if !form.MatchString(strings.TrimSpace(out)) {
+			t.Errorf("--version of the snapshot = %q, not of the form the README shows (%s)", out, form)
 		}
 		t.Logf("snapshot: %s", strings.TrimSpace(out))
 	}

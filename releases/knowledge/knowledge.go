@@ -113,6 +113,11 @@ type CapabilityWarning struct {
 	Range
 	Capability string
 	Warning    string
+	// RedBoot marks a device that can never become healthy without the
+	// capability, whatever else its image holds: greenboot marks every
+	// boot red and rolls back. A plan is refused unless the user accepts
+	// it (--allow-red-boot).
+	RedBoot bool
 }
 
 // Release is the facts for one MicroShift release.
@@ -146,7 +151,7 @@ type Release struct {
 	Newer bool
 
 	packages   map[string]bool
-	missingCap map[string]string
+	missingCap map[string]CapabilityWarning
 	k          *Knowledge
 }
 
@@ -159,9 +164,12 @@ func (r *Release) Packages() []string { return slices.Sorted(maps.Keys(r.package
 // PackageRange returns the releases that build pkg, "" when none does.
 func (r *Release) PackageRange(pkg string) string { return r.k.Packages[pkg].Release }
 
-// MissingCapabilityWarning says what the device does without a provider of
-// capability on this release; "" when nothing is known.
-func (r *Release) MissingCapabilityWarning(capability string) string { return r.missingCap[capability] }
+// MissingCapability says what the device does without a provider of
+// capability on this release; false when nothing is known.
+func (r *Release) MissingCapability(capability string) (CapabilityWarning, bool) {
+	w, ok := r.missingCap[capability]
+	return w, ok
+}
 
 // Stream is the release's major.minor.
 func (r *Release) Stream() string { return fmt.Sprintf("%d.%d", r.Version.Major(), r.Version.Minor()) }
@@ -171,7 +179,7 @@ var ErrUnsupported = errors.New("release is not supported")
 
 // For returns the facts for release version v (major.minor.patch).
 func (k *Knowledge) For(v *semver.Version) (*Release, error) {
-	r := &Release{Version: v, packages: map[string]bool{}, missingCap: map[string]string{}, k: k}
+	r := &Release{Version: v, packages: map[string]bool{}, missingCap: map[string]CapabilityWarning{}, k: k}
 	for _, f := range k.ConfigFiles {
 		if f.Matches(v) {
 			r.ConfigFile, r.ConfigFileWhy = f.Path, f.Why
@@ -211,7 +219,7 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 	for _, w := range k.MissingCapability {
 		if w.Matches(v) {
 			if _, dup := r.missingCap[w.Capability]; !dup {
-				r.missingCap[w.Capability] = w.Warning
+				r.missingCap[w.Capability] = w
 			}
 		}
 	}
@@ -297,6 +305,7 @@ type releasesTOML struct {
 		Capability string `toml:"capability"`
 		Release    string `toml:"release"`
 		Warning    string `toml:"warning"`
+		RedBoot    bool   `toml:"red_boot"`
 	} `toml:"missing_capability"`
 	deviceTOML
 }
@@ -388,7 +397,10 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 		if err != nil {
 			return nil, err
 		}
-		k.MissingCapability = append(k.MissingCapability, CapabilityWarning{Range: r, Capability: w.Capability, Warning: oneLine(w.Warning)})
+		if strings.TrimSpace(w.Capability) == "" || strings.TrimSpace(w.Warning) == "" {
+			return nil, fmt.Errorf("%s: missing_capability[%d]: capability and warning are required", releasesName, i)
+		}
+		k.MissingCapability = append(k.MissingCapability, CapabilityWarning{Range: r, Capability: w.Capability, Warning: oneLine(w.Warning), RedBoot: w.RedBoot})
 	}
 	if err := k.parseDevice(releasesName, doc.deviceTOML, rng); err != nil {
 		return nil, err

@@ -133,17 +133,19 @@ func diff(a, b []string) []string {
 func TestFor(t *testing.T) {
 	for _, tc := range []struct {
 		version, configFile, distro, kubernetes string
-		multusDropIn, cniWarning                bool
+		multusDropIn, cniWarning, cniRedBoot    bool
 	}{
-		{"4.14.0", "/etc/microshift/config.yaml", "rhel-9.2", "1.27", false, false},
-		{"4.16.3", "/etc/microshift/config.yaml", "rhel-9.4", "1.29", false, false},
-		{"4.18.0", "/etc/microshift/config.yaml", "rhel-9.4", "1.31", false, true},
-		{"4.19.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.6", "1.32", true, true},
-		{"4.22.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "1.35", true, true},
-		{"5.0.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "1.36", true, true},
+		{"4.14.0", "/etc/microshift/config.yaml", "rhel-9.2", "1.27", false, false, false},
+		{"4.16.3", "/etc/microshift/config.yaml", "rhel-9.4", "1.29", false, false, false},
+		// 4.18's greenboot check waits for OVN-K whatever the config says.
+		{"4.18.0", "/etc/microshift/config.yaml", "rhel-9.4", "1.31", false, true, true},
+		{"4.18.7", "/etc/microshift/config.yaml", "rhel-9.4", "1.31", false, true, true},
+		{"4.19.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.6", "1.32", true, true, false},
+		{"4.22.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "1.35", true, true, false},
+		{"5.0.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "1.36", true, true, false},
 		// A release newer than the data: the open-ended ranges apply.
-		{"5.2.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "", true, true},
-		{"6.0.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "", true, true},
+		{"5.2.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "", true, true, false},
+		{"6.0.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "", true, true, false},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			r := factsFor(t, tc.version)
@@ -163,8 +165,10 @@ func TestFor(t *testing.T) {
 			if multus != tc.multusDropIn {
 				t.Errorf("multus RPM drop-in known: %v, want %v", multus, tc.multusDropIn)
 			}
-			if (r.MissingCapabilityWarning("cni") != "") != tc.cniWarning || r.MissingCapabilityWarning("csi") != "" {
-				t.Errorf("cni warning %q, csi warning %q", r.MissingCapabilityWarning("cni"), r.MissingCapabilityWarning("csi"))
+			cni, hasCNI := r.MissingCapability("cni")
+			csi, hasCSI := r.MissingCapability("csi")
+			if hasCNI != tc.cniWarning || (cni.Warning != "") != tc.cniWarning || cni.RedBoot != tc.cniRedBoot || hasCSI {
+				t.Errorf("cni: %+v (%v), csi: %+v (%v); want a cni warning %v, red boot %v, no csi warning", cni, hasCNI, csi, hasCSI, tc.cniWarning, tc.cniRedBoot)
 			}
 		})
 	}
@@ -204,6 +208,8 @@ func TestParseErrors(t *testing.T) {
 		{"upgrade without max_skew", okReleases + "[[upgrade]]\nrelease = \">=5.0\"\n", okConfig, `r.toml: upgrade[1]: max_skew must be set, 0 or more`},
 		{"upgrade last_minor not a major", okReleases + "[[upgrade]]\nrelease = \">=5.0\"\nmax_skew = 2\nlast_minor = { four = 22 }\n", okConfig, `r.toml: upgrade[1]: last_minor: "four" is not a major version`},
 		{"kubernetes key not a stream", okReleases + "[kubernetes]\n\"4.18.1\" = \"1.31\"\n", okConfig, `r.toml: kubernetes: "4.18.1" is not a release stream (major.minor)`},
+		{"missing capability without warning", okReleases + "[[missing_capability]]\ncapability = \"cni\"\nrelease = \">=4.18\"\nred_boot = true\n", okConfig, `r.toml: missing_capability[0]: capability and warning are required`},
+		{"missing capability red_boot not a bool", okReleases + "[[missing_capability]]\ncapability = \"cni\"\nrelease = \">=4.18\"\nwarning = \"x\"\nred_boot = \"yes\"\n", okConfig, `r.toml: toml: line 18 (last key "missing_capability.red_boot"): incompatible types`},
 		{"key unknown field", okReleases, "[[key]]\npath = \"a\"\nrelease = \">=4.14\"\ntype = \"int\"\nmaximum = 3\n", `c.toml: unknown key "key.maximum"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
