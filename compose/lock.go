@@ -74,6 +74,9 @@ func ParseLock(display string, data []byte) (*plan.Plan, error) {
 		if strings.TrimSpace(im.Ref) == "" {
 			return nil, fmt.Errorf("%s: images[%d]: empty reference", display, i)
 		}
+		if err := releases.ValidateRef(im.Ref); err != nil {
+			return nil, fmt.Errorf("%s: images[%d]: %w", display, i, err)
+		}
 		if pinned := releases.IsDigestPinned(im.Ref); pinned != im.Pinned {
 			return nil, fmt.Errorf("%s: images[%d]: %s has pinned %t, but the reference says %t", display, i, im.Ref, im.Pinned, pinned)
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
@@ -76,8 +75,8 @@ func (o *bootcOptions) Validate(cmd *cobra.Command) error {
 		if !o.Enabled {
 			return usageError{fmt.Errorf("--bootc-base chooses the bootc Containerfile's base image; add --bootc")}
 		}
-		if _, err := name.ParseReference(o.Base, name.StrictValidation); err != nil {
-			return usageError{fmt.Errorf("--bootc-base: %q is not an image reference: %v", o.Base, err)}
+		if err := checkImageFlag("--bootc-base", o.Base); err != nil {
+			return err
 		}
 	}
 	return nil

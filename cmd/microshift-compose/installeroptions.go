@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
@@ -73,8 +72,8 @@ func (o *installerOptions) Validate(bootc bool) error {
 		if !o.Kickstart {
 			return usageError{fmt.Errorf("--bootc-image is what the kickstart installs: add --kickstart")}
 		}
-		if _, err := name.ParseReference(o.BootcImage, name.StrictValidation); err != nil {
-			return usageError{fmt.Errorf("--bootc-image: %q is not an image reference: %v", o.BootcImage, err)}
+		if err := checkImageFlag("--bootc-image", o.BootcImage); err != nil {
+			return err
 		}
 	}
 	if o.Device != "" {
