@@ -31,9 +31,10 @@ const (
 	maxCertificates = 1 << 20 // a system CA bundle is ~200 KiB
 	maxKeyring      = 1 << 20
 	// maxPolicyFiles bounds what the files of one policy add up to, each
-	// counted as often as the policy names it (what is inlined): a few
-	// keys and a CA bundle for a handful of scopes are well under it.
-	maxPolicyFiles = 16 << 20
+	// counted as often as the policy names it (what is inlined, and what
+	// containers/image then decodes per rule): a few keys and a system CA
+	// bundle (~200 KiB) for a handful of scopes are well under it.
+	maxPolicyFiles = 4 << 20
 )
 
 // fileKind is what a file a policy names must hold.

@@ -208,10 +208,10 @@ func TestLoadPolicyFiles(t *testing.T) {
 		if err != nil {
 			t.Errorf("LoadPolicy = %v, want nil (%d bytes inlined)", err, 1000*len(pub))
 		}
-		// A 1 MiB CA bundle named by 17 scopes: 17 MiB inlined.
+		// A 1 MiB CA bundle named by 5 scopes: 5 MiB inlined.
 		bundle := writeFile(t, dir, "bundle.pem", bytes.Repeat(certPEM(t), (1<<20-4096)/len(certPEM(t))))
 		scopes := map[string]any{}
-		for i := range 17 {
+		for i := range 5 {
 			scopes[fmt.Sprintf("quay.io/r%d", i)] = []any{map[string]any{"type": "sigstoreSigned", "signedIdentity": map[string]any{"type": "matchRepository"},
 				"fulcio": map[string]any{"caPath": bundle, "oidcIssuer": "https://example.com", "subjectEmail": "a@example.com"}, "rekorPublicKeyPath": keyFile}}
 		}
