@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -301,5 +302,51 @@ func round3RoughEdgeCases() []hostileCase {
 			setup: func(h *hostileEnv) ([]string, string) {
 				return []string{"build", "--profile", "minimal", "--arch", "x86_64", "--format", "json", "--output", h.path("out\xff\xfe")}, `out\xff\xfe`
 			}, want: "not valid UTF-8", code: exitUsage},
+	}
+}
+
+// TestHostileRound3Accepted: what round three must keep accepting: a
+// device policy naming a key this build places, a key this machine has
+// and one neither has (a warning naming the field); a public key with
+// blank lines around it; a component directory holding an editor's backup
+// and a file a..b that no kustomization names.
+func TestHostileRound3Accepted(t *testing.T) {
+	h := newHostileEnv(t)
+	key := h.write("keys/cosign.pub", "\n"+string(hostileTrust.pub)+"\n\n")
+	host := h.write("keys/host.pub", string(newTrustMaterial().pub))
+	rule := func(keyPaths ...string) []any {
+		return []any{map[string]any{"type": "sigstoreSigned", "keyPaths": keyPaths, "signedIdentity": map[string]any{"type": "matchRepository"}}}
+	}
+	data, _ := json.Marshal(map[string]any{"default": []any{map[string]any{"type": "reject"}}, "transports": map[string]any{"docker": map[string]any{
+		"quay.io": rule("/etc/containers/sigstore/cosign.pub", host, "/etc/pki/nowhere/release.pub"),
+	}}})
+	policy := h.write("policy.json", string(data))
+	h.manifests("edge", map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: edge\n"})
+	h.write("catalog/components/edge/manifests/kustomization.yaml~", "resources:\n- gone.yaml\n")
+	h.write("catalog/components/edge/manifests/a..b", "not yaml")
+	out := filepath.Join(h.dir, "built")
+	stdout, stderr, code := runGuarded(t, 60*time.Second, "build", "--profile", "minimal", "--arch", "x86_64", "--output", out,
+		"--catalog", h.catalogDir(), "--with", "edge", "--policy", policy, "--verify-key", key)
+	if code != exitOK {
+		t.Fatalf("build = exit %d\nstderr: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "composition") {
+		t.Errorf("build printed %q", stdout)
+	}
+	want := `warning: policy ` + policy + `: transports.docker["quay.io"][0].keyPaths[2] names /etc/pki/nowhere/release.pub, which this build does not place (--verify-key) nor this machine has`
+	if !strings.Contains(stderr, want) || strings.Count(stderr, "/etc/pki/nowhere") != 1 {
+		t.Errorf("stderr lacks the one warning %q:\n%s", want, stderr)
+	}
+	for path, data := range map[string]string{"files/etc/containers/policy.json": string(mustReadFile(t, policy)), "files/etc/containers/sigstore/cosign.pub": string(mustReadFile(t, key))} {
+		if got := string(mustReadFile(t, filepath.Join(out, path))); got != data {
+			t.Errorf("%s is not the user's file as it is:\n%s", path, got)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(out, "manifests.d"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("manifests.d: %v, %v", entries, err)
+	}
+	if kust := string(mustReadFile(t, filepath.Join(out, "manifests.d", entries[0].Name(), "kustomization.yaml"))); strings.Contains(kust, "gone") {
+		t.Errorf("the editor's backup was rendered:\n%s", kust)
 	}
 }
