@@ -38,7 +38,7 @@ func FuzzMarkdown(f *testing.F) {
 		if text.HasUnsafe(strings.ReplaceAll(md, "\n", "")) {
 			t.Fatalf("the Markdown holds a control character:\n%s", md)
 		}
-		if got := markupOutsideCode(md); got != "" {
+		if got := testutil.MarkupOutsideCode(md); got != "" {
 			t.Fatalf("markup outside code spans at %q:\n%s", got, md)
 		}
 		header := 0

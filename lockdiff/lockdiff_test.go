@@ -119,48 +119,6 @@ func TestCompareFootprintOnly(t *testing.T) {
 	}
 }
 
-// markupOutsideCode returns the first character of md, outside code spans
-// and not escaped with a backslash, that can start HTML, a link or a code
-// span ("<", "[", "`"), with its context; "" when there is none. Code
-// spans are read as CommonMark reads them: a run of n backticks up to the
-// next run of exactly n.
-func markupOutsideCode(md string) string {
-	for i := 0; i < len(md); i++ {
-		switch c := md[i]; {
-		case c == '\\':
-			i++
-		case c == '`':
-			n := 0
-			for i+n < len(md) && md[i+n] == '`' {
-				n++
-			}
-			end := -1
-			for j := i + n; j < len(md); {
-				if md[j] != '`' {
-					j++
-					continue
-				}
-				m := 0
-				for j+m < len(md) && md[j+m] == '`' {
-					m++
-				}
-				if m == n {
-					end = j
-					break
-				}
-				j += m
-			}
-			if end < 0 {
-				return md[i:min(len(md), i+40)]
-			}
-			i = end + n - 1
-		case c == '<' || c == '[':
-			return md[max(0, i-20):min(len(md), i+20)]
-		}
-	}
-	return ""
-}
-
 // TestMarkdownHostileValues: values of a lock that would break out of a
 // code span or hide the rest of a pull request's description (a backtick,
 // an HTML comment, <details>, a link) are shown as text.
@@ -177,7 +135,7 @@ func TestMarkdownHostileValues(t *testing.T) {
 		b.Plan.Packages[i].Version = "1.0 <!-- [link](https://example.com)"
 	}
 	md := string(lockdiff.Compare(a, b).Markdown())
-	if got := markupOutsideCode(md); got != "" {
+	if got := testutil.MarkupOutsideCode(md); got != "" {
 		t.Errorf("the Markdown has markup outside code spans at %q:\n%s", got, md)
 	}
 	for _, want := range []string{"``x`<!-- everything after this is hidden``", "- added `<details><summary>click` (profile \\`\\`\\<!--)", "1.0 \\<!-- \\[link\\](https://example.com)"} {
