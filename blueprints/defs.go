@@ -3,20 +3,25 @@ package blueprints
 import (
 	"bytes"
 	"crypto/sha256"
+	_ "embed" // the pinned digests of the reduced definitions
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/osbuild/images/data/distrodefs"
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/usercache"
 )
@@ -76,10 +81,22 @@ var safeName = lazyregexp.New(`^[a-z0-9][a-z0-9._-]*$`)
 // reducedDefs returns a directory holding osbuild's definitions of
 // distroName with only imageType, creating it on first use; "" when that is
 // not possible (no cache directory, an unknown version, a distro or type no
-// definition has), and then the full definitions are used.
+// definition has, no pinned digest for them), and then the full
+// definitions are used.
+//
+// The cache is verified, not trusted: what osbuild would read there (every
+// file, through the input gate: regular files only, no symlinks, bounded)
+// must hash to the digest pinned in the binary for this distro and image
+// type (defs.sha256, checked against the embedded definitions by
+// TestReducedDefsPinned). A cache that does not (edited, a file added, a
+// named pipe put in) is written again, or, when it cannot be, not used.
 func reducedDefs(distroName, imageType string) string {
 	version := defsKey()
 	if version == "" || !safeName.MatchString(distroName) || !safeName.MatchString(imageType) {
+		return ""
+	}
+	want, ok := pinnedDigest(distroName, imageType)
+	if !ok {
 		return ""
 	}
 	root, err := usercache.Dir("osbuild-defs")
@@ -87,10 +104,19 @@ func reducedDefs(distroName, imageType string) string {
 		return ""
 	}
 	dir := filepath.Join(root, version, distroName, imageType)
-	if st, err := os.Stat(filepath.Join(dir, completeMarker)); err == nil && st.Mode().IsRegular() {
+	if got, err := cachedDigest(dir); err == nil && got == want {
 		return dir
 	}
-	if err := writeReducedDefs(dir, distroName, imageType); err != nil {
+	if _, err := os.Lstat(dir); err == nil {
+		// Not what this binary writes: written again below.
+		if err := os.RemoveAll(dir); err != nil {
+			return ""
+		}
+	}
+	if err := writeReducedDefs(dir, distroName, imageType, want); err != nil {
+		return ""
+	}
+	if got, err := cachedDigest(dir); err != nil || got != want {
 		return ""
 	}
 	return dir
@@ -99,29 +125,93 @@ func reducedDefs(distroName, imageType string) string {
 // completeMarker is written last: a directory without it is not used.
 const completeMarker = ".complete"
 
-// writeReducedDefs writes the reduced definitions into a temporary
-// directory beside dir and renames it into place; a concurrent writer that
-// got there first wins.
-func writeReducedDefs(dir, distroName, imageType string) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+// maxDefsFile bounds a cached definitions file (the largest osbuild ships
+// is ~120 KB).
+const maxDefsFile = 4 << 20
+
+// cachedDigest hashes what osbuild would read in a cache directory as
+// treeDigest does, through the input gate; a symlink, a named pipe or any
+// other non-regular file, or a directory without its completeMarker, is an
+// error.
+func cachedDigest(dir string) (string, error) {
+	fsys, err := inputfile.Dir(dir)
 	if err != nil {
-		return err
+		return "", err
 	}
-	defer os.RemoveAll(tmp)
+	if _, err := inputfile.ReadFS(fsys, completeMarker, 1<<10); err != nil {
+		return "", err
+	}
+	files := map[string][]byte{}
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || p == completeMarker {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: %w", p, inputfile.NotRegular(d.Type()))
+		}
+		data, err := inputfile.ReadFS(fsys, p, maxDefsFile)
+		if err != nil {
+			return err
+		}
+		files[p] = data
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return treeDigest(files), nil
+}
+
+// treeDigest is the sha256 of a tree of files: each path, its length and
+// its content, in path order.
+func treeDigest(files map[string][]byte) string {
+	h := sha256.New()
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(files[p]))
+		h.Write(files[p])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+//go:embed defs.sha256
+var pinnedDefs string
+
+// pinnedDigest is the digest of the reduced definitions of distroName and
+// imageType this binary pins, when it pins them for the definitions it
+// embeds (the first line of defs.sha256 is defsDigest of those).
+func pinnedDigest(distroName, imageType string) (string, bool) {
+	sum, ok := pinnedTable()[distroName+"/"+imageType]
+	return sum, ok
+}
+
+var pinnedTable = sync.OnceValue(func() map[string]string {
+	lines := strings.Split(strings.TrimSpace(pinnedDefs), "\n")
+	if len(lines) == 0 || lines[0] != "defs "+defsDigest() {
+		return nil
+	}
+	table := map[string]string{}
+	for _, l := range lines[1:] {
+		if sum, key, ok := strings.Cut(l, "  "); ok {
+			table[key] = sum
+		}
+	}
+	return table
+})
+
+// reducedTree is osbuild's definitions with distroName and imageType only,
+// by path: what writeReducedDefs writes.
+func reducedTree(distroName, imageType string) (map[string][]byte, error) {
+	files := map[string][]byte{}
 	found, distroFound := false, false
 	// WalkDir visits the top-level files in name order, the order osbuild
 	// reads them in (fs.Glob), so the first file listing the distro is the
 	// one osbuild takes it from.
-	err = fs.WalkDir(distrodefs.Data, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+	err := fs.WalkDir(distrodefs.Data, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
 			return err
-		}
-		target := filepath.Join(tmp, filepath.FromSlash(p))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
 		}
 		data, err := fs.ReadFile(distrodefs.Data, p)
 		if err != nil {
@@ -144,13 +234,45 @@ func writeReducedDefs(dir, distroName, imageType string) error {
 			found = found || has
 			data = reduced
 		}
-		return os.WriteFile(target, data, 0o644)
+		files[p] = data
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	if !found || !distroFound {
+		return nil, errors.New("no definition has the distro and image type")
+	}
+	return files, nil
+}
+
+// writeReducedDefs writes the reduced definitions, when they hash to want,
+// into a temporary directory beside dir and renames it into place; a
+// concurrent writer that got there first wins.
+func writeReducedDefs(dir, distroName, imageType, want string) error {
+	files, err := reducedTree(distroName, imageType)
 	if err != nil {
 		return err
 	}
-	if !found || !distroFound {
-		return errors.New("no definition has the distro and image type")
+	if got := treeDigest(files); got != want {
+		return fmt.Errorf("the reduced definitions hash to %s, the binary pins %s", got, want)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		target := filepath.Join(tmp, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(target, files[p], 0o644); err != nil {
+			return err
+		}
 	}
 	if err := os.WriteFile(filepath.Join(tmp, completeMarker), []byte(defsKey()+"\n"), 0o644); err != nil {
 		return err

@@ -104,15 +104,6 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	if imageType == "" {
 		imageType = p.Target.ImageType
 	}
-	if id := buildInputs(opts, imageType, p.Target.ImageType); id != nil {
-		// The options join the composition ID, on a copy: Build does not
-		// change its plan.
-		cp := *p
-		if err := cp.SetInput("build", id); err != nil {
-			return nil, err
-		}
-		p = &cp
-	}
 	var bpData []byte
 	var warnings []string
 	ib := &installerBuild{}
@@ -170,6 +161,17 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 		for i := range ib.files {
 			ib.files[i].Private = len(body) > 0 && hasSecret(p)
 		}
+	}
+	// The options join the composition ID, on a copy (Build does not
+	// change its plan), once it is known which outputs took them.
+	if id, err := buildInputs(opts, imageType, p.Target.ImageType, distro, arch, (opts.Installer.Kickstart || opts.Installer.BIB) && !ib.fsInBlueprint); err != nil {
+		return nil, err
+	} else if id != nil {
+		cp := *p
+		if err := cp.SetInput("build", id); err != nil {
+			return nil, err
+		}
+		p = &cp
 	}
 	instFiles, err := installerOutputs(p, distro, arch, opts.Installer, ko, vg, body)
 	if err != nil {
@@ -247,7 +249,13 @@ type idInstaller struct {
 	DiskSize           uint64                    `json:"disk_size,omitempty"`
 }
 
-func buildInputs(opts BuildOptions, imageType, defaultType string) *idBuild {
+// buildInputs is what of opts the composition ID covers. Options that name
+// what the build does anyway are left out: the distro's default ostree
+// ref, and a root of installer.DefaultRootSize when only the kickstart
+// and bootc-image-builder's config take the filesystem sizes
+// (onlyKickstartFS: both lay the disk out with installer's defaults; a
+// blueprint would carry it, and its defaults are osbuild's).
+func buildInputs(opts BuildOptions, imageType, defaultType, distro string, arch releases.Arch, onlyKickstartFS bool) (*idBuild, error) {
 	var b idBuild
 	if imageType != defaultType {
 		b.ImageType = imageType
@@ -259,13 +267,31 @@ func buildInputs(opts BuildOptions, imageType, defaultType string) *idBuild {
 			b.BootcImages = blueprints.BootcImagesMirror
 		}
 	}
-	if in := installerInputs(opts.Installer); in != nil {
+	o := opts.Installer
+	if o.OSTree != nil && o.OSTree.Ref != "" {
+		def, err := blueprints.CommitRef(distro, blueprints.DefaultImageType, arch)
+		if err != nil {
+			return nil, err
+		}
+		if o.OSTree.Ref == def {
+			o.OSTree = &blueprints.OSTreeOptions{URL: o.OSTree.URL}
+		}
+	}
+	if onlyKickstartFS {
+		o.Filesystems = slices.DeleteFunc(slices.Clone(o.Filesystems), func(fs installer.Filesystem) bool {
+			return fs.Mount == "/" && fs.MinSize == installer.DefaultRootSize
+		})
+		if len(o.Filesystems) == 0 {
+			o.Filesystems = nil
+		}
+	}
+	if in := installerInputs(o); in != nil {
 		b.Installer = in
 	}
 	if b == (idBuild{}) {
-		return nil
+		return nil, nil
 	}
-	return &b
+	return &b, nil
 }
 
 func installerInputs(o InstallerOptions) *idInstaller {

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -201,6 +202,24 @@ func readPullSecret(path string) ([]byte, []string, error) {
 	}
 	if len(shape.CredHelpers) > 0 || shape.CredsStore != "" {
 		return nil, nil, bad("it names credential helpers (credHelpers, credsStore), which CRI-O on the device cannot run; export the credentials into \"auths\" (podman login --authfile FILE)")
+	}
+	// Each "auth" is base64 of user:password; containers/image skips one
+	// without the colon with a warning of its own (a second line before
+	// ours), so it is checked here first. The value is never quoted.
+	for _, host := range slices.Sorted(maps.Keys(shape.Auths)) {
+		var entry struct {
+			Auth string `json:"auth"`
+		}
+		if json.Unmarshal(shape.Auths[host], &entry) != nil || entry.Auth == "" {
+			continue // containers/image says what is wrong with it
+		}
+		decoded, err := base64.StdEncoding.DecodeString(entry.Auth)
+		if err != nil {
+			return nil, nil, bad("auths[%q].auth is not base64 of user:password (as podman login writes it)", host)
+		}
+		if !bytes.Contains(decoded, []byte(":")) {
+			return nil, nil, bad("auths[%q].auth is base64 of a value without the colon between user and password (want base64 of user:password, as podman login writes it)", host)
+		}
 	}
 	sys, cleanup, err := isolatedAuth(path)
 	if err != nil {

@@ -130,6 +130,30 @@ func TestCompositionIDSame(t *testing.T) {
 	if p := mustResolve(t, catA, relA, base); p.ID != want {
 		t.Errorf("resolve's ID %s differs from build's %s", p.ID, want)
 	}
+	// Installer options naming what the build does anyway: the distro's
+	// own ostree ref, the kickstart's default root size, a firewall port
+	// the plan opens already (twice).
+	ks := func(ref string, fss ...installer.Filesystem) compose.BuildOptions {
+		return compose.BuildOptions{Installer: compose.InstallerOptions{Kickstart: true, OSTree: &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo", Ref: ref}, Filesystems: fss}}
+	}
+	plain := buildID(t, catA, relA, base, nil, ks(""))
+	defRef, err := blueprints.CommitRef("rhel-9.8", blueprints.DefaultImageType, releases.X86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := buildID(t, catA, relA, base, nil, ks(defRef)); got != plain {
+		t.Errorf("--ostree-ref %s (the distro's default): ID %s, want %s", defRef, got, plain)
+	}
+	if got := buildID(t, catA, relA, base, nil, ks("", installer.Filesystem{Mount: "/", MinSize: installer.DefaultRootSize})); got != plain {
+		t.Errorf("--kickstart --filesystem /=10GiB (the kickstart's default): ID %s, want %s", got, plain)
+	}
+	open := mustResolve(t, catA, relA, base).Firewall.Ports
+	if len(open) == 0 {
+		t.Fatal("the plan opens no firewall port")
+	}
+	if got := buildIDWith(t, catA, relA, base, nil, &compose.InstallerInputs{FirewallPorts: []string{open[0], open[0]}}, compose.BuildOptions{}); got != want {
+		t.Errorf("--firewall-port %s (the plan opens it): ID %s, want %s", open[0], got, want)
+	}
 	// Two pull secrets for the same registry: the same composition.
 	one := buildID(t, catA, relA, base, &compose.DeviceRegistry{PullSecret: pullSecret(t, "quay.io")}, compose.BuildOptions{})
 	other := filepath.Join(t.TempDir(), "other.json")
@@ -247,6 +271,8 @@ func TestCompositionIDDiffers(t *testing.T) {
 		{name: "--kickstart --user, other key", opts: compose.BuildOptions{Installer: compose.InstallerOptions{Kickstart: true, OSTree: ostree, User: user("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGVkZ2Uta2V5LXR3by1mb3ItdGVzdHMtb25seS01Njc4OTA b")}}},
 		{name: "--kickstart --filesystem", opts: compose.BuildOptions{Installer: compose.InstallerOptions{Kickstart: true, OSTree: ostree, Filesystems: []installer.Filesystem{{Mount: "/", MinSize: 20 << 30}}}}},
 		{name: "--firewall-port", inst: &compose.InstallerInputs{FirewallPorts: []string{"8443:tcp"}}},
+		{name: "--kickstart, an --ostree-ref of its own", opts: compose.BuildOptions{Installer: compose.InstallerOptions{Kickstart: true, OSTree: &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo", Ref: "edge/microshift"}}}},
+		{name: "--bib --filesystem /=10GiB (bootc-image-builder's config carries it)", opts: compose.BuildOptions{Bootc: true, Installer: compose.InstallerOptions{BIB: true, Filesystems: []installer.Filesystem{{Mount: "/", MinSize: installer.DefaultRootSize}}}}},
 		{name: "--ca-trust", inst: &compose.InstallerInputs{CATrust: []string{ca}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -63,16 +63,21 @@ func AddInstallerInputs(p *plan.Plan, in InstallerInputs) error {
 		// The plan's ports keep their order; new ones follow in the
 		// order given.
 		ports := slices.Clone(p.Firewall.Ports)
+		var added []string
 		for _, port := range in.FirewallPorts {
 			if !slices.Contains(ports, port) {
 				ports = append(ports, port)
+				added = append(added, port)
 			}
 		}
 		p.Firewall.Ports = ports
-		// Ports the catalog opens are in the ID with the catalog; these
-		// join it here.
-		if err := p.SetInput("firewall_ports", in.FirewallPorts); err != nil {
-			return err
+		// Ports the catalog opens are in the ID with the catalog; the
+		// ones these add join it here. A port the plan opens already
+		// (or given twice) changes nothing, so neither does naming it.
+		if len(added) > 0 {
+			if err := p.SetInput("firewall_ports", added); err != nil {
+				return err
+			}
 		}
 	}
 	var files []plan.File
@@ -172,6 +177,9 @@ type installerBuild struct {
 	files    []OutputFile
 	notes    []string
 	warnings []string
+	// fsInBlueprint: a blueprint took the filesystem sizes (not only the
+	// kickstart).
+	fsInBlueprint bool
 }
 
 // buildBlueprints validates and encodes blueprint.toml and, for an image
@@ -205,7 +213,7 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 		}
 		if len(opts.Filesystems) > 0 && blueprints.Supports(mainIT, fsC) {
 			blueprints.AddCustomizations(main, fsC)
-			usedFS = true
+			usedFS, ib.fsInBlueprint = true, true
 		}
 	}
 	if warnings, err = blueprints.Validate(main, distro, mainType, arch); err != nil {
@@ -228,7 +236,7 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 			}
 			if len(opts.Filesystems) > 0 && blueprints.Supports(it, fsC) {
 				c.Filesystem = fsC.Filesystem
-				usedFS = true
+				usedFS, ib.fsInBlueprint = true, true
 			}
 		}
 		if opts.InstallationDevice != "" {

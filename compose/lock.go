@@ -9,6 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
@@ -74,11 +77,68 @@ func ParseLock(display string, data []byte) (*plan.Plan, error) {
 		if strings.TrimSpace(im.Ref) == "" {
 			return nil, fmt.Errorf("%s: images[%d]: empty reference", display, i)
 		}
+		if err := releases.ValidateRef(im.Ref); err != nil {
+			return nil, fmt.Errorf("%s: images[%d]: %w", display, i, err)
+		}
 		if pinned := releases.IsDigestPinned(im.Ref); pinned != im.Pinned {
 			return nil, fmt.Errorf("%s: images[%d]: %s has pinned %t, but the reference says %t", display, i, im.Ref, im.Pinned, pinned)
 		}
 	}
+	if err := checkConfigSources(&p); err != nil {
+		return nil, fmt.Errorf("%s: %w", display, err)
+	}
 	return &p, nil
+}
+
+// checkConfigSources refuses a lock whose config tree and config_sources
+// (one entry per value of the tree, which diff compares) disagree: a hand
+// edit of one that diff would not see, or that mirror and build from the
+// lock would act on differently.
+func checkConfigSources(p *plan.Plan) error {
+	leaves := map[string]any{}
+	var flatten func(prefix string, m map[string]any)
+	flatten = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			path := strings.TrimPrefix(prefix+"."+k, ".")
+			if sub, ok := v.(map[string]any); ok {
+				flatten(path, sub)
+				continue
+			}
+			leaves[path] = v
+		}
+	}
+	flatten("", p.Config)
+	sources := map[string]any{}
+	for i, s := range p.ConfigSources {
+		if _, dup := sources[s.Path]; dup {
+			return fmt.Errorf("config_sources[%d]: %s is listed twice (the lock was edited: rebuild it)", i, text.Escape(s.Path))
+		}
+		sources[s.Path] = s.Value
+	}
+	for _, path := range slices.Sorted(maps.Keys(leaves)) {
+		v, ok := sources[path]
+		switch {
+		case !ok:
+			return fmt.Errorf("config: %s is set, but config_sources does not list it (the lock was edited: rebuild it)", text.Escape(path))
+		case !reflect.DeepEqual(v, leaves[path]):
+			return fmt.Errorf("config: %s is %s, but config_sources says %s (the lock was edited: rebuild it)", text.Escape(path), jsonExcerpt(leaves[path]), jsonExcerpt(v))
+		}
+	}
+	for _, path := range slices.Sorted(maps.Keys(sources)) {
+		if _, ok := leaves[path]; !ok {
+			return fmt.Errorf("config_sources: %s is listed, but config does not set it (the lock was edited: rebuild it)", text.Escape(path))
+		}
+	}
+	return nil
+}
+
+// jsonExcerpt shows a config value in a message, shortened.
+func jsonExcerpt(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return text.Excerpt(string(data))
 }
 
 func line(data []byte, offset int64) int {

@@ -70,6 +70,14 @@ func TestParseLockErrors(t *testing.T) {
 		{"two documents", good + good, "lock.json: more than one JSON document"},
 		{"pinned mismatch", `{"schema": 1, "arch": "x86_64", "images": [{"ref": "quay.io/a/b:1", "pinned": true}]}`, "lock.json: images[0]: quay.io/a/b:1 has pinned true, but the reference says false"},
 		{"empty ref", `{"schema": 1, "arch": "x86_64", "images": [{"ref": " "}]}`, "lock.json: images[0]: empty reference"},
+		{"ref climbing out of its repository", `{"schema": 1, "arch": "x86_64", "images": [{"ref": "quay.io/a/../../v2/x:1"}]}`,
+			`lock.json: images[0]: invalid image reference "quay.io/a/../../v2/x:1": path segment ".." in the repository: a registry would resolve it outside the repository`},
+		{"config differs from its sources", strings.Replace(good, `"cniPlugin": "none"`, `"cniPlugin": "ovnk"`, 1),
+			`lock.json: config: network.cniPlugin is "ovnk", but config_sources says "none" (the lock was edited: rebuild it)`},
+		{"config without a source", strings.Replace(good, `"driver": "none",`, `"driver": "none", "x": 1,`, 1),
+			"lock.json: config: storage.x is set, but config_sources does not list it (the lock was edited: rebuild it)"},
+		{"source without config", strings.Replace(good, "\"network\": {\n      \"cniPlugin\": \"none\"\n    },", `"network": {},`, 1),
+			"lock.json: config_sources: network.cniPlugin is listed, but config does not set it (the lock was edited: rebuild it)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := compose.ParseLock("lock.json", []byte(tc.data))

@@ -57,9 +57,24 @@ func AddDeviceTrust(p *plan.Plan, d DeviceTrust) error {
 	}
 	var files []plan.File
 	if d.Policy != "" {
-		t, err := sigverify.LoadPolicy(d.Policy)
+		t, err := sigverify.ParsePolicy(d.Policy)
 		if err != nil {
 			return err
+		}
+		// The policy is the device's: the files it names are the
+		// device's, checked here where this build places them (the keys)
+		// or this machine has them (a named pipe or a private key is
+		// refused as it would be for mirror).
+		placed := map[string][]byte{}
+		for _, k := range keys {
+			placed[DeviceKeyPath(k)] = k.Data
+		}
+		missing, err := sigverify.CheckDevicePolicy(t, d.Policy, placed)
+		if err != nil {
+			return err
+		}
+		for _, f := range missing {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("policy %s: %s names %s, which this build does not place (--verify-key) nor this machine has: the device must hold it, or its rule refuses every image", d.Policy, f.Field, f.Path))
 		}
 		files = append(files, plan.File{Path: PolicyPath, Mode: "0644", Source: "--policy " + d.Policy, Data: t.JSON})
 	} else {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints the performance figures the issues ask for. Run with `make bench`
 # (which builds bin/microshift-compose first). Sections: build, resolve,
-# render, scale, validate, matrix, verify, mirror, registry, rss (`./hack/bench.sh registry` runs one).
+# render, scale, validate, matrix, verify, mirror, registry, rss (`./hack/bench.sh registry` runs one;
+# rss_trust runs the trust cases alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Makefile exports these; set them when the script runs on its own.
@@ -483,6 +484,20 @@ bench_rss() {
   echo "== mirror peak RSS against a hostile registry (target: < 100 MB)"
   go test ./cmd/microshift-compose -count=1 -run '^TestMirrorHostileRegistry$' -v | grep -E 'peak RSS|^(ok|FAIL|---)'
   bench_rss_inputs
+  bench_rss_trust
+}
+
+# Peak RSS of the files a trust policy names (keyPath /dev/zero, a named
+# pipe, 2 GiB; a CA bundle in several scopes), against a registry serving
+# a signed image, where containers/image reads them (target: refused
+# < 100 MB, accepted < 150 MB). With BIN=<old binary> the same cases run
+# that build and nothing is checked (each killed after 60 s, its address
+# space bounded to 4 GB).
+bench_rss_trust() {
+  echo "== peak RSS of the files a policy names (GNU time %M; refused < 100 MB, accepted < 150 MB)"
+  local bin=""
+  [ "$BIN" != bin/microshift-compose ] && bin=$(realpath "$BIN")
+  TRUST_RSS_BIN="$bin" go test ./cmd/microshift-compose -count=1 -run '^TestTrustFilesRSS$' -v | grep -E 'peak RSS|^(ok|FAIL|---)' | sed 's/^ *trust_rss_test.go:[0-9]*: //'
 }
 
 # Peak RSS (GNU time %M) of the binary on the worst input of each kind:

@@ -102,12 +102,12 @@ func compareFootprints(a, b *Lock) (*FootprintChange, []string) {
 func (f *FootprintChange) markdown(b *bytes.Buffer) {
 	b.WriteString("\n#### Footprint\n\n| | compressed | unique |\n| --- | --- | --- |\n")
 	row := func(label string, o, n *Sizes) {
-		fmt.Fprintf(b, "| %s | %s | %s |\n", text.Cell(label),
+		fmt.Fprintf(b, "| %s | %s | %s |\n", label,
 			sizeChange(o, n, func(s Sizes) int64 { return s.Compressed }),
 			sizeChange(o, n, func(s Sizes) int64 { return s.Unique }))
 	}
 	for _, c := range f.Components {
-		row(c.Name, c.Old, c.New)
+		row(text.MarkdownText(c.Name), c.Old, c.New)
 	}
 	fmt.Fprintf(b, "| shared between components | | %s |\n", byteChange(f.SharedBetweenComponents.Old, f.SharedBetweenComponents.New))
 	row("**total**", f.Total.Old, f.Total.New)

@@ -38,6 +38,9 @@ func FuzzMarkdown(f *testing.F) {
 		if text.HasUnsafe(strings.ReplaceAll(md, "\n", "")) {
 			t.Fatalf("the Markdown holds a control character:\n%s", md)
 		}
+		if got := testutil.MarkupOutsideCode(md); got != "" {
+			t.Fatalf("markup outside code spans at %q:\n%s", got, md)
+		}
 		header := 0
 		for _, l := range strings.Split(md, "\n") {
 			switch {

@@ -353,7 +353,7 @@ func unionKeys[V any](a, b map[string]V) []string {
 // Markdown renders the diff for a pull request description.
 func (d *Diff) Markdown() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "### compose.lock.json: %s → %s\n\n", d.Old.Path, d.New.Path)
+	fmt.Fprintf(&b, "### compose.lock.json: %s → %s\n\n", text.CodeSpan(d.Old.Path), text.CodeSpan(d.New.Path))
 	b.WriteString("| | old | new |\n| --- | --- | --- |\n")
 	for _, r := range [][3]string{
 		{"release", d.Old.Release, d.New.Release},
@@ -367,7 +367,7 @@ func (d *Diff) Markdown() []byte {
 		if r[1] != r[2] {
 			mark = " **changed**"
 		}
-		fmt.Fprintf(&b, "| %s | `%s` | `%s`%s |\n", r[0], text.Cell(r[1]), text.Cell(r[2]), mark)
+		fmt.Fprintf(&b, "| %s | %s | %s%s |\n", r[0], text.CodeCell(r[1]), text.CodeCell(r[2]), mark)
 	}
 	if d.Empty() {
 		b.WriteString("\nNo changes.\n")
@@ -379,22 +379,22 @@ func (d *Diff) Markdown() []byte {
 	if len(d.ComponentsAdded)+len(d.ComponentsRemoved) > 0 {
 		b.WriteString("\n#### Components\n\n")
 		for _, c := range d.ComponentsAdded {
-			fmt.Fprintf(&b, "- added `%s` (%s)\n", c.Name, strings.Join(c.Reasons, "; "))
+			fmt.Fprintf(&b, "- added %s (%s)\n", text.CodeSpan(c.Name), text.MarkdownText(strings.Join(c.Reasons, "; ")))
 		}
 		for _, c := range d.ComponentsRemoved {
-			fmt.Fprintf(&b, "- removed `%s` (was: %s)\n", c.Name, strings.Join(c.Reasons, "; "))
+			fmt.Fprintf(&b, "- removed %s (was: %s)\n", text.CodeSpan(c.Name), text.MarkdownText(strings.Join(c.Reasons, "; ")))
 		}
 	}
 	if len(d.ImagesAdded)+len(d.ImagesRemoved)+len(d.ImagesChanged) > 0 {
 		b.WriteString("\n#### Images\n\n| component | key | change | image |\n| --- | --- | --- | --- |\n")
 		for _, c := range d.ImagesChanged {
-			fmt.Fprintf(&b, "| %s | `%s` | changed | `%s` → `%s` |\n", text.Cell(c.Component), text.Cell(c.Key), text.Cell(releases.ShortRef(c.Old)), text.Cell(releases.ShortRef(c.New)))
+			fmt.Fprintf(&b, "| %s | %s | changed | %s → %s |\n", text.MarkdownText(c.Component), text.CodeCell(c.Key), text.CodeCell(releases.ShortRef(c.Old)), text.CodeCell(releases.ShortRef(c.New)))
 		}
 		for _, u := range d.ImagesAdded {
-			fmt.Fprintf(&b, "| %s | `%s` | added | `%s` |\n", text.Cell(u.Component), text.Cell(u.Key), text.Cell(releases.ShortRef(u.Ref)))
+			fmt.Fprintf(&b, "| %s | %s | added | %s |\n", text.MarkdownText(u.Component), text.CodeCell(u.Key), text.CodeCell(releases.ShortRef(u.Ref)))
 		}
 		for _, u := range d.ImagesRemoved {
-			fmt.Fprintf(&b, "| %s | `%s` | removed | `%s` |\n", text.Cell(u.Component), text.Cell(u.Key), text.Cell(releases.ShortRef(u.Ref)))
+			fmt.Fprintf(&b, "| %s | %s | removed | %s |\n", text.MarkdownText(u.Component), text.CodeCell(u.Key), text.CodeCell(releases.ShortRef(u.Ref)))
 		}
 	}
 	if len(d.Packages) > 0 {
@@ -402,24 +402,24 @@ func (d *Diff) Markdown() []byte {
 		for _, p := range d.Packages {
 			switch p.Change {
 			case "added":
-				fmt.Fprintf(&b, "- added `%s` %s\n", p.Name, version(p.New))
+				fmt.Fprintf(&b, "- added %s %s\n", text.CodeSpan(p.Name), version(p.New))
 			case "removed":
-				fmt.Fprintf(&b, "- removed `%s` %s\n", p.Name, version(p.Old))
+				fmt.Fprintf(&b, "- removed %s %s\n", text.CodeSpan(p.Name), version(p.Old))
 			default:
-				fmt.Fprintf(&b, "- `%s` %s → %s\n", p.Name, version(p.Old), version(p.New))
+				fmt.Fprintf(&b, "- %s %s → %s\n", text.CodeSpan(p.Name), version(p.Old), version(p.New))
 			}
 		}
 	}
 	if len(d.Config) > 0 {
 		b.WriteString("\n#### Config\n\n")
 		for _, s := range d.Config {
-			fmt.Fprintf(&b, "- `%s`: %s → %s\n", s.Path, value(s.Old), value(s.New))
+			fmt.Fprintf(&b, "- %s: %s → %s\n", text.CodeSpan(s.Path), value(s.Old), value(s.New))
 		}
 	}
 	if len(d.Files) > 0 {
 		b.WriteString("\n#### Device files\n\n")
 		for _, f := range d.Files {
-			fmt.Fprintf(&b, "- %s `%s`\n", f.Change, f.Path)
+			fmt.Fprintf(&b, "- %s %s\n", f.Change, text.CodeSpan(f.Path))
 		}
 	}
 	if len(d.Manifests) > 0 {
@@ -427,9 +427,9 @@ func (d *Diff) Markdown() []byte {
 		for _, m := range d.Manifests {
 			switch m.Change {
 			case "added":
-				fmt.Fprintf(&b, "- added `%s` (%s): %s\n", m.Dir, m.Component, strings.Join(m.ResourcesAdded, ", "))
+				fmt.Fprintf(&b, "- added %s (%s): %s\n", text.CodeSpan(m.Dir), text.MarkdownText(m.Component), text.MarkdownText(strings.Join(m.ResourcesAdded, ", ")))
 			case "removed":
-				fmt.Fprintf(&b, "- removed `%s` (%s)\n", m.Dir, m.Component)
+				fmt.Fprintf(&b, "- removed %s (%s)\n", text.CodeSpan(m.Dir), text.MarkdownText(m.Component))
 			default:
 				var parts []string
 				for _, r := range m.ResourcesAdded {
@@ -438,7 +438,7 @@ func (d *Diff) Markdown() []byte {
 				for _, r := range m.ResourcesRemoved {
 					parts = append(parts, "− "+r)
 				}
-				fmt.Fprintf(&b, "- `%s` (%s): %s\n", m.Dir, m.Component, strings.Join(parts, ", "))
+				fmt.Fprintf(&b, "- %s (%s): %s\n", text.CodeSpan(m.Dir), text.MarkdownText(m.Component), text.MarkdownText(strings.Join(parts, ", ")))
 			}
 		}
 	}
@@ -446,7 +446,7 @@ func (d *Diff) Markdown() []byte {
 		d.Footprint.markdown(&b)
 	}
 	for _, n := range d.Notes {
-		fmt.Fprintf(&b, "\nNote: %s\n", n)
+		fmt.Fprintf(&b, "\nNote: %s\n", text.MarkdownText(n))
 	}
 	return b.Bytes()
 }
@@ -456,7 +456,7 @@ func version(v string) string {
 	if v == "" {
 		return "(any version)"
 	}
-	return v
+	return text.MarkdownText(v)
 }
 
 func value(v any) string {
@@ -467,5 +467,5 @@ func value(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return "`" + string(data) + "`"
+	return text.CodeSpan(string(data))
 }

@@ -118,3 +118,29 @@ func TestCompareFootprintOnly(t *testing.T) {
 		t.Errorf("Markdown() does not have %q:\n%s", want, md)
 	}
 }
+
+// TestMarkdownHostileValues: values of a lock that would break out of a
+// code span or hide the rest of a pull request's description (a backtick,
+// an HTML comment, <details>, a link) are shown as text.
+func TestMarkdownHostileValues(t *testing.T) {
+	a := load(t, testdata("lockdiff", "minimal-footprint.lock.json"))
+	b := load(t, testdata("lockdiff", "full-footprint.lock.json"))
+	hostile := "x`<!-- everything after this is hidden"
+	a.Path = "old`<details>.json"
+	b.Path = "[new](https://example.com).json"
+	b.Plan.Profile = hostile
+	b.Plan.Components[len(b.Plan.Components)-1].Name = "<details><summary>click"
+	b.Plan.Components[len(b.Plan.Components)-1].Reasons[0].Profile = "``<!--"
+	for i := range b.Plan.Packages {
+		b.Plan.Packages[i].Version = "1.0 <!-- [link](https://example.com)"
+	}
+	md := string(lockdiff.Compare(a, b).Markdown())
+	if got := testutil.MarkupOutsideCode(md); got != "" {
+		t.Errorf("the Markdown has markup outside code spans at %q:\n%s", got, md)
+	}
+	for _, want := range []string{"``x`<!-- everything after this is hidden``", "- added `<details><summary>click` (profile \\`\\`\\<!--)", "1.0 \\<!-- \\[link\\](https://example.com)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, md)
+		}
+	}
+}

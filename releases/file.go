@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
@@ -342,6 +343,11 @@ func quote(s string) []byte {
 // so the tag and digest forms are tried separately for the specific reason.
 func refProblem(ref string) string {
 	if _, err := name.ParseReference(ref, name.StrictValidation); err == nil {
+		// go-containerregistry takes "..", "." and empty path segments;
+		// the distribution grammar (and a registry's URL) does not.
+		if err := imageref.Check(ref); err != nil {
+			return err.Error()
+		}
 		return ""
 	}
 	if _, err := name.ParseReference(ref); err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/compose/sbom"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -141,6 +143,11 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			}
 			if err := checkBuildOutput(outDir); err != nil {
 				return err
+			}
+			// JSON strings are UTF-8: encoding/json would print another
+			// path (U+FFFD for each bad byte) than the one written.
+			if format.json() && !utf8.ValidString(outDir) {
+				return usageError{fmt.Errorf("--output %s: the path is not valid UTF-8, which --format json cannot print as it is: choose a UTF-8 name, or --format text", text.Escape(outDir))}
 			}
 			if err := inst.Validate(steps.boot.Enabled); err != nil {
 				return err

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
@@ -77,8 +76,8 @@ func (o *bootcOptions) Validate(cmd *cobra.Command) error {
 		if safetext.RegistryCredentials(o.Base) {
 			return usageError{fmt.Errorf("--bootc-base holds credentials (user:password@ before the registry), which the Containerfile and compose.lock.json would carry: name the image without them and log in to its registry (podman login) for the image build")}
 		}
-		if _, err := name.ParseReference(o.Base, name.StrictValidation); err != nil {
-			return usageError{fmt.Errorf("--bootc-base: %q is not an image reference: %v", o.Base, err)}
+		if err := checkImageFlag("--bootc-base", o.Base); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
@@ -77,8 +76,8 @@ func (o *installerOptions) Validate(bootc bool) error {
 		if safetext.RegistryCredentials(o.BootcImage) {
 			return usageError{fmt.Errorf("--bootc-image holds credentials (user:password@ before the registry), which microshift.ks and compose.lock.json would carry: name the image without them and give the registry's credentials with --pull-secret (an auth file, written 0600 to /etc/ostree/auth.json for the installer)")}
 		}
-		if _, err := name.ParseReference(o.BootcImage, name.StrictValidation); err != nil {
-			return usageError{fmt.Errorf("--bootc-image: %q is not an image reference: %v", o.BootcImage, err)}
+		if err := checkImageFlag("--bootc-image", o.BootcImage); err != nil {
+			return err
 		}
 	}
 	if o.Device != "" {

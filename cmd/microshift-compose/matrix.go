@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/compose"
@@ -64,8 +63,8 @@ func (o *matrixOptions) Validate() error {
 			if o.RunnerImage == "" {
 				return usageError{errors.New("--emit tekton needs --runner-image IMAGE: the container image holding microshift-compose the tasks run")}
 			}
-			if _, err := name.ParseReference(o.RunnerImage, name.StrictValidation); err != nil {
-				return usageError{fmt.Errorf("--runner-image: %q is not an image reference: %v", o.RunnerImage, err)}
+			if err := checkImageFlag("--runner-image", o.RunnerImage); err != nil {
+				return err
 			}
 		} else if o.RunnerImage != "" {
 			return usageError{errors.New("--runner-image is the image of --emit tekton's tasks; --emit github names none")}

@@ -136,6 +136,17 @@ pass it with --policy to apply it).`,
 				}
 				refs, arch = p.ImageRefs(), releases.Arch(p.Arch)
 			}
+			// Nothing to copy is a mistake (an edited or truncated lock, an
+			// empty layout), not a mirror of nothing that exits 0.
+			if len(refs) == 0 {
+				switch {
+				case lock.Path != "":
+					return fmt.Errorf("lock file %s lists no images: nothing to mirror", lock.Path)
+				case from != "" && sel.Profile == "":
+					return fmt.Errorf("--from %s holds no images: nothing to mirror", from)
+				}
+				return errors.New("the plan has no images: nothing to mirror")
+			}
 			rc, err := reg.client()
 			if err != nil {
 				return err

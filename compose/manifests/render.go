@@ -137,13 +137,24 @@ func copyFS(src fs.FS, dst filesys.FileSystem, root string) error {
 	}
 	var total int64
 	var nodes int
-	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+	var skipped []string
+	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return gateError(err)
 		}
 		target := path.Join(root, p)
 		if d.IsDir() {
-			return dst.MkdirAll(target)
+			if err := dst.MkdirAll(target); isIllegalName(err) {
+				skipped = append(skipped, p)
+				return fs.SkipDir
+			} else if err != nil {
+				return err
+			}
+			return nil
+		}
+		if err := dst.WriteFile(target, nil); isIllegalName(err) {
+			skipped = append(skipped, p)
+			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			st, err := fs.Stat(src, p)
@@ -176,6 +187,44 @@ func copyFS(src fs.FS, dst filesys.FileSystem, root string) error {
 		}
 		return dst.WriteFile(target, data)
 	})
+	if err != nil {
+		return err
+	}
+	return checkSkipped(dst, root, skipped)
+}
+
+// isIllegalName reports whether err is kustomize's in-memory filesystem
+// refusing a name it cannot hold ("illegal name 'a..b' in file creation":
+// anything but letters, digits and - _ . :, or "..").
+func isIllegalName(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "illegal name")
+}
+
+// checkSkipped refuses, naming the path, a file or directory copyFS left
+// out because kustomize cannot hold its name, when a kustomization of the
+// component names it; one that none names (an editor's backup such as
+// kustomization.yaml~, a file a..b) is no part of the rendering.
+func checkSkipped(dst filesys.FileSystem, root string, skipped []string) error {
+	if len(skipped) == 0 {
+		return nil
+	}
+	var kusts [][]byte
+	_ = dst.Walk(root, func(p string, info fs.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && slices.Contains(kustomizationNames, path.Base(p)) {
+			if data, err := dst.ReadFile(p); err == nil {
+				kusts = append(kusts, data)
+			}
+		}
+		return nil
+	})
+	for _, p := range skipped {
+		for _, k := range kusts {
+			if bytes.Contains(k, []byte(path.Base(p))) {
+				return fmt.Errorf("%s: a name kustomize cannot read (letters, digits and - _ . : only, no \"..\"), and a kustomization names it: rename it", p)
+			}
+		}
+	}
+	return nil
 }
 
 // gateError words what the input gate refused as "<path>: <why>", the

@@ -29,6 +29,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 )
 
 // Options configure registry access.
@@ -126,6 +128,10 @@ func (o Options) ParseReference(s string) (name.Reference, error) {
 	if err != nil {
 		return nil, err
 	}
+	// No request leaves with a path that climbs out of the repository.
+	if err := imageref.Check(s); err != nil {
+		return nil, fmt.Errorf("%q: %w", s, err)
+	}
 	if o.insecureHost(ref.Context().RegistryStr()) {
 		return name.ParseReference(s, name.StrictValidation, name.Insecure)
 	}
@@ -138,6 +144,9 @@ func (o Options) ParseRepository(s string) (name.Repository, error) {
 	repo, err := name.NewRepository(s, name.StrictValidation)
 	if err != nil {
 		return name.Repository{}, err
+	}
+	if err := imageref.Check(s); err != nil {
+		return name.Repository{}, fmt.Errorf("%q: %w", s, err)
 	}
 	if o.insecureHost(repo.RegistryStr()) {
 		return name.NewRepository(s, name.StrictValidation, name.Insecure)

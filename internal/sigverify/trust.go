@@ -10,7 +10,6 @@ import (
 
 	"github.com/containers/image/v5/docker/reference"
 	"github.com/containers/image/v5/signature"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 )
@@ -96,10 +95,36 @@ func Load(o Options, refs []string) (*Trust, error) {
 // LoadPolicy reads a containers-policy.json with containers/image's strict
 // parser (unknown keys, unknown requirement types and empty requirement
 // lists are refused).
+//
+// Every file the policy names (keys, Rekor keys, CA certificates) is read
+// here, through the input gate, and checked; the Policy evaluated holds
+// their contents in place of the paths, so that containers/image opens
+// none of them. JSON stays the user's file.
 func LoadPolicy(path string) (*Trust, error) {
+	t, err := ParsePolicy(path)
+	if err != nil {
+		return nil, err
+	}
+	inlined, err := inlinePolicyFiles(path, t.JSON)
+	if err != nil {
+		return nil, err
+	}
+	if t.Policy, err = signature.NewPolicyFromBytes(inlined); err != nil {
+		return nil, fmt.Errorf("policy %s: with the files it names: %w: %s", path, ErrBadPolicy, oneLine(err.Error()))
+	}
+	return t, nil
+}
+
+// ParsePolicy reads and parses a containers-policy.json without reading
+// the files it names: for a policy evaluated elsewhere (a device's), whose
+// files CheckDevicePolicy checks.
+func ParsePolicy(path string) (*Trust, error) {
 	data, err := inputfile.Read("policy", path, maxPolicy)
 	if err != nil {
 		return nil, err
+	}
+	if err := inputfile.CheckJSON(data); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", path, err)
 	}
 	p, err := signature.NewPolicyFromBytes(data)
 	if err != nil {
@@ -108,8 +133,9 @@ func LoadPolicy(path string) (*Trust, error) {
 	return &Trust{Source: "--policy " + path, Policy: p, JSON: data}, nil
 }
 
-// ReadKeys reads public keys, refusing a file that is not a PEM public key
-// (a private key, a certificate, anything else) and two keys with one name.
+// ReadKeys reads public keys, refusing a file that is not exactly one PEM
+// public key (CheckPublicKey: a private key, a certificate, a second block
+// or any text beside the key) and two keys with one name.
 func ReadKeys(paths []string) ([]Key, error) {
 	var keys []Key
 	for _, p := range paths {
@@ -117,8 +143,8 @@ func ReadKeys(paths []string) ([]Key, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := cryptoutils.UnmarshalPEMToPublicKey(data); err != nil {
-			return nil, fmt.Errorf("key %s: %w: %s", p, ErrBadKey, oneLine(err.Error()))
+		if err := CheckPublicKey(data); err != nil {
+			return nil, fmt.Errorf("key %s: %w: %s", p, ErrBadKey, err)
 		}
 		k := Key{Path: p, Name: keyName(p), Data: data}
 		for _, o := range keys {

@@ -173,3 +173,45 @@ func MarkdownCells(row string) int {
 	}
 	return n
 }
+
+// MarkupOutsideCode returns the first character of md, outside code spans
+// and not escaped with a backslash, that can start HTML, a link or a code
+// span ("<", "[", "`"), with its context; "" when there is none. Code
+// spans are read as CommonMark reads them: a run of n backticks up to the
+// next run of exactly n.
+func MarkupOutsideCode(md string) string {
+	for i := 0; i < len(md); i++ {
+		switch c := md[i]; {
+		case c == '\\':
+			i++
+		case c == '`':
+			n := 0
+			for i+n < len(md) && md[i+n] == '`' {
+				n++
+			}
+			end := -1
+			for j := i + n; j < len(md); {
+				if md[j] != '`' {
+					j++
+					continue
+				}
+				m := 0
+				for j+m < len(md) && md[j+m] == '`' {
+					m++
+				}
+				if m == n {
+					end = j
+					break
+				}
+				j += m
+			}
+			if end < 0 {
+				return md[i:min(len(md), i+40)]
+			}
+			i = end + n - 1
+		case c == '<' || c == '[':
+			return md[max(0, i-20):min(len(md), i+20)]
+		}
+	}
+	return ""
+}

@@ -118,3 +118,62 @@ func QuoteExcerpt(s string) string {
 	}
 	return fmt.Sprintf("%q... (%d bytes)", s[:cut], len(s))
 }
+
+// CodeSpan returns s as a CommonMark code span that shows s as it is,
+// whatever it holds: delimited by one backtick more than the longest run
+// of backticks in s (so no backtick in s closes it), padded with a space
+// on each side when s starts or ends with a backtick or a space (CommonMark
+// strips one space from each side of such content), control characters
+// escaped (Escape). Inside a code span, links, HTML (<details>, <!--) and
+// emphasis are text. An empty s is "` `".
+func CodeSpan(s string) string {
+	s = Escape(s)
+	if s == "" {
+		return "` `"
+	}
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	// Content of spaces only is shown as it is; other content that
+	// starts or ends with a space loses one on each side.
+	if strings.Trim(s, " ") != "" && (s[0] == '`' || s[0] == ' ' || s[len(s)-1] == '`' || s[len(s)-1] == ' ') {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+// CodeCell is CodeSpan for a cell of a GFM table: "|" is escaped as "\|",
+// which the table takes out before the code span is read.
+func CodeCell(s string) string { return strings.ReplaceAll(CodeSpan(s), "|", `\|`) }
+
+// markdownSpecial are the ASCII punctuation characters that can start
+// inline Markdown in text: code spans, emphasis, links and images, raw
+// HTML and comments, entities, table cells, escapes, strikethrough.
+const markdownSpecial = "\\`*_[]<>&|~"
+
+// MarkdownText escapes s for Markdown text outside code spans: control
+// characters as Escape does, and each of \ ` * _ [ ] < > & | ~ with a
+// backslash (CommonMark shows an escaped punctuation character as
+// itself), so a value cannot open a link, a code span, an HTML tag or an
+// HTML comment that hides the rest of a pull request's description.
+func MarkdownText(s string) string {
+	s = Escape(s)
+	if !strings.ContainsAny(s, markdownSpecial) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(markdownSpecial, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

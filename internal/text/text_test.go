@@ -1,6 +1,9 @@
 package text
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestOneLine(t *testing.T) {
 	if got := OneLine(" a\n b\t\tc  "); got != "a b c" {
@@ -55,6 +58,86 @@ func FuzzEscape(f *testing.F) {
 		}
 		if !HasUnsafe(s) && out != s {
 			t.Fatalf("Escape changed safe text %q to %q", s, out)
+		}
+	})
+}
+
+func TestCodeSpan(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"quay.io/a@sha256:abc", "`quay.io/a@sha256:abc`"},
+		{"a`b", "``a`b``"},
+		{"`<!-- hidden", "`` `<!-- hidden ``"},
+		{"a``b`", "``` a``b` ```"},
+		{" x", "`  x `"},
+		{"", "` `"},
+		{"line\nbreak", "`line\\x0abreak`"},
+	} {
+		if got := CodeSpan(tc.in); got != tc.want {
+			t.Errorf("CodeSpan(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := CodeCell("a|b`"); got != "`` a\\|b` ``" {
+		t.Errorf("CodeCell = %q", got)
+	}
+}
+
+func TestMarkdownText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"storage-lvms", "storage-lvms"},
+		{"<!-- rest hidden", `\<!-- rest hidden`},
+		{"[click](https://evil)", `\[click\](https://evil)`},
+		{"<details><summary>x", `\<details\>\<summary\>x`},
+		{"`code` *b* _i_ ~s~ a|b &amp; \\", "\\`code\\` \\*b\\* \\_i\\_ \\~s\\~ a\\|b \\&amp; \\\\"},
+		{"a\nb", `a\\x0ab`},
+	} {
+		if got := MarkdownText(tc.in); got != tc.want {
+			t.Errorf("MarkdownText(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzMarkdown: a code span's content is the value (escaped as Escape
+// does) and no run of backticks in it is as long as the fence, so nothing
+// closes the span early; MarkdownText leaves no markup character without
+// its backslash.
+func FuzzMarkdown(f *testing.F) {
+	for _, s := range []string{"a`b", "``", " ` ", "<!--", "[x](y)", "\\`", "\n|"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		span := CodeSpan(s)
+		n := 0
+		for n < len(span) && span[n] == '`' {
+			n++
+		}
+		if n == 0 || !strings.HasSuffix(span, strings.Repeat("`", n)) || len(span) < 2*n {
+			t.Fatalf("CodeSpan(%q) = %q: not fenced", s, span)
+		}
+		content := span[n : len(span)-n]
+		if strings.HasPrefix(content, " ") && strings.HasSuffix(content, " ") && strings.Trim(content, " ") != "" {
+			content = content[1 : len(content)-1]
+		}
+		want := Escape(s)
+		if want == "" {
+			want = " "
+		}
+		if content != want {
+			t.Fatalf("CodeSpan(%q) shows %q, want %q", s, content, want)
+		}
+		for _, run := range strings.FieldsFunc(content, func(r rune) bool { return r != '`' }) {
+			if len(run) == n {
+				t.Fatalf("CodeSpan(%q) = %q: a run of %d backticks closes it", s, span, n)
+			}
+		}
+		text := MarkdownText(s)
+		for i := 0; i < len(text); i++ {
+			if text[i] == '\\' {
+				i++ // the escaped character
+				continue
+			}
+			if strings.IndexByte(markdownSpecial, text[i]) >= 0 {
+				t.Fatalf("MarkdownText(%q) = %q: %q at %d unescaped", s, text, text[i], i)
+			}
 		}
 	})
 }

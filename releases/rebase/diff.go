@@ -276,14 +276,14 @@ func changeKind(old, new string) string {
 // Digests are shortened to 12 hex digits; --output json has them whole.
 func (d *ReleaseDiff) Markdown() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "### MicroShift release %s → %s\n\n", d.Old.Label, d.New.Label)
+	fmt.Fprintf(&b, "### MicroShift release %s → %s\n\n", text.MarkdownText(d.Old.Label), text.MarkdownText(d.New.Label))
 	if d.Old.Origin != d.New.Origin && (d.Old.Origin != "" || d.New.Origin != "") {
-		fmt.Fprintf(&b, "Origin: %s → %s\n\n", orDash(d.Old.Origin), orDash(d.New.Origin))
+		fmt.Fprintf(&b, "Origin: %s → %s\n\n", text.MarkdownText(orDash(d.Old.Origin)), text.MarkdownText(orDash(d.New.Origin)))
 	}
 	if len(d.Bases) > 0 {
 		b.WriteString("| arch | release.base |\n| --- | --- |\n")
 		for _, bc := range d.Bases {
-			fmt.Fprintf(&b, "| %s | %s |\n", bc.Arch, change(bc.Old, bc.New))
+			fmt.Fprintf(&b, "| %s | %s |\n", bc.Arch, strings.ReplaceAll(change(bc.Old, bc.New), "|", `\|`))
 		}
 		b.WriteByte('\n')
 	}
@@ -291,7 +291,7 @@ func (d *ReleaseDiff) Markdown() []byte {
 		fmt.Fprintf(&b, "Upgrade: %s\n\n", d.Upgrade.Sentence())
 	}
 	for _, n := range d.Notes {
-		fmt.Fprintf(&b, "Note: %s\n\n", n)
+		fmt.Fprintf(&b, "Note: %s\n\n", text.MarkdownText(n))
 	}
 	if d.Empty() {
 		b.WriteString("No image changes.\n")
@@ -314,22 +314,22 @@ func (d *ReleaseDiff) Markdown() []byte {
 	}
 	fmt.Fprintf(&b, "**%s** in %s", strings.Join(parts, ", "), countOf(len(d.Components), "component"))
 	if len(d.Unchanged) > 0 {
-		fmt.Fprintf(&b, "; unchanged: %s", strings.Join(d.Unchanged, ", "))
+		fmt.Fprintf(&b, "; unchanged: %s", text.MarkdownText(strings.Join(d.Unchanged, ", ")))
 	}
 	b.WriteString(".\n")
 	for _, c := range d.Components {
-		fmt.Fprintf(&b, "\n#### %s\n\n", c.Component)
+		fmt.Fprintf(&b, "\n#### %s\n\n", text.MarkdownText(c.Component))
 		var notes []string
 		rows := 0
 		for _, f := range c.Files {
 			switch f.Status {
 			case FileAdded:
-				notes = append(notes, fmt.Sprintf("`%s` added (release.base `%s`)", f.File, f.NewBase))
+				notes = append(notes, fmt.Sprintf("%s added (release.base %s)", text.CodeSpan(f.File), text.CodeSpan(f.NewBase)))
 			case FileRemoved:
-				notes = append(notes, fmt.Sprintf("`%s` removed", f.File))
+				notes = append(notes, fmt.Sprintf("%s removed", text.CodeSpan(f.File)))
 			default:
 				if f.OldBase != f.NewBase {
-					notes = append(notes, fmt.Sprintf("`%s` release.base %s", f.File, change(f.OldBase, f.NewBase)))
+					notes = append(notes, fmt.Sprintf("%s release.base %s", text.CodeSpan(f.File), change(f.OldBase, f.NewBase)))
 				}
 			}
 			rows += len(f.Added) + len(f.Removed) + len(f.Changed)
@@ -350,13 +350,13 @@ func (d *ReleaseDiff) Markdown() []byte {
 				if ch.Kind == ChangeDigest {
 					o, n = releases.ShortDigest(digestOf(ch.Old)), releases.ShortDigest(digestOf(ch.New))
 				}
-				fmt.Fprintf(&b, "| %s | `%s` | %s | `%s` | `%s` |\n", f.Arch, text.Cell(ch.Key), ch.Kind, text.Cell(o), text.Cell(n))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", f.Arch, text.CodeCell(ch.Key), ch.Kind, text.CodeCell(o), text.CodeCell(n))
 			}
 			for _, im := range f.Added {
-				fmt.Fprintf(&b, "| %s | `%s` | added | | `%s` |\n", f.Arch, text.Cell(im.Key), text.Cell(releases.ShortRef(im.Ref)))
+				fmt.Fprintf(&b, "| %s | %s | added | | %s |\n", f.Arch, text.CodeCell(im.Key), text.CodeCell(releases.ShortRef(im.Ref)))
 			}
 			for _, im := range f.Removed {
-				fmt.Fprintf(&b, "| %s | `%s` | removed | `%s` | |\n", f.Arch, text.Cell(im.Key), text.Cell(releases.ShortRef(im.Ref)))
+				fmt.Fprintf(&b, "| %s | %s | removed | %s | |\n", f.Arch, text.CodeCell(im.Key), text.CodeCell(releases.ShortRef(im.Ref)))
 			}
 		}
 	}
@@ -366,13 +366,13 @@ func (d *ReleaseDiff) Markdown() []byte {
 func change(o, n string) string {
 	switch {
 	case o == n:
-		return fmt.Sprintf("`%s` (unchanged)", o)
+		return text.CodeSpan(o) + " (unchanged)"
 	case o == "":
-		return fmt.Sprintf("(none) → `%s`", n)
+		return "(none) → " + text.CodeSpan(n)
 	case n == "":
-		return fmt.Sprintf("`%s` → (none)", o)
+		return text.CodeSpan(o) + " → (none)"
 	}
-	return fmt.Sprintf("`%s` → `%s`", o, n)
+	return text.CodeSpan(o) + " → " + text.CodeSpan(n)
 }
 
 func orDash(s string) string {

@@ -207,3 +207,26 @@ func TestImportErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffMarkdownHostileValues: a release's label, origin, component,
+// file and image key, whatever they hold, stay text or code in the
+// Markdown: nothing opens HTML, a comment, a link or a code span.
+func TestDiffMarkdownHostileValues(t *testing.T) {
+	d := &rebase.ReleaseDiff{
+		Old:        rebase.ReleaseSide{Label: "dir`<!-- hide", Origin: "[x](https://example.com)"},
+		New:        rebase.ReleaseSide{Label: "<details><summary>new"},
+		Components: []rebase.ComponentDiff{{Component: "c<b>", Files: []rebase.FileDiff{{File: "release-c`-x86_64.json", Arch: "x86_64", Status: rebase.FileAdded, NewBase: "5.0.0``<!--", Added: []releases.Image{{Key: "k`|<!--", Ref: "quay.io/a/b:1"}}}}}},
+		Unchanged:  []string{"<img src=x>"},
+		Notes:      []string{"note <!-- hidden"},
+		Summary:    rebase.Summary{Added: 1},
+	}
+	md := string(d.Markdown())
+	if got := testutil.MarkupOutsideCode(md); got != "" {
+		t.Errorf("markup outside code spans at %q:\n%s", got, md)
+	}
+	for _, want := range []string{"### MicroShift release dir\\`\\<!-- hide → \\<details\\>\\<summary\\>new", "``release-c`-x86_64.json``", "``k`\\|<!--``"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
