@@ -76,10 +76,11 @@ func TestStoreAndLoadExactVersion(t *testing.T) {
 		t.Errorf("Fetched = %v, %v", fetched, err)
 	}
 
-	// A version neither stored nor embedded says how to fetch it.
+	// A version neither stored nor embedded is no match (the CLI adds
+	// how to fetch it), named as the exact version it is.
 	_, err = releases.Load("", "4.18.9")
-	if err == nil || !strings.Contains(err.Error(), "microshift-compose release fetch 4.18.9 --repo URL") {
-		t.Errorf("Load 4.18.9 = %v; want the fetch hint", err)
+	if !errors.Is(err, releases.ErrNoMatch) || !strings.HasPrefix(err.Error(), "selecting release 4.18.9: ") {
+		t.Errorf("Load 4.18.9 = %v; want ErrNoMatch for release 4.18.9", err)
 	}
 
 	// Once a file changes (release update), the directory is no longer

@@ -282,7 +282,8 @@ func Load(dir, constraint string) (*Release, error) {
 		r, err := SelectEmbedded(constraint)
 		if err != nil {
 			if isExact {
-				return nil, fmt.Errorf("selecting release %s: %w; a shipped version is built once its release-info RPM is fetched: microshift-compose release fetch %s --repo URL", exact, err, exact)
+				// The CLI adds how to get it (release fetch, --release-dir).
+				return nil, fmt.Errorf("selecting release %s: %w", exact, err)
 			}
 			return nil, fmt.Errorf("selecting embedded release: %w", err)
 		}

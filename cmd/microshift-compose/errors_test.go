@@ -424,19 +424,19 @@ var badInputs = []badInput{
 	{
 		name: "flags/--release matching nothing",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.13", "--output", "{out}"},
-		want: `selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'`,
+		want: `selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
 		code: exitError,
 	},
 	{
 		name: "flags/--release of a shipped version",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.18.7", "--output", "{out}"},
-		want: `selecting embedded release: no release matches "4.18.7" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'`,
+		want: `selecting release 4.18.7: no release matches "4.18.7" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch 4.18.7 --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
 		code: exitError,
 	},
 	{
 		name: "flags/--release matching nothing for components",
 		args: []string{"components", "--release", ">=6"},
-		want: `selecting embedded release: no release matches ">=6" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'`,
+		want: `selecting embedded release: no release matches ">=6" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
 		code: exitError,
 	},
 	{
@@ -784,7 +784,7 @@ var badInputs = []badInput{
 	{
 		name: "release verify/no embedded release",
 		args: []string{"release", "verify", "--release", "6.1"},
-		want: `selecting embedded release: no release matches "6.1" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files as DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'`,
+		want: `selecting embedded release: no release matches "6.1" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files as DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
 		code: exitError,
 	},
 	{
@@ -1172,7 +1172,7 @@ var badInputs = []badInput{
 	{
 		name: "matrix/release matching nothing",
 		args: []string{"matrix", "--profile", "full", "--arch", "x86_64", "--release", "4.13", "--output", "{out}"},
-		want: `--release 4.13: selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'`,
+		want: `--release 4.13: selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
 		code: exitError,
 	},
 	{

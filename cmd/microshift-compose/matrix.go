@@ -117,7 +117,7 @@ func (o *matrixOptions) spec() (matrix.Spec, error) {
 		}
 		r, err := releases.Load("", c)
 		if err != nil {
-			return spec, fmt.Errorf("--release %s: %w", c, withShippedHint(err, "with --release-dir DIR"))
+			return spec, fmt.Errorf("--release %s: %w", c, withShippedHint(err, c, "with --release-dir DIR"))
 		}
 		spec.Releases = append(spec.Releases, matrix.Release{Release: r, From: "--release " + c})
 	}

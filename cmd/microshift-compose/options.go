@@ -67,18 +67,23 @@ func (o *releaseOptions) load() (*releases.Release, error) {
 		return nil, err
 	}
 	r, err := releases.Load(o.Dir, o.Constraint)
-	return r, withShippedHint(err, "with --release-dir DIR")
+	return r, withShippedHint(err, o.Constraint, "with --release-dir DIR")
 }
 
-// withShippedHint adds to "no embedded release matches" the two ways to
-// use a release the binary does not embed (a shipped z-stream such as
-// 4.18.7): its release files as a directory (given as giveDir says), or
-// embedded in a build of microshift-compose.
-func withShippedHint(err error, giveDir string) error {
+// withShippedHint adds to "no embedded release matches" the ways to use a
+// release the binary does not embed (a shipped z-stream such as 4.18.7):
+// its release-info RPMs fetched or imported into the per-user store, or
+// its release files as a directory (given as giveDir says).
+func withShippedHint(err error, constraint, giveDir string) error {
 	if !errors.Is(err, releases.ErrNoMatch) {
 		return err
 	}
-	return fmt.Errorf("%w; for a release this binary does not embed (a shipped z-stream such as 4.18.7), give its release files %s (what its microshift-release-info RPM installs in /usr/share/microshift/release), or embed them with 'microshift-compose release import DIR'", err, giveDir)
+	// The command names the version when the constraint is one.
+	version := "VERSION"
+	if v, err := semver.StrictNewVersion(strings.TrimSpace(constraint)); err == nil && v.Prerelease() == "" && v.Metadata() == "" {
+		version = v.String()
+	}
+	return fmt.Errorf("%w; for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch %s --repo URL' (or 'release import FILE.rpm'), or give its release files %s (what its microshift-release-info RPM installs in /usr/share/microshift/release)", err, version, giveDir)
 }
 
 // selectionOptions are the profile, component and arch choice.

@@ -178,7 +178,7 @@ func TestReleaseImportRPM(t *testing.T) {
 	if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "stored release 4.18.7 (stream 4.18, shipped)") || !strings.Contains(stdout, "  "+rpms[0]+"\n") {
 		t.Fatalf("release import RPMs = exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
 	}
-	mustRun(t, "resolve", "--release", "4.18.7", "--profile", "minimal", "--arch", "x86_64")
+	mustRun(t, "resolve", "--release", "4.18.7", "--profile", "networking-only", "--arch", "x86_64")
 
 	dir := t.TempDir()
 	other := testutil.BuildRPM(t, dir, testutil.RPM{Name: "microshift", Version: "4.18.7", Files: map[string][]byte{"/usr/bin/microshift": []byte("#!/bin/sh\n")}})

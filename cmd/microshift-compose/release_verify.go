@@ -101,7 +101,7 @@ signature, naming the rule. Without either, signatures are not checked.`,
 				}
 				r, err := releases.Load("", constraint)
 				if err != nil {
-					return withShippedHint(err, "as DIR")
+					return withShippedHint(err, constraint, "as DIR")
 				}
 				all, label, source = r.Files(), "release "+r.String(), r.String()
 			}

@@ -227,11 +227,13 @@ func readPrimary(body io.Reader, d *repomdData, keep func(string) bool) ([]prima
 	}
 	pkgs, err := scanPrimary(&sizeLimit{r: raw, left: open, err: fmt.Errorf("%s is larger than %d bytes uncompressed: %w", d.Location.Href, open, ErrTooLarge)}, keep)
 	if err != nil {
-		if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrStalled) {
+		if errors.Is(err, ErrStalled) {
 			return nil, err
 		}
-		// A damaged download shows as bad XML or a bad stream first:
-		// say so when the checksum disagrees too.
+		// A damaged download shows as bad XML, a bad stream or more
+		// uncompressed bytes than repomd.xml declares first: say so when
+		// the checksum disagrees too. (A compressed file over its limit
+		// fails the drain below and keeps its own error.)
 		if _, cerr := io.Copy(io.Discard, tee); cerr == nil && hex.EncodeToString(h.Sum(nil)) != strings.TrimSpace(strings.ToLower(d.Checksum.Value)) {
 			return nil, fmt.Errorf("%s does not match its checksum in repomd.xml (%v)", d.Location.Href, err)
 		}
