@@ -203,6 +203,9 @@ func TestParseErrors(t *testing.T) {
 		{"upgrade without max_skew", okReleases + "[[upgrade]]\nrelease = \">=5.0\"\n", okConfig, `r.toml: upgrade[1]: max_skew must be set, 0 or more`},
 		{"upgrade last_minor not a major", okReleases + "[[upgrade]]\nrelease = \">=5.0\"\nmax_skew = 2\nlast_minor = { four = 22 }\n", okConfig, `r.toml: upgrade[1]: last_minor: "four" is not a major version`},
 		{"kubernetes key not a stream", okReleases + "[kubernetes]\n\"4.18.1\" = \"1.31\"\n", okConfig, `r.toml: kubernetes: "4.18.1" is not a release stream (major.minor)`},
+		{"existing namespace not a name", okReleases + "[[existing_namespaces]]\nrelease = \">=4.14\"\nnames = [\"Kube_System\"]\n", okConfig, `r.toml: existing_namespaces[0]: names: "Kube_System": `},
+		{"existing namespace prefix not a name", okReleases + "[[existing_namespaces]]\nrelease = \">=4.14\"\nprefixes = [\"openshift.\"]\n", okConfig, `r.toml: existing_namespaces[0]: prefixes: "openshift." is not the start of a namespace name`},
+		{"existing namespaces without release", okReleases + "[[existing_namespaces]]\nnames = [\"default\"]\n", okConfig, `r.toml: existing_namespaces[0]: release: invalid semver constraint ""`},
 		{"key unknown field", okReleases, "[[key]]\npath = \"a\"\nrelease = \">=4.14\"\ntype = \"int\"\nmaximum = 3\n", `c.toml: unknown key "key.maximum"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -323,5 +326,29 @@ func TestAcceptsDataFrom(t *testing.T) {
 				t.Errorf("AcceptsDataFrom = distance %d, %q; want %d, %q", u.Distance, got, tc.distance, tc.want)
 			}
 		})
+	}
+}
+
+// TestNamespaceExists: the namespaces every device has (Kubernetes' own and
+// MicroShift's openshift-*) for every release, and no other.
+func TestNamespaceExists(t *testing.T) {
+	k, err := knowledge.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range slices.Sorted(maps.Keys(k.Kubernetes)) {
+		r, err := k.For(semver.MustParse(stream + ".0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ns, want := range map[string]bool{
+			"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true,
+			"openshift-dns": true, "openshift-ingress": true, "openshift-cert-manager": true,
+			"cert-manager": false, "edge": false, "kube-systems": false, "openshift": false, "my-openshift-app": false,
+		} {
+			if got := r.NamespaceExists(ns); got != want {
+				t.Errorf("%s: NamespaceExists(%q) = %v, want %v", stream, ns, got, want)
+			}
+		}
 	}
 }
