@@ -73,12 +73,14 @@ func (r *resolver) prepareManifests(ctx context.Context, p *plan.Plan) ([]Manife
 		mj := ManifestJob{Component: n, From: plan.FromManifests}
 		if c.Chart != nil {
 			mj.From = plan.FromChart
-			stream, ch, notes, err := r.renderChart(c)
+			stream, ch, notes, err := r.renderChart(ctx, c)
 			if err != nil {
 				return nil, fmt.Errorf("component %q: %w", n, err)
 			}
 			mj.Chart, mj.Notes = ch, notes
-			in.Resources = stream
+			// The chart's resources are the whole input: the component
+			// directory, read by chart.Load, is not kustomize's.
+			in.FS, in.Resources = nil, stream
 		} else if c.HasPlugin {
 			mj.From = plan.FromPlugin
 			out, err := r.runPlugin(ctx, c)
