@@ -367,8 +367,8 @@ func TestHookRefusalNamesTheValue(t *testing.T) {
 		return "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + name + "\n  annotations:\n    helm.sh/hook: " + hook + "\nspec:\n  template:\n    spec:\n      containers:\n      - name: x\n        image: quay.io/x/y:1\n"
 	}
 	files := fstest.MapFS{
-		"c/Chart.yaml":  {Data: []byte(chartYAML)},
-		"c/values.yaml": {Data: []byte("metrics:\n  enabled: true\nwebhook:\n  enabled: true\nstartupapicheck:\n  enabled: true\ncleanup:\n  hooks: true\nalways: true\n")},
+		"c/Chart.yaml":                         {Data: []byte(chartYAML)},
+		"c/values.yaml":                        {Data: []byte("metrics:\n  enabled: true\nwebhook:\n  enabled: true\nstartupapicheck:\n  enabled: true\ncleanup:\n  hooks: true\nalways: true\n")},
 		"c/templates/startupapicheck-job.yaml": {Data: []byte("{{ if .Values.startupapicheck.enabled }}" + job("hello-startupapicheck", "post-install") + "{{ end }}")},
 		"c/templates/cleanup.yaml":             {Data: []byte("{{ if .Values.cleanup.hooks }}" + job("hello-cleanup", "pre-delete") + "{{ end }}")},
 		"c/templates/forever.yaml":             {Data: []byte(job("hello-forever", "post-upgrade"))},
