@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -63,5 +68,81 @@ func TestChartComponent(t *testing.T) {
 		if !bytes.Equal(outputFile(t, again, "charts/hello-0.3.1.tgz"), archive) || !bytes.Equal(outputFile(t, again, compose.LockFile), outputFile(t, out, compose.LockFile)) {
 			t.Errorf("%s: a second build differs", stream)
 		}
+	}
+}
+
+// TestChartOperatorArgsPinned: an operator chart that names the image of
+// the pods it starts in an argument and an environment value (as
+// cert-manager's --acme-http01-solver-image does) gets them pinned to the
+// release digest as its image: fields are, the image counts as used (no
+// "embedded but unused" warning), and a chart installed into a namespace
+// every device has (kube-system) gets no Namespace object.
+func TestChartOperatorArgsPinned(t *testing.T) {
+	p := mustResolve(t, manifestsCatalog(t), embeddedRelease(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
+	out := mustBuild(t, p)
+	dep := string(outputFile(t, out, "manifests.d/094-chart-operator/apps_v1_deployment_chart-operator-controller.yaml"))
+	const solver = "quay.io/example/operator-solver@sha256:4444444444444444444444444444444444444444444444444444444444444444"
+	for _, want := range []string{
+		"image: quay.io/example/operator-controller@sha256:3333333333333333333333333333333333333333333333333333333333333333",
+		"- --acme-http01-solver-image=" + solver,
+		"value: " + solver,
+		"- --cluster-resource-namespace=$(POD_NAMESPACE)",
+		"namespace: kube-system",
+	} {
+		if !strings.Contains(dep, want) {
+			t.Errorf("rendered Deployment lacks %q:\n%s", want, dep)
+		}
+	}
+	if strings.Contains(dep, "v1.16.2") {
+		t.Errorf("a tag is left in the Deployment:\n%s", dep)
+	}
+	for _, w := range p.Warnings {
+		if strings.Contains(w, "operator-solver") {
+			t.Errorf("warning about the solver image: %s", w)
+		}
+	}
+	var used []string
+	for _, m := range p.Manifests {
+		if m.Component == "chart-operator" {
+			used = m.Images
+		}
+	}
+	if !slices.Contains(used, solver) {
+		t.Errorf("the manifests of chart-operator use %q, not the solver", used)
+	}
+	for _, f := range out.Files {
+		if strings.Contains(f.Path, "094-chart-operator/") && strings.Contains(f.Path, "_namespace_") {
+			t.Errorf("a Namespace object for kube-system: %s", f.Path)
+		}
+	}
+	if !slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, "namespace kube-system exists on every MicroShift device") }) {
+		t.Errorf("no note about the namespace: %q", p.Notes)
+	}
+}
+
+// TestChartArgImageUnmapped: an image named in an argument that no
+// [manifests.images] entry pins is refused, naming the container and the
+// argument, as an image: field is.
+func TestChartArgImageUnmapped(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(testdataDir(t, "catalogs", "manifests"))); err != nil {
+		t.Fatal(err)
+	}
+	toml := filepath.Join(dir, "components", "chart-operator", "component.toml")
+	data, err := os.ReadFile(toml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(toml, []byte(strings.Replace(string(data), "\"quay.io/example/operator-solver\" = \"solver\"\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := components.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = compose.Resolve(t.Context(), cat, embeddedRelease(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
+	want := `component "chart-operator": Deployment kube-system/chart-operator-controller: container "controller" args[2] names image "quay.io/example/operator-solver:v1.16.2": image is not in the plan; map "quay.io/example/operator-solver" to a key of images.keys in [manifests.images]`
+	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, compose.ErrImageNotInPlan) {
+		t.Errorf("Resolve = %v\nwant %q", err, want)
 	}
 }

@@ -228,8 +228,14 @@ func imageError(component, resource string, im manifests.Image) error {
 	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
 		name = name[:i]
 	}
-	return fmt.Errorf("component %q: %s: container %q image %q: %w; map %q to a key of images.keys in [manifests.images] so it is pinned to the release digest (an airgapped device cannot pull it)",
-		component, resource, im.Container, im.Ref, ErrImageNotInPlan, name)
+	where := fmt.Sprintf("container %q image %q", im.Container, im.Ref)
+	if im.In != "" {
+		// An image named in an argument or an environment value: what the
+		// container starts, or makes the cluster pull, at run time.
+		where = fmt.Sprintf("container %q %s names image %q", im.Container, im.In, im.Ref)
+	}
+	return fmt.Errorf("component %q: %s: %s: %w; map %q to a key of images.keys in [manifests.images] so it is pinned to the release digest (an airgapped device cannot pull it)",
+		component, resource, where, ErrImageNotInPlan, name)
 }
 
 // runPlugin runs a component's plugin with the plan's config and parses
