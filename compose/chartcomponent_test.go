@@ -115,7 +115,9 @@ func TestChartOperatorArgsPinned(t *testing.T) {
 			t.Errorf("a Namespace object for kube-system: %s", f.Path)
 		}
 	}
-	if !slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, "namespace kube-system exists on every MicroShift device") }) {
+	if !slices.ContainsFunc(p.Notes, func(n string) bool {
+		return strings.Contains(n, "namespace kube-system exists on every MicroShift device")
+	}) {
 		t.Errorf("no note about the namespace: %q", p.Notes)
 	}
 }
