@@ -144,6 +144,9 @@ func (r *resolver) addManifests(ctx context.Context, p *plan.Plan) ([]plan.File,
 		}
 		p.Manifests = append(p.Manifests, m)
 		if mj.Chart != nil {
+			if err := sameChartFile(p.Charts, mj.Chart); err != nil {
+				return nil, err
+			}
 			p.Charts = append(p.Charts, *mj.Chart)
 			p.Notes = append(p.Notes, mj.Notes...)
 		}
@@ -152,6 +155,20 @@ func (r *resolver) addManifests(ctx context.Context, p *plan.Plan) ([]plan.File,
 		}
 	}
 	return files, nil
+}
+
+// sameChartFile refuses a chart whose archive would be written where
+// another component's different chart is (charts/NAME-VERSION.tgz): one
+// would overwrite the other, and the lock and SBOM would name a digest no
+// file has. The same chart in two components is one file.
+func sameChartFile(charts []plan.Chart, ch *plan.Chart) error {
+	for _, prev := range charts {
+		if prev.File == ch.File && prev.SHA256 != ch.SHA256 {
+			return fmt.Errorf("components %q and %q carry different charts named %s %s (sha256 %.12s and %.12s): %s holds one archive; give the changed chart a version of its own in its Chart.yaml",
+				prev.Component, ch.Component, ch.Name, ch.Version, prev.SHA256, ch.SHA256, ch.File)
+		}
+	}
+	return nil
 }
 
 // imageRefs maps component -> release-file key -> reference.
