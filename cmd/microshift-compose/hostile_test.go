@@ -777,7 +777,7 @@ func unclearCases() []hostileCase {
 
 func allHostileCases() []hostileCase {
 	var all []hostileCase
-	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases, registryHostileCases, structureCases, documentCases, linkCases, roughEdgeCases} {
+	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases, registryHostileCases, structureCases, documentCases, linkCases, roughEdgeCases, chartCases} {
 		all = append(all, f()...)
 	}
 	return all

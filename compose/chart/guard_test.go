@@ -87,7 +87,7 @@ var unreproducible = map[string]string{
 // a float64).
 var clockReads = map[string]string{
 	"date of a string":            `date "2006" "x"`,
-	"date of a values number":     `date "2006" .Values.n`,
+	"date of a values number":     `date "2006" .Values.num`,
 	"dateInZone of nothing":       `dateInZone "2006" nil "UTC"`,
 	"date_in_zone of a string":    `date_in_zone "2006" "x" "UTC"`,
 	"htmlDate of a string":        `htmlDate "x"`,
@@ -140,10 +140,10 @@ func TestUnreproducibleRefused(t *testing.T) {
 		}, nil, "hello/templates/"},
 		{"tpl of a value", func(string) map[string]string {
 			return map[string]string{"templates/cm.yaml": fmt.Sprintf(cm, "a", `{{ tpl .Values.t . | quote }}`)}
-		}, func(c string) string { return fmt.Sprintf("n: 1.5\nt: %q\n", "{{ "+c+" }}") }, "hello/templates/cm.yaml:6:"},
+		}, func(c string) string { return fmt.Sprintf("num: 1.5\nt: %q\n", "{{ "+c+" }}") }, "hello/templates/cm.yaml:6:"},
 		{"tpl of a text built with printf", func(c string) map[string]string {
 			return map[string]string{"templates/cm.yaml": fmt.Sprintf(cm, "a", `{{ tpl (printf "{{ %s }}" .Values.f) . | quote }}`)}
-		}, func(c string) string { return fmt.Sprintf("n: 1.5\nf: %q\n", c) }, "hello/templates/cm.yaml:6:"},
+		}, func(c string) string { return fmt.Sprintf("num: 1.5\nf: %q\n", c) }, "hello/templates/cm.yaml:6:"},
 		{"tpl of a file", func(c string) map[string]string {
 			return map[string]string{"f.txt": "{{ " + c + " }}", "templates/cm.yaml": fmt.Sprintf(cm, "a", `{{ tpl (.Files.Get "f.txt") . | quote }}`)}
 		}, nil, "hello/templates/cm.yaml:6:"},
@@ -165,7 +165,7 @@ func TestUnreproducibleRefused(t *testing.T) {
 		for _, w := range ways {
 			t.Run(name+"/"+w.name, func(t *testing.T) {
 				files := withKeys(t, w.files(call))
-				vals := "n: 1.5\n"
+				vals := "num: 1.5\n"
 				if w.vals != nil {
 					vals = w.vals(call)
 				}
@@ -188,7 +188,7 @@ func TestUnreproducibleRefused(t *testing.T) {
 	for _, w := range ways {
 		t.Run("control/"+w.name, func(t *testing.T) {
 			files := w.files(`upper "x"`)
-			vals := "n: 1.5\n"
+			vals := "num: 1.5\n"
 			if w.vals != nil {
 				vals = w.vals(`upper "x"`)
 			}
