@@ -49,14 +49,18 @@ type Limits struct {
 	Nodes  int
 }
 
-// DefaultLimits are the limits of a build. Output and Nodes are those of a
-// plugin's output and a component's manifests (the kustomize path the
-// chart's resources take next); the others leave room for the largest
-// charts that fit in them.
+// DefaultLimits are the limits of a build. Nodes is the budget of a
+// component's manifests and of a plugin's output (the kustomize path the
+// chart's resources take next); Output is half a plugin's bytes, since the
+// build holds a rendered resource in about seven copies on its way to the
+// blueprint (kustomize, the plan, the blueprint, the lock): at 8 MiB an
+// accepted chart peaks under 150 MB (hack/bench.sh rss). Real charts meet
+// the node budget long before the byte one. The others leave room for the
+// largest charts that fit in those.
 var DefaultLimits = Limits{
 	Timeout: 30 * time.Second,
 	Steps:   2_000_000,
-	Written: 32 << 20,
+	Written: 8 << 20,
 	Work:    32 << 20,
 	Value:   8 << 20,
 	Depth:   200,
@@ -64,9 +68,14 @@ var DefaultLimits = Limits{
 	Nodes:   inputfile.MaxManifestNodes,
 }
 
-// MaxOutput bounds a chart's rendered resources, as a plugin's output is
-// bounded (plugin.DefaultMaxOutput).
-const MaxOutput = 16 << 20
+// MaxOutput bounds a chart's rendered resources: half of what a plugin
+// may print (plugin.DefaultMaxOutput).
+const MaxOutput = 8 << 20
+
+// MaxObject bounds one rendered resource: etcd's request limit (its
+// --max-request-bytes default, 1.5 MiB), over which the API server
+// refuses to store an object, so that it could never be applied.
+const MaxObject = 3 << 19
 
 // ErrLimit is wrapped by the error for a rendering that went past a limit.
 var ErrLimit = errors.New("chart rendering is bounded")

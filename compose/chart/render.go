@@ -194,7 +194,7 @@ func renderWith(g *guard, l *Loaded, o Options, override func(chartutil.Values))
 	}
 	rendered, err := engine.Engine{Guard: g}.Render(ch, top)
 	if g.err != nil {
-		return nil, nil, guardError(g.err, err)
+		return nil, nil, guardError(g.err, err, g.file)
 	}
 	if err != nil {
 		return nil, nil, errors.New(text.OneLine(err.Error()))
@@ -220,6 +220,9 @@ func checkRendered(ch *chart.Chart, rendered map[string]string, lim Limits) erro
 	add := func(name string, data []byte) error {
 		if size += int64(len(data)); size > lim.Output {
 			return fmt.Errorf("%s: %w: the chart renders more than %d bytes (the limit of a component's resources)", name, ErrLimit, lim.Output)
+		}
+		if line, n := largestDocument(data); n > MaxObject {
+			return fmt.Errorf("%s: %w: the resource at line %d is %d bytes, more than the API server stores (%d, etcd's request limit): it could never be applied", name, ErrLimit, line, n, MaxObject)
 		}
 		shape, err := inputfile.CheckYAMLShape(data)
 		if err != nil {
@@ -339,7 +342,7 @@ var location = lazyregexp.New(`^template: ([^ ]+:\d+(?::\d+)?): `)
 // guardError words what the guard stopped, with where: the template the
 // call was in, and the ones included or tpl-rendered on the way, as
 // text/template's errors wrapped in each other name them.
-func guardError(cause, rendered error) error {
+func guardError(cause, rendered error, file string) error {
 	var where []string
 	for e := rendered; e != nil; e = errors.Unwrap(e) {
 		if m := location.FindStringSubmatch(e.Error()); m != nil {
@@ -354,6 +357,9 @@ func guardError(cause, rendered error) error {
 		where = slices.Concat(where[:3], []string{fmt.Sprintf("%d more", len(where)-4)}, where[len(where)-1:])
 	}
 	at := ""
+	if len(where) == 0 && file != "" {
+		at = file + ": " // a write, which text/template reports without a place
+	}
 	if len(where) > 0 {
 		at = where[0]
 		if len(where) > 1 {
@@ -366,6 +372,29 @@ func guardError(cause, rendered error) error {
 		return fmt.Errorf("%s%w: %s", at, ErrLimit, le.Error())
 	}
 	return fmt.Errorf("%s%w", at, cause)
+}
+
+// largestDocument is the largest YAML document of a stream and the line
+// it starts on, the documents split at lines that start with ---.
+func largestDocument(data []byte) (line, size int) {
+	start, startLine, ln := 0, 1, 1
+	end := func(at int) {
+		if at-start > size {
+			line, size = startLine, at-start
+		}
+	}
+	for i := 0; i < len(data); i++ {
+		if data[i] != '\n' {
+			continue
+		}
+		ln++
+		if rest := data[i+1:]; bytes.HasPrefix(rest, []byte("---")) && (len(rest) == 3 || rest[3] == '\n' || rest[3] == ' ' || rest[3] == '\r') {
+			end(i + 1)
+			start, startLine = i+1, ln
+		}
+	}
+	end(len(data))
+	return line, size
 }
 
 // hookEvents are the events Helm knows for helm.sh/hook
