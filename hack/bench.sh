@@ -493,7 +493,7 @@ bench_rss_inputs() {
   local d
   d=$(mktemp -d)
   python3 - "$d" <<'PY'
-import os, sys
+import os, shutil, sys
 d = sys.argv[1]
 def comp(cat, extra=""):
     p = f"{d}/{cat}/components/edge"
@@ -536,6 +536,19 @@ while sum(map(len, crd)) < 5 << 20:
     crd.append(f"          field{i}:\n            type: string\n            description: a field of the big resource, number {i}\n")
     i += 1
 chart("chart-crd", {"crds/big.yaml": "".join(crd), "templates/cm.yaml": cm("a", "b")})
+# A CRD in a packaged chart, which no YAML check saw before (4 MB: Helm's
+# loader refuses a file over 5 MiB).
+import hashlib, io, tarfile
+p = chart("chart-crd-tgz", {})
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+    for name, data in {"hello/Chart.yaml": "apiVersion: v2\nname: hello\nversion: 0.1.0\n", "hello/crds/big.yaml": "".join(crd)[:4 << 20].rsplit("\n          field", 1)[0] + "\n", "hello/templates/cm.yaml": cm("a", "b")}.items():
+        ti = tarfile.TarInfo(name)
+        ti.size = len(data.encode())
+        tf.addfile(ti, io.BytesIO(data.encode()))
+shutil.rmtree(p + "/chart")
+open(p + "/hello-0.1.0.tgz", "wb").write(buf.getvalue())
+open(p + "/component.toml", "w").write('name = "edge"\ndescription = "x"\norder = 900\nrequires = ["core"]\n[chart]\npath = "hello-0.1.0.tgz"\nnamespace = "edge"\nsha256 = "' + hashlib.sha256(buf.getvalue()).hexdigest() + '"\n')
 chart("chart-cm30", {"big.txt": "x" * (4 << 20), "templates/cm.yaml": cm("a", '{{ range until 8 }}{{ $.Files.Get "big.txt" }}{{ end }}')})
 chart("chart-copies", {"templates/cm.yaml": '{{ $l := list }}{{ range until 1000 }}{{ $l = append $l (repeat 1000000 "x") }}{{ end }}' + cm("a", "b")})
 chart("chart-template", {"templates/_h.tpl": '{{ define "a" }}{{ template "a" . }}{{ end }}', "templates/cm.yaml": cm("a", '{{ template "a" . }}')})
@@ -543,7 +556,6 @@ chart("chart-hook", {"templates/job.yaml": "apiVersion: batch/v1\nkind: Job\nmet
       "".join(f"f{i}: {{enabled: true}}\n" for i in range(30)))
 chart("chart-random", {"templates/cm.yaml": cm("a", "{{ include \"x\" . }}"), "templates/_h.tpl": '{{ define "x" }}{{ tpl .Values.t . }}{{ end }}'}, "t: '{{ randAlphaNum 16 }}'\n")
 # Accepted: the real podinfo chart, and charts at the output budgets.
-import shutil
 p = chart("chart-podinfo", {}, "replicaCount: 2\nredis:\n  enabled: true\n  repository: docker.io/library/redis\n",
           '[images]\nfile = "edge"\nkeys = ["podinfo", "redis"]\n[manifests.images]\n"ghcr.io/stefanprodan/podinfo" = "podinfo"\n"docker.io/library/redis" = "redis"\n')
 shutil.rmtree(p + "/chart")
@@ -572,6 +584,7 @@ PY
   rss "chart: repeat 300000000 (refused)" "${b[@]}" --catalog "$d/chart-repeat" --with edge
   rss "chart: 50,000 ConfigMaps from a range (refused)" "${b[@]}" --catalog "$d/chart-cms" --with edge
   rss "chart: a 5 MB CRD (refused)" "${b[@]}" --catalog "$d/chart-crd" --with edge
+  rss "chart: a 4 MB CRD in a .tgz (refused)" "${b[@]}" --catalog "$d/chart-crd-tgz" --with edge
   rss "chart: a 32 MB ConfigMap from .Files (refused)" "${b[@]}" --catalog "$d/chart-cm30" --with edge
   rss "chart: 1000 copies of a 1 MB string (refused)" "${b[@]}" --catalog "$d/chart-copies" --with edge
   rss "chart: the template action recursing (refused)" "${b[@]}" --catalog "$d/chart-template" --with edge

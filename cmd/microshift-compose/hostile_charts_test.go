@@ -212,6 +212,17 @@ func chartCases() []hostileCase {
 				h.chartArchive("edge", "hello.tgz", map[string]string{"hello/Chart.yaml": chartMeta, "hello/charts/sub.tgz": sub.String()})
 				return withEdge(h), "charts/sub.tgz"
 			}},
+		hostileCase{class: "chart/archive", name: "a 4 MB CRD inside the archive", want: "crds/big.yaml: line 100000: more than 200000 YAML nodes",
+			setup: func(h *hostileEnv) ([]string, string) {
+				crd := bigCRD(4 << 20)
+				h.chartArchive("edge", "hello.tgz", map[string]string{"hello/Chart.yaml": chartMeta, "hello/crds/big.yaml": crd[:strings.LastIndex(crd[:4<<20], "\n          field")+1]})
+				return withEdge(h), "chart hello.tgz"
+			}},
+		hostileCase{class: "chart/archive", name: "an alias bomb in the archive's values.yaml", want: "values.yaml: document 1: excessive YAML aliasing",
+			setup: func(h *hostileEnv) ([]string, string) {
+				h.chartArchive("edge", "hello.tgz", map[string]string{"hello/Chart.yaml": chartMeta, "hello/values.yaml": chartAliasBomb})
+				return withEdge(h), "chart hello.tgz"
+			}},
 		hostileCase{class: "chart/archive", name: "a sha256 for a chart directory", want: `is a chart directory, which has no sha256 to check`,
 			setup: func(h *hostileEnv) ([]string, string) {
 				h.component("edge", "[chart]\npath = \"chart\"\nsha256 = \""+strings.Repeat("a", 64)+"\"\nnamespace = \"edge\"\n")
