@@ -306,11 +306,11 @@ func TestRenderBounded(t *testing.T) {
 		{name: "a 20 MB ConfigMap", files: map[string]string{"templates/cm.yaml": fmt.Sprintf(cm, "a", `{{ repeat 20000000 "x" }}`)},
 			want: "repeat would return more bytes than the limit"},
 		{name: "a 20 MB ConfigMap from files", files: map[string]string{"big.txt": strings.Repeat("x", 4<<20), "templates/cm.yaml": fmt.Sprintf(cm, "a", `{{ range until 5 }}{{ $.Files.Get "big.txt" }}{{ end }}`)},
-			want: "hello/templates/cm.yaml: chart rendering is bounded: templates wrote more bytes than the limit (16777216)"},
+			want: "hello/templates/cm.yaml: chart rendering is bounded: templates wrote more bytes than the limit (8388608)"},
 		{name: "a 2 MB ConfigMap", files: map[string]string{"big.txt": strings.Repeat("x", 2<<20), "templates/cm.yaml": "# a comment\n" + fmt.Sprintf(cm, "a", `{{ $.Files.Get "big.txt" }}`)},
 			want: "hello/templates/cm.yaml: chart rendering is bounded: the resource at line 1 is 2097227 bytes, more than the API server stores (1572864, etcd's request limit)"},
-		{name: "9 MB in ConfigMaps of 1.4 MB", files: map[string]string{"big.txt": strings.Repeat("x", 1400<<10), "templates/cm.yaml": `{{ range until 7 }}---` + "\n" + fmt.Sprintf(cm, "c{{ . }}", `{{ $.Files.Get "big.txt" }}`) + `{{ end }}`},
-			want: "the chart renders more than 8388608 bytes"},
+		{name: "8.4 MB in CRDs of 1.4 MB", files: map[string]string{"crds/a.yaml": longCRD("a"), "crds/b.yaml": longCRD("b"), "crds/c.yaml": longCRD("c"), "crds/d.yaml": longCRD("d"), "crds/e.yaml": longCRD("e"), "crds/f.yaml": longCRD("f")},
+			want: "hello/crds/f.yaml: chart rendering is bounded: the chart renders more than 8388608 bytes"},
 		{name: "writing without end", files: map[string]string{"templates/cm.yaml": fmt.Sprintf(cm, "a", `{{ range until 1000000 }}`+strings.Repeat("x", 100000)+`{{ end }}`)},
 			want: "templates wrote more bytes than the limit"},
 		{name: "doubling a string", files: map[string]string{"templates/cm.yaml": `{{ $s := "xxxxxxxx" }}{{ range until 64 }}{{ $s = cat $s $s }}{{ end }}` + fmt.Sprintf(cm, "a", "b")},
@@ -388,6 +388,11 @@ var billionLaughs = func() string {
 	}
 	return b.String()
 }()
+
+// longCRD is a CRD of 1.4 MB in few YAML nodes: a long description.
+func longCRD(name string) string {
+	return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + name + "s.example.com\nspec:\n  group: example.com\n  names:\n    kind: " + strings.ToUpper(name) + "\n    plural: " + name + "s\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        description: " + strings.Repeat("x", 1400<<10) + "\n"
+}
 
 // bigCRD is a CRD of about size bytes: a schema of many properties.
 func bigCRD(size int) string {
