@@ -116,12 +116,12 @@ func chartCases() []hostileCase {
 		{"through tpl of a value", func(h *hostileEnv, c string) ([]string, string) {
 			return withChart(h, map[string]string{"templates/cm.yaml": cmTemplate("a", "{{ tpl .Values.t . | quote }}")}, fmt.Sprintf("num: 1.5\nt: %q\n", "{{ "+c+" }}")), "hello/templates/cm.yaml:6:"
 		}},
-		{"in a sub-subchart's include", func(h *hostileEnv, c string) ([]string, string) {
+		{"in a sub-subchart's include, after a } in the action", func(h *hostileEnv, c string) ([]string, string) {
 			return withChart(h, map[string]string{
 				"Chart.yaml":                               chartMeta,
 				"charts/sub/Chart.yaml":                    "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
 				"charts/sub/charts/deep/Chart.yaml":        "apiVersion: v2\nname: deep\nversion: 0.1.0\n",
-				"charts/sub/charts/deep/templates/_h.tpl":  `{{ define "deep.v" }}{{ $x := dict "a" "}" }}{{ ` + c + ` | toString }}{{ end }}`,
+				"charts/sub/charts/deep/templates/_h.tpl":  `{{ define "deep.v" }}{{ list "}}" (` + c + `) | last | toString }}{{ end }}`,
 				"charts/sub/charts/deep/templates/cm.yaml": cmTemplate("deep", `{{ include "deep.v" . | b64enc }}`),
 			}, "sub:\n  deep:\n    num: 1.5\n"), "hello/charts/sub/charts/deep/templates/cm.yaml:6:"
 		}},

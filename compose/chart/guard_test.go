@@ -130,7 +130,7 @@ func TestUnreproducibleRefused(t *testing.T) {
 			return map[string]string{"templates/cm.yaml": "{{ $x := " + c + " }}" + fmt.Sprintf(cm, "a", "b")}
 		}, nil, "hello/templates/cm.yaml:1:"},
 		{"after a } in the same action", func(c string) map[string]string {
-			return map[string]string{"templates/cm.yaml": fmt.Sprintf(cm, "a", `{{ $m := dict "k" "}" }}{{ $x := `+c+` }}{{ "}" | quote }}`)}
+			return map[string]string{"templates/cm.yaml": fmt.Sprintf(cm, "a", `{{ $x := list "}}" (`+c+`) "{{" }}{{ "}" | quote }}`)}
 		}, nil, "hello/templates/cm.yaml:6:"},
 		{"include", func(c string) map[string]string {
 			return map[string]string{"templates/_h.tpl": `{{ define "h" }}{{ ` + c + ` | toString | b64enc }}{{ end }}`, "templates/cm.yaml": fmt.Sprintf(cm, "a", `{{ include "h" . | quote }}`)}
