@@ -413,7 +413,7 @@ func FuzzChartTemplate(f *testing.F) {
 	f.Add(`{{ define "a" }}{{ include "a" . }}{{ end }}{{ include "a" . }}`, "")
 	f.Add(`{{ $d := dict }}{{ range $i := until 30 }}{{ $_ := set $d (toString $i) $i }}{{ end }}{{ keys $d | toJson }}`, "")
 	f.Add(`{{ randAlphaNum 4 }}{{ now }}{{ lookup "v1" "Pod" "" "" }}`, "")
-	lim := chart.Limits{Timeout: 5 * time.Second, Steps: 100_000, Written: 1 << 20, Work: 1 << 20, Value: 256 << 10, Depth: 50, Output: 1 << 20, Nodes: 5_000}
+	lim := chart.Limits{Timeout: 5 * time.Second, Steps: 20_000, Written: 1 << 20, Work: 1 << 20, Value: 256 << 10, Depth: 50, Output: 1 << 20, Nodes: 5_000}
 	f.Fuzz(func(t *testing.T, tmpl, values string) {
 		files := map[string]string{"templates/t.yaml": tmpl}
 		a, errA := render(t, files, values, lim)
