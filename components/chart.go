@@ -12,10 +12,11 @@ import (
 // Chart is a component's [chart] table: a Helm chart rendered offline at
 // build time (compose/chart) and kept in the output beside the images.
 type Chart struct {
-	// Path is a packaged chart (.tgz) or a chart directory, relative to
-	// the component directory.
+	// Path is a packaged chart (.tgz or .tar.gz) or a chart directory,
+	// relative to the component directory.
 	Path string `toml:"path"`
-	// SHA256 is the archive's digest (hex), required for a .tgz.
+	// SHA256 is the archive's digest (hex), required for a packaged
+	// chart and refused for a directory.
 	SHA256 string `toml:"sha256"`
 	// Namespace is where every namespaced object lands.
 	Namespace string `toml:"namespace"`
@@ -25,8 +26,14 @@ type Chart struct {
 	Release string `toml:"release"`
 }
 
-// IsArchive says whether Path names a packaged chart.
-func (c *Chart) IsArchive() bool { return strings.HasSuffix(c.Path, ".tgz") }
+// IsArchive says whether Path names a packaged chart: a .tgz or .tar.gz,
+// the names `helm package` and `tar czf` give.
+func (c *Chart) IsArchive() bool { return IsChartArchive(c.Path) }
+
+// IsChartArchive says whether a chart path names a packaged chart.
+func IsChartArchive(p string) bool {
+	return strings.HasSuffix(p, ".tgz") || strings.HasSuffix(p, ".tar.gz")
+}
 
 var hexDigest = lazyregexp.New(`^[0-9a-f]{64}$`)
 
@@ -43,6 +50,12 @@ func checkChart(c *Chart) error {
 	}
 	if c.IsArchive() && !hexDigest.MatchString(c.SHA256) {
 		return fmt.Errorf("sha256: a packaged chart needs its sha256 (64 lowercase hex digits), have %q", c.SHA256)
+	}
+	if !c.IsArchive() && c.SHA256 != "" {
+		// It would be checked against nothing: the directory's files are
+		// what the build reads, and the archive it packs them into is
+		// named by its digest in the lock.
+		return fmt.Errorf("sha256: path %q is a chart directory, which has no sha256 to check (a packaged chart is a .tgz or .tar.gz): remove the key, or package the chart (helm package) and name the archive", c.Path)
 	}
 	if c.Namespace == "" {
 		return fmt.Errorf("missing required key \"namespace\" (where the chart's namespaced objects land)")

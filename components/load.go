@@ -274,6 +274,14 @@ func readComponentDir(c *Component, show func(string) string) error {
 				return fmt.Errorf("%s: %v", show(p), outside(unwrapPath(err), "component directory"))
 			}
 		}
+		if st, err := fs.Stat(c.FS, c.Chart.Path); err == nil {
+			switch {
+			case c.Chart.IsArchive() && st.IsDir():
+				return fmt.Errorf("%s: a directory named like a chart archive (.tgz or .tar.gz): name a chart directory without the suffix", show(c.Chart.Path))
+			case !c.Chart.IsArchive() && !st.IsDir():
+				return fmt.Errorf("%s: a chart is a directory or a packaged chart named .tgz or .tar.gz", show(c.Chart.Path))
+			}
+		}
 	}
 	entries, err := fs.ReadDir(c.FS, ReleaseDir)
 	if err != nil {

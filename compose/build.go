@@ -211,10 +211,18 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 		}
 		out.Files = append(out.Files, OutputFile{Path: OutputPath(f.Path), Data: f.Data})
 	}
+	written := map[string]string{}
 	for _, ch := range p.Charts {
 		if ch.Data == nil {
 			return nil, fmt.Errorf("chart %s of component %s: the plan has no archive (a plan read from a lock names charts by digest only): resolve again", ch.File, ch.Component)
 		}
+		if sum, dup := written[ch.File]; dup {
+			if sum != ch.SHA256 {
+				return nil, fmt.Errorf("chart %s of component %s: another component's chart of that name has sha256 %s, this one %s", ch.File, ch.Component, sum, ch.SHA256)
+			}
+			continue // the same chart in two components: one file
+		}
+		written[ch.File] = ch.SHA256
 		out.Files = append(out.Files, OutputFile{Path: ch.File, Data: ch.Data})
 	}
 	out.Files = append(out.Files, ib.files...)

@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"context"
 	"fmt"
 	"path"
 
@@ -15,7 +16,7 @@ const ChartsDir = "charts"
 // renderChart renders a component's chart for the plan's release, with
 // .Capabilities.KubeVersion the release's Kubernetes, into a resource
 // stream for the kustomize path.
-func (r *resolver) renderChart(c *components.Component) ([]byte, *plan.Chart, []string, error) {
+func (r *resolver) renderChart(ctx context.Context, c *components.Component) ([]byte, *plan.Chart, []string, error) {
 	spec := c.Chart
 	kube := r.facts.Kubernetes
 	if kube == "" {
@@ -29,9 +30,13 @@ func (r *resolver) renderChart(c *components.Component) ([]byte, *plan.Chart, []
 	if release == "" {
 		release = c.Name
 	}
-	stream, notes, err := chart.Render(l, release, spec.Namespace, kube)
+	create := !r.facts.NamespaceExists(spec.Namespace)
+	stream, notes, err := chart.Render(ctx, l, chart.Options{Release: release, Namespace: spec.Namespace, KubeVersion: kube, CreateNamespace: create})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("rendering chart %s: %w", spec.Path, err)
+	}
+	if !create {
+		notes = append(notes, fmt.Sprintf("namespace %s exists on every MicroShift device: the build adds no Namespace object for it", spec.Namespace))
 	}
 	md := l.Chart.Metadata
 	for i, n := range notes {

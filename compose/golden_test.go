@@ -69,6 +69,7 @@ func TestGolden(t *testing.T) {
 						for _, f := range out.Files {
 							files[f.Path] = f.Data
 						}
+						checkListedFiles(t, files)
 					}
 					checkGoldenDir(t, dir, files)
 				})

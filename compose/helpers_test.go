@@ -2,9 +2,12 @@ package compose_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -233,4 +236,94 @@ func deviceWarnings(p *plan.Plan) []string {
 		return p.Warnings[1:]
 	}
 	return p.Warnings
+}
+
+// lockSum is the lock digest an SBOM's comment names.
+var lockSum = regexp.MustCompile(`compose\.lock\.json sha256 ([0-9a-f]{64})`)
+
+// checkListedFiles walks what the lock and the SBOM of a build name by
+// digest: every device file and chart archive of the lock, every file of
+// an SBOM package, and the lock the SBOM is of, must be among the build's
+// files (output path -> bytes) with that digest.
+func checkListedFiles(t testing.TB, files map[string][]byte) {
+	t.Helper()
+	check := func(who, path, sum string) {
+		data, ok := files[path]
+		if !ok {
+			t.Errorf("%s names %s (sha256 %s), which the build does not write", who, path, sum)
+			return
+		}
+		if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != sum {
+			t.Errorf("%s names %s with sha256 %s; the file has %x", who, path, sum, got)
+		}
+	}
+	lock, ok := files[compose.LockFile]
+	if !ok {
+		t.Errorf("no %s among %d files", compose.LockFile, len(files))
+		return
+	}
+	var l struct {
+		Files []struct {
+			Path   string `json:"path"`
+			SHA256 string `json:"sha256"`
+			Secret bool   `json:"secret"`
+		} `json:"files"`
+		Charts []struct {
+			File   string `json:"file"`
+			SHA256 string `json:"sha256"`
+		} `json:"charts"`
+	}
+	if err := json.Unmarshal(lock, &l); err != nil {
+		t.Fatalf("decoding the lock: %v", err)
+	}
+	for _, f := range l.Files {
+		if f.Secret {
+			continue // in the blueprint only, by design
+		}
+		check("the lock", compose.OutputPath(f.Path), f.SHA256)
+	}
+	for _, c := range l.Charts {
+		check("the lock", c.File, c.SHA256)
+	}
+	bom, ok := files[compose.SBOMFile]
+	if !ok {
+		return
+	}
+	var s struct {
+		Comment  string `json:"comment"`
+		Packages []struct {
+			FileName  string `json:"packageFileName"`
+			Checksums []struct {
+				Algorithm string `json:"algorithm"`
+				Value     string `json:"checksumValue"`
+			} `json:"checksums"`
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal(bom, &s); err != nil {
+		t.Fatalf("decoding the SBOM: %v", err)
+	}
+	if m := lockSum.FindStringSubmatch(s.Comment); m == nil {
+		t.Errorf("the SBOM names no lock digest: %q", s.Comment)
+	} else {
+		check("the SBOM", compose.LockFile, m[1])
+	}
+	for _, p := range s.Packages {
+		if p.FileName == "" {
+			continue
+		}
+		for _, c := range p.Checksums {
+			if c.Algorithm == "SHA256" {
+				check("the SBOM", p.FileName, c.Value)
+			}
+		}
+	}
+}
+
+// outputFiles maps a build's output paths to their bytes.
+func outputFiles(out *compose.Output) map[string][]byte {
+	files := map[string][]byte{}
+	for _, f := range out.Files {
+		files[f.Path] = f.Data
+	}
+	return files
 }

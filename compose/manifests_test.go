@@ -51,6 +51,7 @@ func TestGoldenManifests(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				checkListedFiles(t, outputFiles(out))
 				var got []string
 				for _, f := range out.Files {
 					got = append(got, f.Path)

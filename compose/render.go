@@ -73,12 +73,14 @@ func (r *resolver) prepareManifests(ctx context.Context, p *plan.Plan) ([]Manife
 		mj := ManifestJob{Component: n, From: plan.FromManifests}
 		if c.Chart != nil {
 			mj.From = plan.FromChart
-			stream, ch, notes, err := r.renderChart(c)
+			stream, ch, notes, err := r.renderChart(ctx, c)
 			if err != nil {
 				return nil, fmt.Errorf("component %q: %w", n, err)
 			}
 			mj.Chart, mj.Notes = ch, notes
-			in.Resources = stream
+			// The chart's resources are the whole input: the component
+			// directory, read by chart.Load, is not kustomize's.
+			in.FS, in.Resources = nil, stream
 		} else if c.HasPlugin {
 			mj.From = plan.FromPlugin
 			out, err := r.runPlugin(ctx, c)
@@ -142,6 +144,9 @@ func (r *resolver) addManifests(ctx context.Context, p *plan.Plan) ([]plan.File,
 		}
 		p.Manifests = append(p.Manifests, m)
 		if mj.Chart != nil {
+			if err := sameChartFile(p.Charts, mj.Chart); err != nil {
+				return nil, err
+			}
 			p.Charts = append(p.Charts, *mj.Chart)
 			p.Notes = append(p.Notes, mj.Notes...)
 		}
@@ -150,6 +155,20 @@ func (r *resolver) addManifests(ctx context.Context, p *plan.Plan) ([]plan.File,
 		}
 	}
 	return files, nil
+}
+
+// sameChartFile refuses a chart whose archive would be written where
+// another component's different chart is (charts/NAME-VERSION.tgz): one
+// would overwrite the other, and the lock and SBOM would name a digest no
+// file has. The same chart in two components is one file.
+func sameChartFile(charts []plan.Chart, ch *plan.Chart) error {
+	for _, prev := range charts {
+		if prev.File == ch.File && prev.SHA256 != ch.SHA256 {
+			return fmt.Errorf("components %q and %q carry different charts named %s %s (sha256 %.12s and %.12s): %s holds one archive; give the changed chart a version of its own in its Chart.yaml",
+				prev.Component, ch.Component, ch.Name, ch.Version, prev.SHA256, ch.SHA256, ch.File)
+		}
+	}
+	return nil
 }
 
 // imageRefs maps component -> release-file key -> reference.
@@ -226,8 +245,14 @@ func imageError(component, resource string, im manifests.Image) error {
 	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
 		name = name[:i]
 	}
-	return fmt.Errorf("component %q: %s: container %q image %q: %w; map %q to a key of images.keys in [manifests.images] so it is pinned to the release digest (an airgapped device cannot pull it)",
-		component, resource, im.Container, im.Ref, ErrImageNotInPlan, name)
+	where := fmt.Sprintf("container %q image %q", im.Container, im.Ref)
+	if im.In != "" {
+		// An image named in an argument or an environment value: what the
+		// container starts, or makes the cluster pull, at run time.
+		where = fmt.Sprintf("container %q %s names image %q", im.Container, im.In, im.Ref)
+	}
+	return fmt.Errorf("component %q: %s: %s: %w; map %q to a key of images.keys in [manifests.images] so it is pinned to the release digest (an airgapped device cannot pull it)",
+		component, resource, where, ErrImageNotInPlan, name)
 }
 
 // runPlugin runs a component's plugin with the plan's config and parses

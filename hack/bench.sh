@@ -508,7 +508,7 @@ bench_rss_inputs() {
   local d
   d=$(mktemp -d)
   python3 - "$d" <<'PY'
-import os, sys
+import os, shutil, sys
 d = sys.argv[1]
 def comp(cat, extra=""):
     p = f"{d}/{cat}/components/edge"
@@ -528,6 +528,57 @@ open(p + "/manifests/kustomization.yaml", "w").write("resources:\n- cm.yaml\n")
 open(f"{d}/config.yaml", "w").write("x: [" + "0," * 190000 + "0]\n")
 open(f"{d}/payload-8m.json", "w").write('{"kind": "ImageStream", "x": [' + "0," * 999000 + "0]}")
 open(f"{d}/payload-22m.json", "w").write('{"kind": "ImageStream", "x": [' + "0," * (11 << 20) + "0]}")
+# Helm charts (issue 25): the hostile shapes each limit refuses, and the
+# largest accepted ones.
+def chart(cat, files, values=None, toml=""):
+    p = comp(cat, toml + '[chart]\npath = "chart"\nnamespace = "edge"\n' + ('values = "values.yaml"\n' if values else ""))
+    os.rmdir(p + "/manifests")  # a component renders one way
+    os.makedirs(p + "/chart/templates", exist_ok=True)
+    files.setdefault("Chart.yaml", "apiVersion: v2\nname: hello\nversion: 0.1.0\n")
+    for name, data in files.items():
+        os.makedirs(os.path.dirname(f"{p}/chart/{name}"), exist_ok=True)
+        open(f"{p}/chart/{name}", "w").write(data)
+    if values:
+        open(p + "/values.yaml", "w").write(values)
+    return p
+cm = lambda name, v: f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  v: {v}\n"
+chart("chart-tpl", {"templates/cm.yaml": cm("a", '{{ if semverCompare ">=1.36.0-0" .Capabilities.KubeVersion.Version }}{{ tpl .Values.t . }}{{ end }}')}, "t: '{{ tpl .Values.t . }}'\n")
+chart("chart-repeat", {"templates/cm.yaml": cm("a", '{{ repeat 300000000 "x" }}')})
+chart("chart-cms", {"templates/cm.yaml": "{{ range until 50000 }}---\n" + cm("c{{ . }}", "b") + "{{ end }}"})
+crd = ["apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: bigs.example.com\nspec:\n  group: example.com\n  names:\n    kind: Big\n    plural: bigs\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n"]
+i = 0
+while sum(map(len, crd)) < 5 << 20:
+    crd.append(f"          field{i}:\n            type: string\n            description: a field of the big resource, number {i}\n")
+    i += 1
+chart("chart-crd", {"crds/big.yaml": "".join(crd), "templates/cm.yaml": cm("a", "b")})
+# A CRD in a packaged chart, which no YAML check saw before (4 MB: Helm's
+# loader refuses a file over 5 MiB).
+import hashlib, io, tarfile
+p = chart("chart-crd-tgz", {})
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+    for name, data in {"hello/Chart.yaml": "apiVersion: v2\nname: hello\nversion: 0.1.0\n", "hello/crds/big.yaml": "".join(crd)[:4 << 20].rsplit("\n          field", 1)[0] + "\n", "hello/templates/cm.yaml": cm("a", "b")}.items():
+        ti = tarfile.TarInfo(name)
+        ti.size = len(data.encode())
+        tf.addfile(ti, io.BytesIO(data.encode()))
+shutil.rmtree(p + "/chart")
+open(p + "/hello-0.1.0.tgz", "wb").write(buf.getvalue())
+open(p + "/component.toml", "w").write('name = "edge"\ndescription = "x"\norder = 900\nrequires = ["core"]\n[chart]\npath = "hello-0.1.0.tgz"\nnamespace = "edge"\nsha256 = "' + hashlib.sha256(buf.getvalue()).hexdigest() + '"\n')
+chart("chart-cm30", {"big.txt": "x" * (4 << 20), "templates/cm.yaml": cm("a", '{{ range until 8 }}{{ $.Files.Get "big.txt" }}{{ end }}')})
+chart("chart-copies", {"templates/cm.yaml": '{{ $l := list }}{{ range until 1000 }}{{ $l = append $l (repeat 1000000 "x") }}{{ end }}' + cm("a", "b")})
+chart("chart-template", {"templates/_h.tpl": '{{ define "a" }}{{ template "a" . }}{{ end }}', "templates/cm.yaml": cm("a", '{{ template "a" . }}')})
+chart("chart-hook", {"templates/job.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations:\n    helm.sh/hook: post-install\n" + "".join(f"{{{{ $_ := .Values.f{i} }}}}" for i in range(30))},
+      "".join(f"f{i}: {{enabled: true}}\n" for i in range(30)))
+chart("chart-random", {"templates/cm.yaml": cm("a", "{{ include \"x\" . }}"), "templates/_h.tpl": '{{ define "x" }}{{ tpl .Values.t . }}{{ end }}'}, "t: '{{ randAlphaNum 16 }}'\n")
+# Accepted: the real podinfo chart, and charts at the output budgets.
+p = chart("chart-podinfo", {}, "replicaCount: 2\nredis:\n  enabled: true\n  repository: docker.io/library/redis\n",
+          '[images]\nfile = "edge"\nkeys = ["podinfo", "redis"]\n[manifests.images]\n"ghcr.io/stefanprodan/podinfo" = "podinfo"\n"docker.io/library/redis" = "redis"\n')
+shutil.rmtree(p + "/chart")
+shutil.copytree("testdata/charts/podinfo", p + "/chart")
+os.makedirs(p + "/release", exist_ok=True)
+open(p + "/release/release-edge-x86_64.json", "w").write('{"release": {"base": "1.0.0"}, "images": {"podinfo": "ghcr.io/stefanprodan/podinfo@sha256:' + "1" * 64 + '", "redis": "docker.io/library/redis@sha256:' + "2" * 64 + '"}}\n')
+chart("chart-nodes", {"templates/cm.yaml": "{{ range until 950 }}---\n" + cm("c{{ . }}", "b") + "  w: x\n  x: x\n  y: x\n{{ end }}"})
+chart("chart-bytes", {"big.txt": "x" * (1400 << 10), "templates/cm.yaml": "{{ range until 5 }}---\n" + cm("c{{ . }}", '{{ $.Files.Get "big.txt" }}') + "{{ end }}"})
 PY
   mkdir -p "$d/rel"
   rss() { # rss <label> <args...>
@@ -544,6 +595,20 @@ PY
   rss "--config: 190,000 YAML nodes (decoded, then refused)" "${b[@]}" --config "$d/config.yaml"
   rss "release update --payload: 999,000 values (decoded)" release update "$d/rel" --payload "x86_64=$d/payload-8m.json" --dry-run
   rss "release update --payload: 22 MB (refused by size)" release update "$d/rel" --payload "x86_64=$d/payload-22m.json" --dry-run
+  rss "chart: tpl of itself (refused)" "${b[@]}" --catalog "$d/chart-tpl" --with edge
+  rss "chart: repeat 300000000 (refused)" "${b[@]}" --catalog "$d/chart-repeat" --with edge
+  rss "chart: 50,000 ConfigMaps from a range (refused)" "${b[@]}" --catalog "$d/chart-cms" --with edge
+  rss "chart: a 5 MB CRD (refused)" "${b[@]}" --catalog "$d/chart-crd" --with edge
+  rss "chart: a 4 MB CRD in a .tgz (refused)" "${b[@]}" --catalog "$d/chart-crd-tgz" --with edge
+  rss "chart: a 32 MB ConfigMap from .Files (refused)" "${b[@]}" --catalog "$d/chart-cm30" --with edge
+  rss "chart: 1000 copies of a 1 MB string (refused)" "${b[@]}" --catalog "$d/chart-copies" --with edge
+  rss "chart: the template action recursing (refused)" "${b[@]}" --catalog "$d/chart-template" --with edge
+  rss "chart: a hook, 30 values probed (refused)" "${b[@]}" --catalog "$d/chart-hook" --with edge
+  rss "chart: randAlphaNum through include and tpl (refused)" "${b[@]}" --catalog "$d/chart-random" --with edge
+  rss "matrix: 4.19 and 5.0, the 5.0 cell's tpl recursing (one refused)" matrix --profile minimal --arch x86_64 --release 4.19,5.0 --output "$d/m" --catalog "$d/chart-tpl" --with edge
+  rss "chart: podinfo with redis (accepted)" "${b[@]}" --catalog "$d/chart-podinfo" --with edge
+  rss "chart: 950 ConfigMaps, near the 20,000-node budget (accepted)" "${b[@]}" --catalog "$d/chart-nodes" --with edge
+  rss "chart: 5 ConfigMaps of 1.4 MB, 7 MB (accepted)" "${b[@]}" --catalog "$d/chart-bytes" --with edge
   rm -rf "$d"
 }
 

@@ -7,9 +7,12 @@
 //
 // What has no meaning for MicroShift's manifest loader is refused, never
 // dropped silently: chart hooks (the loader applies a kustomization once;
-// there is no install or upgrade event to hook) and the lookup function
-// (there is no cluster at build time, so it would render as if nothing
-// existed).
+// there is no install or upgrade event to hook), functions whose result
+// the inputs do not determine (random, clock, key generation, lookup: the
+// template engine's function map refuses them however they are called),
+// and what `helm install` refuses. A rendering is bounded in time, memory
+// and output (Limits), and its output by the budgets of a component's
+// kustomize input.
 package chart
 
 import (
@@ -27,28 +30,32 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/releaseutil"
-	"sigs.k8s.io/kustomize/kyaml/openapi"
-	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
-	"sigs.k8s.io/yaml"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
-	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 )
 
 // MaxArchiveSize bounds a chart archive (.tgz) and the files of a chart
-// directory together; Helm's loader bounds the decompressed size on top.
+// directory together; what an archive unpacks to is bounded by
+// MaxChartSize.
 const MaxArchiveSize = 10 << 20
+
+// MaxChartSize bounds what a chart archive unpacks to, subcharts'
+// archives unpacked too, and MaxChartFile each file of it (Helm's own
+// bound of a file).
+const (
+	MaxChartSize = 10 << 20
+	MaxChartFile = 5 << 20
+)
+
+// maxSubchartNesting bounds charts/*.tgz inside charts/*.tgz.
+const maxSubchartNesting = 8
 
 // Spec is a component's [chart] table.
 type Spec struct {
-	// Path is a packaged chart (.tgz) or a chart directory, relative to
-	// the component directory.
+	// Path is a packaged chart (.tgz or .tar.gz) or a chart directory,
+	// relative to the component directory.
 	Path string `toml:"path"`
-	// SHA256 is the archive's digest, required for a .tgz.
+	// SHA256 is the archive's digest, required for a packaged chart.
 	SHA256 string `toml:"sha256"`
 	// Namespace is where every namespaced object lands.
 	Namespace string `toml:"namespace"`
@@ -59,17 +66,25 @@ type Spec struct {
 }
 
 // IsArchive says whether Path names a packaged chart.
-func (s Spec) IsArchive() bool { return strings.HasSuffix(s.Path, ".tgz") }
+func (s Spec) IsArchive() bool {
+	return strings.HasSuffix(s.Path, ".tgz") || strings.HasSuffix(s.Path, ".tar.gz")
+}
 
 // Loaded is a chart read from a component directory.
 type Loaded struct {
 	Chart *chart.Chart
-	// Archive is the packaged chart: the .tgz as given, or the chart
+	// Archive is the packaged chart: the archive as given, or the chart
 	// directory packaged deterministically.
 	Archive []byte
 	// SHA256 is the hex digest of Archive.
 	SHA256 string
+	// Values names the values file in messages ("" when none is given).
+	Values string
 	values []byte
+	// files are what the chart was loaded from: Render loads a chart of
+	// its own from them (Helm's dependency processing changes the chart it
+	// is given).
+	files []*loader.BufferedFile
 }
 
 // File is the archive's name in the build output: NAME-VERSION.tgz.
@@ -77,16 +92,31 @@ func (l *Loaded) File() string {
 	return l.Chart.Metadata.Name + "-" + l.Chart.Metadata.Version + ".tgz"
 }
 
+// load loads a chart of its own from the files.
+func (l *Loaded) load() (*chart.Chart, error) {
+	files := make([]*loader.BufferedFile, len(l.files))
+	for i, f := range l.files {
+		c := *f // LoadFiles renames the files of subcharts in place
+		files[i] = &c
+	}
+	return loader.LoadFiles(files)
+}
+
 // Load reads the chart and its values from fsys (a component directory)
-// through the input gate, checks the archive's digest and refuses archive
-// entries that are no regular files (a symlink in a chart could make a
-// later unpack write outside it).
+// through the input gate, checks the archive's digest, and refuses what
+// the chart's files must not hold: entries that are no regular files (a
+// symlink in a chart could make a later unpack write outside it), paths
+// out of the chart, more than MaxChartSize unpacked, and YAML or JSON that
+// Helm decodes beyond the input limits, in subcharts too.
 func Load(fsys fs.FS, s Spec) (*Loaded, error) {
-	l := &Loaded{}
+	l := &Loaded{Values: s.Values}
 	if s.Values != "" {
 		v, err := inputfile.ReadFS(fsys, s.Values, 1<<20)
 		if err != nil {
 			return nil, fmt.Errorf("reading values %s: %w", s.Values, err)
+		}
+		if err := inputfile.CheckYAML(v); err != nil {
+			return nil, fmt.Errorf("values %s: %w", s.Values, err)
 		}
 		l.values = v
 	}
@@ -100,7 +130,8 @@ func Load(fsys fs.FS, s Spec) (*Loaded, error) {
 		if got := hex.EncodeToString(sum[:]); got != s.SHA256 {
 			return nil, fmt.Errorf("chart %s: sha256 is %s, the component says %s", s.Path, got, s.SHA256)
 		}
-		if err := checkArchiveEntries(data); err != nil {
+		budget := int64(MaxChartSize)
+		if err := checkArchive(data, &budget, 0); err != nil {
 			return nil, fmt.Errorf("chart %s: %w", s.Path, err)
 		}
 		if files, err = loader.LoadArchiveFiles(bytes.NewReader(data)); err != nil {
@@ -108,12 +139,22 @@ func Load(fsys fs.FS, s Spec) (*Loaded, error) {
 		}
 		l.Archive = data
 	} else {
+		if s.SHA256 != "" {
+			return nil, fmt.Errorf("chart %s: a sha256 is given for a chart directory, which has none to check: it pins a packaged chart (.tgz or .tar.gz)", s.Path)
+		}
 		var err error
 		if files, err = dirFiles(fsys, s.Path); err != nil {
 			return nil, fmt.Errorf("chart %s: %w", s.Path, err)
 		}
+		budget := int64(MaxChartSize)
+		for _, f := range files {
+			if err := checkChartFile(f.Name, f.Data, &budget, 0); err != nil {
+				return nil, fmt.Errorf("chart %s: %w", s.Path, err)
+			}
+		}
 	}
-	ch, err := loader.LoadFiles(files)
+	l.files = files
+	ch, err := l.load()
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", s.Path, err)
 	}
@@ -128,13 +169,19 @@ func Load(fsys fs.FS, s Spec) (*Loaded, error) {
 	return l, nil
 }
 
-// checkArchiveEntries refuses links, devices and other non-regular entries.
-func checkArchiveEntries(data []byte) error {
+// checkArchive reads a chart archive as Helm's loader will and refuses,
+// before it does: links, devices and other non-regular entries, absolute
+// paths and paths out of the archive's one top directory, more than the
+// budget unpacked (subcharts' archives, which the loader unpacks in turn,
+// count in it), a file over MaxChartFile, and chart files beyond the input
+// limits (checkChartFile).
+func checkArchive(data []byte, budget *int64, nesting int) error {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("not a gzip archive: %w", err)
 	}
 	tr := tar.NewReader(zr)
+	top := ""
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -144,13 +191,87 @@ func checkArchiveEntries(data []byte) error {
 			return fmt.Errorf("reading archive: %w", err)
 		}
 		switch h.Typeflag {
-		case tar.TypeReg, tar.TypeDir, tar.TypeXGlobalHeader, tar.TypeXHeader:
+		case tar.TypeXGlobalHeader, tar.TypeXHeader:
+			continue
+		case tar.TypeReg, tar.TypeDir:
 		case tar.TypeSymlink, tar.TypeLink:
 			return fmt.Errorf("entry %q is a link (to %q): a chart holds regular files only", h.Name, h.Linkname)
 		default:
 			return fmt.Errorf("entry %q is not a regular file (tar type %q)", h.Name, h.Typeflag)
 		}
+		name := strings.ReplaceAll(h.Name, `\`, "/")
+		if strings.HasPrefix(name, "/") || (len(name) > 1 && name[1] == ':') {
+			return fmt.Errorf("entry %q is an absolute path: a chart's entries are relative to its directory", h.Name)
+		}
+		first, rest, _ := strings.Cut(strings.TrimPrefix(path.Clean(name), "./"), "/")
+		if first == ".." || slices.Contains(strings.Split(name, "/"), "..") {
+			return fmt.Errorf("entry %q leaves the chart's directory", h.Name)
+		}
+		if top == "" {
+			top = first
+		} else if first != top {
+			return fmt.Errorf("entry %q is outside the chart's directory %s/: an archive holds one chart", h.Name, top)
+		}
+		if h.Typeflag == tar.TypeDir || rest == "" {
+			continue
+		}
+		if h.Size > MaxChartFile {
+			return fmt.Errorf("entry %q unpacks to %d bytes, more than a chart file may hold (%d)", h.Name, h.Size, MaxChartFile)
+		}
+		if *budget -= h.Size; *budget < 0 {
+			return fmt.Errorf("the chart unpacks to more than %d bytes (at %q)", MaxChartSize, h.Name)
+		}
+		content, err := io.ReadAll(io.LimitReader(tr, h.Size))
+		if err != nil {
+			return fmt.Errorf("reading archive entry %q: %w", h.Name, err)
+		}
+		if err := checkChartFile(rest, content, budget, nesting); err != nil {
+			return err
+		}
 	}
+}
+
+// yamlChartFiles are the files of a chart, relative to its directory,
+// that Helm's loader decodes as YAML.
+var yamlChartFiles = []string{"Chart.yaml", "values.yaml", "requirements.yaml", "Chart.lock", "requirements.lock"}
+
+// checkChartFile checks one file of a chart (name relative to the chart's
+// directory): the YAML and JSON Helm decodes (Chart.yaml, values, the
+// schema, crds/) within the input limits, and a subchart's archive as the
+// chart's own.
+func checkChartFile(name string, data []byte, budget *int64, nesting int) error {
+	rel := name
+	for {
+		after, ok := strings.CutPrefix(rel, "charts/")
+		if !ok {
+			break
+		}
+		sub, inner, ok := strings.Cut(after, "/")
+		if !ok {
+			if strings.HasSuffix(sub, ".tgz") && !strings.HasPrefix(sub, "_") && !strings.HasPrefix(sub, ".") {
+				if nesting >= maxSubchartNesting {
+					return fmt.Errorf("%s: subchart archives nested more than %d deep", name, maxSubchartNesting)
+				}
+				if err := checkArchive(data, budget, nesting+1); err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+			}
+			return nil
+		}
+		rel = inner
+	}
+	switch {
+	case slices.Contains(yamlChartFiles, rel),
+		strings.HasPrefix(rel, "crds/") && (strings.HasSuffix(rel, ".yaml") || strings.HasSuffix(rel, ".yml")):
+		if err := inputfile.CheckYAML(data); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	case rel == "values.schema.json", strings.HasPrefix(rel, "crds/") && strings.HasSuffix(rel, ".json"):
+		if err := inputfile.CheckJSON(data); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // dirFiles reads a chart directory: regular files only, within
@@ -207,143 +328,4 @@ func pack(name string, files []*loader.BufferedFile) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// lookupCall finds the lookup function in a template action.
-var lookupCall = lazyregexp.New(`\{\{[^}]*\blookup\b`)
-
-// isTestHook says whether a hook is only for `helm test`.
-func isTestHook(h *release.Hook) bool {
-	for _, e := range h.Events {
-		if e != release.HookTest {
-			return false
-		}
-	}
-	return len(h.Events) > 0
-}
-
-// Render renders the chart for a release named release in namespace, for
-// Kubernetes kubeVersion ("1.31"), and returns the resources in Helm's
-// install order, CRDs (crds/) first, plus a Namespace for namespace when
-// the chart renders none (helm install --create-namespace).
-func Render(l *Loaded, release, namespace, kubeVersion string) (stream []byte, notes []string, err error) {
-	for _, c := range append([]*chart.Chart{l.Chart}, l.Chart.Dependencies()...) {
-		for _, t := range c.Templates {
-			if lookupCall.Match(t.Data) {
-				return nil, nil, fmt.Errorf("template %s calls lookup, which needs a cluster: a build renders offline, where lookup finds nothing", path.Join(c.Name(), t.Name))
-			}
-		}
-	}
-	vals := chartutil.Values{}
-	if l.values != nil {
-		v, err := chartutil.ReadValues(l.values)
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading values: %w", err)
-		}
-		vals = v
-	}
-	caps := chartutil.DefaultCapabilities.Copy()
-	kv := "v" + kubeVersion + ".0"
-	major, minor, _ := strings.Cut(kubeVersion, ".")
-	caps.KubeVersion = chartutil.KubeVersion{Version: kv, Major: major, Minor: minor}
-	if err := chartutil.ProcessDependenciesWithMerge(l.Chart, vals); err != nil {
-		return nil, nil, fmt.Errorf("processing dependencies: %w", err)
-	}
-	opts := chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true}
-	top, err := chartutil.ToRenderValues(l.Chart, vals, opts, caps)
-	if err != nil {
-		return nil, nil, err
-	}
-	rendered, err := engine.Render(l.Chart, top)
-	if err != nil {
-		return nil, nil, err
-	}
-	for name := range rendered {
-		if strings.HasSuffix(name, "NOTES.txt") {
-			delete(rendered, name)
-		}
-	}
-	hooks, ms, err := releaseutil.SortManifests(rendered, caps.APIVersions, releaseutil.InstallOrder)
-	if err != nil {
-		return nil, nil, err
-	}
-	var refused []string
-	for _, h := range hooks {
-		if isTestHook(h) {
-			notes = append(notes, fmt.Sprintf("%s %s (%s) dropped: a test hook, which only `helm test` runs", h.Kind, h.Name, h.Path))
-			continue
-		}
-		refused = append(refused, fmt.Sprintf("%s %s (%s)", h.Kind, h.Name, h.Path))
-	}
-	if len(refused) > 0 {
-		return nil, nil, fmt.Errorf("chart hooks have no meaning for MicroShift's manifest loader, which applies the manifests once with no install or upgrade event: %s", strings.Join(refused, ", "))
-	}
-	var out bytes.Buffer
-	hasNamespace := false
-	for _, crd := range l.Chart.CRDObjects() {
-		writeDoc(&out, crd.File.Data)
-	}
-	for _, m := range ms {
-		if m.Head != nil && m.Head.Kind == "Namespace" && m.Head.Metadata != nil && m.Head.Metadata.Name == namespace {
-			hasNamespace = true
-		}
-		doc, err := inNamespace([]byte(m.Content), namespace)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", m.Name, err)
-		}
-		writeDoc(&out, doc)
-	}
-	if !hasNamespace {
-		ns, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": namespace}})
-		if err != nil {
-			return nil, nil, err
-		}
-		var b bytes.Buffer
-		writeDoc(&b, ns)
-		b.Write(out.Bytes())
-		return b.Bytes(), notes, nil
-	}
-	return out.Bytes(), notes, nil
-}
-
-func writeDoc(w *bytes.Buffer, doc []byte) {
-	w.WriteString("---\n")
-	w.Write(bytes.TrimRight(doc, "\n"))
-	w.WriteString("\n")
-}
-
-// inNamespace puts a namespaced object that names no namespace into
-// namespace, as helm install does with the release namespace; whether a
-// kind is namespaced is kustomize's knowledge (kyaml's OpenAPI data), as
-// its namespace transformer uses it. Objects of kinds it does not know
-// (custom resources) are left as the chart wrote them.
-func inNamespace(doc []byte, namespace string) ([]byte, error) {
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
-	if err := yaml.Unmarshal(doc, &head); err != nil {
-		return nil, err
-	}
-	if head.Metadata.Namespace != "" {
-		return doc, nil
-	}
-	namespaced, known := openapi.IsNamespaceScoped(kyaml.TypeMeta{APIVersion: head.APIVersion, Kind: head.Kind})
-	if !known || !namespaced {
-		return doc, nil
-	}
-	var obj map[string]any
-	if err := yaml.Unmarshal(doc, &obj); err != nil {
-		return nil, err
-	}
-	md, _ := obj["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-		obj["metadata"] = md
-	}
-	md["namespace"] = namespace
-	return yaml.Marshal(obj)
 }

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,7 +81,7 @@ func TestPodinfoMatchesHelmTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load(podinfo) = %v", err)
 	}
-	ours, notes, err := chart.Render(l, "web", "edge", "1.31")
+	ours, notes, err := chart.Render(t.Context(), l, chart.Options{Release: "web", Namespace: "edge", KubeVersion: "1.31", CreateNamespace: true})
 	if err != nil {
 		t.Fatalf("Render(podinfo) = %v", err)
 	}
@@ -208,7 +209,7 @@ func TestChartRefusals(t *testing.T) {
 			want:  `entry "hello/templates/x.yaml" is a link (to "/etc/shadow")`},
 		{name: "path traversal in the archive", spec: chart.Spec{Path: "c.tgz"},
 			files: fstest.MapFS{"c.tgz": {Data: tgz(t, map[string]string{"hello/Chart.yaml": chartYAML, "hello/../../evil.yaml": "x: 1\n"})}},
-			want:  "chart illegally references parent directory"},
+			want:  `entry "hello/../../evil.yaml" leaves the chart's directory`},
 		{name: "archive over the size bound", spec: chart.Spec{Path: "c.tgz"},
 			files: fstest.MapFS{"c.tgz": {Data: make([]byte, chart.MaxArchiveSize+1)}},
 			want:  "reading chart c.tgz: "},
@@ -218,20 +219,88 @@ func TestChartRefusals(t *testing.T) {
 			want:  "image is required"},
 		{name: "an install hook", spec: chart.Spec{Path: "c"},
 			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}, "c/templates/job.yaml": {Data: []byte("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  annotations:\n    helm.sh/hook: pre-install\n")}},
-			want:  "chart hooks have no meaning for MicroShift's manifest loader, which applies the manifests once with no install or upgrade event: Job migrate (hello/templates/job.yaml)"},
+			want:  "chart hooks have no meaning for MicroShift's manifest loader, which applies the manifests once with no install or upgrade event: Job migrate (hello/templates/job.yaml, pre-install): no value of the chart leaves it out"},
 		{name: "lookup", spec: chart.Spec{Path: "c"},
 			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}, "c/templates/s.yaml": {Data: []byte("{{ $s := lookup \"v1\" \"Secret\" \"ns\" \"x\" }}\nkind: ConfigMap\n")}},
-			want:  "template hello/templates/s.yaml calls lookup, which needs a cluster"},
+			want:  "hello/templates/s.yaml:1:9: lookup needs a cluster"},
 		{name: "no Chart.yaml", spec: chart.Spec{Path: "c"}, files: fstest.MapFS{"c/templates/d.yaml": {Data: []byte(deployment)}}, want: "Chart.yaml file is missing"},
+		{name: "an absolute path in the archive", spec: chart.Spec{Path: "c.tgz"},
+			files: fstest.MapFS{"c.tgz": {Data: tgz(t, map[string]string{"/hello/Chart.yaml": chartYAML})}},
+			want:  `entry "/hello/Chart.yaml" is an absolute path`},
+		{name: "two charts in the archive", spec: chart.Spec{Path: "c.tgz"},
+			files: fstest.MapFS{"c.tgz": {Data: tgz(t, map[string]string{"hello/Chart.yaml": chartYAML, "other/templates/x.yaml": "x: 1\n"})}},
+			want:  `entry "other/templates/x.yaml" is outside the chart's directory hello/`},
+		{name: "a link in a subchart's archive", spec: chart.Spec{Path: "c.tgz"},
+			files: fstest.MapFS{"c.tgz": {Data: tgz(t, map[string]string{"hello/Chart.yaml": chartYAML,
+				"hello/charts/sub.tgz": string(tgz(t, map[string]string{"sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 1.0.0\n", "sub/templates/x.yaml": "->/etc/shadow"}))})}},
+			want: `charts/sub.tgz: entry "sub/templates/x.yaml" is a link`},
+		{name: "a file unpacking past its bound", spec: chart.Spec{Path: "c.tgz"},
+			files: fstest.MapFS{"c.tgz": {Data: tgz(t, map[string]string{"hello/Chart.yaml": chartYAML, "hello/zeros": strings.Repeat("\x00", chart.MaxChartFile+1)})}},
+			want:  `entry "hello/zeros" unpacks to 5242881 bytes, more than a chart file may hold (5242880)`},
+		{name: "a chart unpacking past its bound", spec: chart.Spec{Path: "c.tgz"},
+			files: fstest.MapFS{"c.tgz": {Data: tgz(t, map[string]string{"hello/Chart.yaml": chartYAML, "hello/a": strings.Repeat("a", 4<<20), "hello/b": strings.Repeat("b", 4<<20), "hello/c": strings.Repeat("c", 4<<20)})}},
+			want:  `the chart unpacks to more than 10485760 bytes (at "hello/c")`},
+		{name: "a subchart archive unpacking past the chart's bound", spec: chart.Spec{Path: "c.tgz"},
+			files: fstest.MapFS{"c.tgz": {Data: tgz(t, map[string]string{"hello/Chart.yaml": chartYAML, "hello/a": strings.Repeat("a", 4<<20), "hello/b": strings.Repeat("b", 4<<20),
+				"hello/charts/sub.tgz": string(tgz(t, map[string]string{"sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 1.0.0\n", "sub/c": strings.Repeat("c", 4<<20)}))})}},
+			want: `charts/sub.tgz: the chart unpacks to more than 10485760 bytes (at "sub/c")`},
+		{name: "an alias bomb in the archive's values.yaml", spec: chart.Spec{Path: "c.tgz"},
+			files: fstest.MapFS{"c.tgz": {Data: tgz(t, map[string]string{"hello/Chart.yaml": chartYAML, "hello/values.yaml": aliasBomb})}},
+			want:  "values.yaml: document 1: excessive YAML aliasing"},
+		{name: "a deep Chart.yaml in a chart directory", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML + "annotations: " + strings.Repeat("[", 200) + strings.Repeat("]", 200) + "\n")}},
+			want:  "Chart.yaml: line 4: YAML nested deeper than 100 levels"},
+		{name: "a deep values.schema.json", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}, "c/values.schema.json": {Data: []byte(strings.Repeat("[", 1000) + strings.Repeat("]", 1000))}},
+			want:  "values.schema.json: "},
+		{name: "a CRD alias bomb in a subchart directory", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}, "c/charts/sub/Chart.yaml": {Data: []byte("apiVersion: v2\nname: sub\nversion: 1.0.0\n")}, "c/charts/sub/crds/x.yaml": {Data: []byte(aliasBomb)}},
+			want:  "charts/sub/crds/x.yaml: document 1: excessive YAML aliasing"},
+		{name: "an alias bomb in the values file", spec: chart.Spec{Path: "c", Values: "v.yaml"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}, "v.yaml": {Data: []byte(aliasBomb)}},
+			want:  "values v.yaml: document 1: excessive YAML aliasing"},
+		{name: "a sha256 for a chart directory", spec: chart.Spec{Path: "c", SHA256: strings.Repeat("a", 64)},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}},
+			want:  "chart c: a sha256 is given for a chart directory, which has none to check"},
+		{name: "a library chart", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML + "type: library\n")}, "c/templates/_h.tpl": {Data: []byte(`{{ define "x" }}{{ end }}`)}},
+			want:  "chart hello is a library chart, which helm install refuses"},
+		{name: "a dependency missing from charts/", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML + "dependencies:\n- name: redis\n  version: 1.0.0\n  repository: https://charts.example.com\n")}},
+			want:  "chart hello: dependency redis is in Chart.yaml but not in charts/, which helm install refuses"},
+		{name: "a dependency missing from a subchart's charts/", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}, "c/charts/sub/Chart.yaml": {Data: []byte("apiVersion: v2\nname: sub\nversion: 1.0.0\ndependencies:\n- name: deep\n  version: 1.0.0\n")}},
+			want:  "chart hello/charts/sub: dependency deep is in Chart.yaml but not in charts/"},
+		{name: "an incompatible kubeVersion", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML + "kubeVersion: \">=1.33.0-0\"\n")}},
+			want:  "chart hello requires kubeVersion >=1.33.0-0, which is incompatible with Kubernetes v1.31.0 of the release"},
+		{name: "a kubeVersion that is no constraint", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML + "kubeVersion: \"newest\"\n")}},
+			want:  `chart hello: kubeVersion "newest" is not a version constraint`},
+		{name: "an unknown hook event", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}, "c/templates/job.yaml": {Data: []byte("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  annotations:\n    helm.sh/hook: pre-instal\n")}},
+			want:  `hello/templates/job.yaml: Job migrate: helm.sh/hook names the event "pre-instal", which Helm does not know`},
+		{name: "an unknown hook event beside a known one", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}, "c/templates/job.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  annotations:\n    helm.sh/hook: test, on-boot\n")}},
+			want:  `hello/templates/job.yaml: Job migrate: helm.sh/hook names the event "on-boot"`},
+		{name: "values its schema refuses", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}, "c/values.yaml": {Data: []byte("replicas: many\n")}, "c/values.schema.json": {Data: []byte(`{"type": "object", "properties": {"replicas": {"type": "integer"}}}`)}},
+			want:  "chart hello: the values do not meet its values.schema.json: "},
+		{name: "a schema referring to a URL", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}, "c/values.schema.json": {Data: []byte(`{"$ref": "https://schemas.example.com/values.json"}`)}},
+			want:  "it refers to https://schemas.example.com/values.json, which a build does not read"},
+		{name: "a schema referring to a file", spec: chart.Spec{Path: "c"},
+			files: fstest.MapFS{"c/Chart.yaml": {Data: []byte(chartYAML)}, "c/values.schema.json": {Data: []byte(`{"properties": {"x": {"$ref": "file:///etc/shadow"}}}`)}},
+			want:  "it refers to file:///etc/shadow, which a build does not read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.Namespace = "hello"
-			if tc.spec.SHA256 == "" && strings.HasSuffix(tc.spec.Path, ".tgz") {
+			if tc.spec.SHA256 == "" && strings.HasSuffix(tc.spec.Path, ".tgz") && tc.files[tc.spec.Path] != nil {
 				tc.spec.SHA256 = digest(tc.files[tc.spec.Path].Data)
 			}
 			l, err := chart.Load(tc.files, tc.spec)
 			if err == nil {
-				_, _, err = chart.Render(l, "hello", "hello", "1.31")
+				_, _, err = chart.Render(t.Context(), l, chart.Options{Release: "hello", Namespace: "hello", KubeVersion: "1.31", CreateNamespace: true})
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("error = %v\nwant one line containing %q", err, tc.want)
@@ -239,6 +308,10 @@ func TestChartRefusals(t *testing.T) {
 		})
 	}
 }
+
+// aliasBomb is YAML whose aliases expand a billion times.
+const aliasBomb = "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n" +
+	"d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
 
 // TestChartDirectoryPackedDeterministically: a chart directory is packed
 // into the same bytes every time, and its archive loads back.
@@ -259,11 +332,11 @@ func TestChartDirectoryPackedDeterministically(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the packed archive does not load back: %v", err)
 	}
-	s1, _, err := chart.Render(a, "r", "edge", "1.31")
+	s1, _, err := chart.Render(t.Context(), a, chart.Options{Release: "r", Namespace: "edge", KubeVersion: "1.31", CreateNamespace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, _, err := chart.Render(again, "r", "edge", "1.31")
+	s2, _, err := chart.Render(t.Context(), again, chart.Options{Release: "r", Namespace: "edge", KubeVersion: "1.31", CreateNamespace: true})
 	if err != nil || !bytes.Equal(s1, s2) {
 		t.Errorf("the directory and its archive render differently (%v)", err)
 	}
@@ -282,6 +355,99 @@ func FuzzChartArchive(f *testing.F) {
 		if err != nil {
 			return
 		}
-		chart.Render(l, "r", "n", "1.31")
+		chart.Render(t.Context(), l, chart.Options{Release: "r", Namespace: "n", KubeVersion: "1.31", CreateNamespace: true})
 	})
+}
+
+// TestHookRefusalNamesTheValue: a refused hook the chart has a value for
+// is refused with the value that leaves it out (cert-manager's
+// startupapicheck.enabled); one the chart always renders says so.
+func TestHookRefusalNamesTheValue(t *testing.T) {
+	job := func(name, hook string) string {
+		return "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + name + "\n  annotations:\n    helm.sh/hook: " + hook + "\nspec:\n  template:\n    spec:\n      containers:\n      - name: x\n        image: quay.io/x/y:1\n"
+	}
+	files := fstest.MapFS{
+		"c/Chart.yaml":                         {Data: []byte(chartYAML)},
+		"c/values.yaml":                        {Data: []byte("metrics:\n  enabled: true\nwebhook:\n  enabled: true\nstartupapicheck:\n  enabled: true\ncleanup:\n  hooks: true\nalways: true\n")},
+		"c/templates/startupapicheck-job.yaml": {Data: []byte("{{ if .Values.startupapicheck.enabled }}" + job("hello-startupapicheck", "post-install") + "{{ end }}")},
+		"c/templates/cleanup.yaml":             {Data: []byte("{{ if .Values.cleanup.hooks }}" + job("hello-cleanup", "pre-delete") + "{{ end }}")},
+		"c/templates/forever.yaml":             {Data: []byte(job("hello-forever", "post-upgrade"))},
+		"edge.yaml":                            {Data: []byte("webhook:\n  enabled: true\n")},
+	}
+	l, err := chart.Load(files, chart.Spec{Path: "c", Namespace: "hello", Values: "edge.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = chart.Render(t.Context(), l, chart.Options{Release: "hello", Namespace: "hello", KubeVersion: "1.31", CreateNamespace: true})
+	for _, want := range []string{
+		"Job hello-startupapicheck (hello/templates/startupapicheck-job.yaml, post-install): set startupapicheck.enabled: false in edge.yaml to leave it out",
+		"Job hello-cleanup (hello/templates/cleanup.yaml, pre-delete): set cleanup.hooks: false in edge.yaml to leave it out",
+		"Job hello-forever (hello/templates/forever.yaml, post-upgrade): no value of the chart leaves it out",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Render = %v\nwant one line containing %q", err, want)
+		}
+	}
+}
+
+// TestListItemsInNamespace: the items of a List (v1 List, or FooList) are
+// resources of their own in the release namespace, as helm install
+// applies them; a cluster-scoped item or one naming its namespace is kept.
+func TestListItemsInNamespace(t *testing.T) {
+	list := "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRole\n  metadata:\n    name: b\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: c\n    namespace: other\n" +
+		"---\napiVersion: v1\nkind: ServiceList\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: d\n"
+	out, err := render(t, map[string]string{"templates/list.yaml": list}, "", chart.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := docs(t, []byte(out))
+	for _, k := range []string{"Namespace//hello", "ConfigMap/hello/a", "ClusterRole//b", "Secret/other/c", "Service/hello/d"} {
+		if got[k] == nil {
+			t.Errorf("no %s in:\n%s", k, out)
+		}
+	}
+	if len(got) != 5 {
+		t.Errorf("%d objects, want 5: %v", len(got), keys(got))
+	}
+}
+
+// TestNamespaceOnlyWhenAsked: a chart installed into a namespace the
+// device has (kube-system) gets no Namespace object, one installed
+// elsewhere gets one, first; one the chart renders itself is not doubled.
+func TestNamespaceOnlyWhenAsked(t *testing.T) {
+	fsys, spec := chartFS(map[string]string{"templates/cm.yaml": fmt.Sprintf(cm, "a", "b")}, "")
+	l, err := chart.Load(fsys, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, create := range []bool{false, true} {
+		out, _, err := chart.Render(t.Context(), l, chart.Options{Release: "r", Namespace: "kube-system", KubeVersion: "1.31", CreateNamespace: create})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := strings.HasPrefix(string(out), "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: kube-system\n"); has != create || strings.Count(string(out), "kind: Namespace") != map[bool]int{false: 0, true: 1}[create] {
+			t.Errorf("CreateNamespace %v:\n%s", create, out)
+		}
+	}
+	fsys, spec = chartFS(map[string]string{"templates/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: edge\n  labels:\n    team: a\n"}, "")
+	l, err = chart.Load(fsys, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := chart.Render(t.Context(), l, chart.Options{Release: "r", Namespace: "edge", KubeVersion: "1.31", CreateNamespace: true})
+	if err != nil || strings.Count(string(out), "kind: Namespace") != 1 || !strings.Contains(string(out), "team: a") {
+		t.Errorf("the chart's own Namespace (%v):\n%s", err, out)
+	}
+}
+
+// TestTarGzChart: a chart packaged as .tar.gz loads as a .tgz does.
+func TestTarGzChart(t *testing.T) {
+	data := tgz(t, map[string]string{"hello/Chart.yaml": chartYAML, "hello/templates/d.yaml": deployment, "hello/values.yaml": "image: quay.io/x/y:1\n"})
+	l, err := chart.Load(fstest.MapFS{"hello-0.1.0.tar.gz": {Data: data}}, chart.Spec{Path: "hello-0.1.0.tar.gz", SHA256: digest(data), Namespace: "n"})
+	if err != nil {
+		t.Fatalf("Load(.tar.gz) = %v", err)
+	}
+	if l.File() != "hello-0.1.0.tgz" || !bytes.Equal(l.Archive, data) {
+		t.Errorf("file %s, archive kept as given: %v", l.File(), bytes.Equal(l.Archive, data))
+	}
 }

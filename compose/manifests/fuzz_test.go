@@ -3,7 +3,10 @@ package manifests
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	yaml3 "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 )
 
@@ -49,6 +52,53 @@ func FuzzRender(f *testing.F) {
 			}
 			if k.Resources[i] != r.File || strings.ContainsAny(r.File, "/\\\n\r ") {
 				t.Fatalf("resource %d is listed as %q, written as %q", i, k.Resources[i], r.File)
+			}
+		}
+	})
+}
+
+// FuzzPinArgs pins an arbitrary argument and environment value: no panic,
+// a value pinned only when an images: entry names its image (then with
+// the entry's digest), every other value left as it was.
+func FuzzPinArgs(f *testing.F) {
+	f.Add("--solver-image=quay.io/x/solver:v1")
+	f.Add("quay.io/x/solver@sha256:0000000000000000000000000000000000000000000000000000000000000000")
+	f.Add("--url=https://quay.io/x/solver:v1")
+	f.Add("-=")
+	f.Add("quay.io/x/solver:")
+	pins := []types.Image{{Name: "quay.io/x/solver", Digest: "sha256:2222222222222222222222222222222222222222222222222222222222222222"}}
+	f.Fuzz(func(t *testing.T, arg string) {
+		if !utf8.ValidString(arg) {
+			return // YAML holds text: kustomize gives no other
+		}
+		var n yaml3.Node
+		doc := map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "args": []any{arg}, "env": []any{map[string]any{"name": "E", "value": arg}}}}}}
+		if err := n.Encode(doc); err != nil {
+			return
+		}
+		pinArgs(&n, pins)
+		var out struct {
+			Spec struct {
+				Containers []struct {
+					Args []string `yaml:"args"`
+					Env  []struct {
+						Value string `yaml:"value"`
+					} `yaml:"env"`
+				} `yaml:"containers"`
+			} `yaml:"spec"`
+		}
+		if err := n.Decode(&out); err != nil {
+			t.Fatalf("decoding the pinned node: %v", err)
+		}
+		c := out.Spec.Containers[0]
+		for _, got := range []string{c.Args[0], c.Env[0].Value} {
+			prefix, ref := argImage(arg)
+			if ref != "" && imageName(ref) == "quay.io/x/solver" {
+				if got != prefix+"quay.io/x/solver@"+pins[0].Digest {
+					t.Fatalf("%q pinned to %q", arg, got)
+				}
+			} else if got != arg {
+				t.Fatalf("%q changed to %q", arg, got)
 			}
 		}
 	})

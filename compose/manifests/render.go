@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/k8sname"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
@@ -72,13 +74,16 @@ type Job struct {
 	// input is the kustomization in this directory (for batches).
 	stream  bool
 	kustDir string
+	// pins are the images: entries, applied to container args and env
+	// values too (finish).
+	pins []types.Image
 }
 
 // Prepare copies the component into memory, checks that every
 // kustomization in it refers only to local files (a build never reaches
 // the network), and writes the overlay.
 func Prepare(in Input) (*Job, error) {
-	j := &Job{component: in.Component, fs: filesys.MakeFsInMemory()}
+	j := &Job{component: in.Component, fs: filesys.MakeFsInMemory(), pins: in.Images}
 	if err := copyFS(in.FS, j.fs, componentRoot); err != nil {
 		return nil, err
 	}
@@ -363,7 +368,10 @@ type Image struct {
 	Field string
 	// Container is the container's name.
 	Container string
-	Ref       string
+	// In is where in the container the reference is when not in image:
+	// "args[3]", "command[0]", "env[SOLVER_IMAGE]".
+	In  string
+	Ref string
 }
 
 // Result is a rendered directory: resources in kustomize's output order
@@ -381,13 +389,13 @@ func (j *Job) Render() (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		return finish(rs)
+		return finish(rs, j.pins)
 	}
 	m, err := run(j.fs, krusty.ReorderOptionUnspecified)
 	if err != nil {
 		return nil, err
 	}
-	return finish(m.Resources())
+	return finish(m.Resources(), j.pins)
 }
 
 // run renders the overlay of fsys. reorder is kustomize's: Unspecified
@@ -451,9 +459,11 @@ func kustomizeError(msg string) string {
 }
 
 // finish turns rendered resources, in apply order, into the Result: each
-// encoded as kustomize's CLI prints it, checked, named and scanned for
-// images. Encoding, the costly part, runs on every core.
-func finish(rs []*resource.Resource) (*Result, error) {
+// with the image references of its containers' args, command and env
+// pinned as kustomize pins image: (pinArgs), encoded as kustomize's CLI
+// prints it, checked, named and scanned for images. Encoding, the costly
+// part, runs on every core.
+func finish(rs []*resource.Resource, pins []types.Image) (*Result, error) {
 	names := fileNames(rs)
 	out := make([]Resource, len(rs))
 	errs := make([]error, len(rs))
@@ -469,7 +479,7 @@ func finish(rs []*resource.Resource) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i], errs[i] = encode(rs[i], names[rs[i]])
+				out[i], errs[i] = encode(rs[i], names[rs[i]], pins)
 			}
 		}()
 	}
@@ -491,7 +501,7 @@ func finish(rs []*resource.Resource) (*Result, error) {
 
 // encode renders one resource: its YAML as `kustomize build` prints it,
 // its names checked, and its container images.
-func encode(r *resource.Resource, file string) (Resource, error) {
+func encode(r *resource.Resource, file string, pins []types.Image) (Resource, error) {
 	out := Resource{
 		APIVersion: r.GetApiVersion(),
 		Kind:       r.GetKind(),
@@ -501,6 +511,9 @@ func encode(r *resource.Resource, file string) (Resource, error) {
 	}
 	if err := checkNames(out); err != nil {
 		return out, err
+	}
+	if out.Kind != "CustomResourceDefinition" {
+		pinArgs(r.YNode(), pins)
 	}
 	data, err := r.AsYAML()
 	if err != nil {
@@ -624,7 +637,13 @@ func findImages(n *yaml3.Node) []Image {
 						if c.Kind != yaml3.MappingNode {
 							continue
 						}
-						out = append(out, Image{Field: f.key, Container: scalar(c, "name"), Ref: scalar(c, "image")})
+						name := scalar(c, "name")
+						out = append(out, Image{Field: f.key, Container: name, Ref: scalar(c, "image")})
+						eachArg(c, func(in string, v *yaml3.Node) {
+							if _, ref := argImage(v.Value); ref != "" && looksLikeImage(ref) {
+								out = append(out, Image{Field: f.key, Container: name, In: in, Ref: ref})
+							}
+						})
 					}
 					continue
 				}
@@ -634,6 +653,148 @@ func findImages(n *yaml3.Node) []Image {
 	}
 	walk(n)
 	return out
+}
+
+// eachArg calls fn with every string of a container's args and command,
+// and every env value given as a string, with where it is.
+func eachArg(c *yaml3.Node, fn func(in string, v *yaml3.Node)) {
+	for i := 0; i+1 < len(c.Content); i += 2 {
+		key, list := c.Content[i].Value, c.Content[i+1]
+		if list.Kind != yaml3.SequenceNode {
+			continue
+		}
+		for j, item := range list.Content {
+			switch key {
+			case "args", "command":
+				if item.Kind == yaml3.ScalarNode && item.ShortTag() == "!!str" {
+					fn(fmt.Sprintf("%s[%d]", key, j), item)
+				}
+			case "env":
+				if item.Kind != yaml3.MappingNode {
+					continue
+				}
+				for k := 0; k+1 < len(item.Content); k += 2 {
+					if v := item.Content[k+1]; item.Content[k].Value == "value" && v.Kind == yaml3.ScalarNode && v.ShortTag() == "!!str" {
+						fn(fmt.Sprintf("env[%s]", scalar(item, "name")), v)
+					}
+				}
+			}
+		}
+	}
+}
+
+// argImage splits an argument into a flag prefix ("--image=") and the
+// value that may be an image reference: the whole of it, or what follows
+// the = of a flag.
+func argImage(s string) (prefix, ref string) {
+	if strings.HasPrefix(s, "-") {
+		if i := strings.Index(s, "="); i > 0 {
+			return s[:i+1], s[i+1:]
+		}
+		return s, ""
+	}
+	return "", s
+}
+
+// looksLikeImage says whether s is a fully written image reference: a
+// registry host, a repository and a tag or digest (quay.io/x/y:v1), the
+// form an argument or an environment value names an image in. Shorter
+// forms are too like other values to be taken for images; they are
+// pinned only when an images: entry names them.
+func looksLikeImage(s string) bool {
+	if !strings.Contains(s, "/") || strings.Contains(s, "://") {
+		return false // a URL's scheme parses as a registry host
+	}
+	_, err := name.ParseReference(s, name.StrictValidation)
+	return err == nil
+}
+
+// imageName is a reference without its tag and digest, as kustomize's
+// images: name matches it.
+func imageName(ref string) string {
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		ref = ref[:i]
+	}
+	return ref
+}
+
+// pinArgs pins the image references in containers' args, command and env
+// values as kustomize's images: transformer pins image: fields: a value
+// (or the value of a --flag=value argument) whose image name an entry
+// names gets the entry's name and digest (or tag). An operator that
+// starts pods of its own takes their image from such an argument
+// (cert-manager's --acme-http01-solver-image): left as a tag, an
+// airgapped device could not pull it.
+func pinArgs(n *yaml3.Node, pins []types.Image) {
+	if len(pins) == 0 {
+		return
+	}
+	byName := map[string]types.Image{}
+	for _, p := range pins {
+		byName[p.Name] = p
+	}
+	var walk func(*yaml3.Node)
+	walk = func(n *yaml3.Node) {
+		if n == nil || n.Kind == yaml3.AliasNode {
+			return
+		}
+		if n.Kind == yaml3.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				v := n.Content[i+1]
+				if slices.Contains(containerFields, n.Content[i].Value) && v.Kind == yaml3.SequenceNode {
+					for _, c := range v.Content {
+						if c.Kind == yaml3.MappingNode {
+							eachArg(c, func(_ string, arg *yaml3.Node) {
+								prefix, ref := argImage(arg.Value)
+								if p, ok := byName[imageName(ref)]; ok && ref != "" {
+									arg.Value = prefix + pinned(ref, p)
+									arg.Style &^= yaml3.LiteralStyle | yaml3.FoldedStyle
+								}
+							})
+						}
+					}
+					continue
+				}
+				walk(v)
+			}
+			return
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+}
+
+// pinned is ref with an images: entry applied, as kustomize applies it.
+func pinned(ref string, p types.Image) string {
+	name, tag, digest := imageName(ref), "", ""
+	if i := strings.Index(ref, "@"); i >= 0 {
+		digest = ref[i+1:]
+	} else if len(name) < len(ref) {
+		tag = ref[len(name)+1:]
+	}
+	if p.NewName != "" {
+		name = p.NewName
+	}
+	switch {
+	case p.NewTag != "" && p.Digest != "":
+		tag, digest = p.NewTag, p.Digest
+	case p.NewTag != "":
+		tag, digest = p.NewTag, ""
+	case p.Digest != "":
+		tag, digest = "", p.Digest
+	}
+	if tag != "" {
+		name += ":" + tag
+	}
+	if digest != "" {
+		name += "@" + digest
+	}
+	return name
 }
 
 // scalar returns the string value of key in a mapping node, "" when it is

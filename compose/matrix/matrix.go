@@ -135,6 +135,17 @@ type Summary struct {
 // described) writes it, returning what build's --format json prints.
 type Func func(ctx context.Context, c Cell) (compose.Summary, error)
 
+// runCell runs fn for one cell, a panic in it failing the cell rather than
+// the whole matrix (every other cell is still written and summarised).
+func runCell(ctx context.Context, fn Func, c Cell) (s compose.Summary, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("cell %s failed: internal error: %v", c.Name, p)
+		}
+	}()
+	return fn(ctx, c)
+}
+
 // Run runs fn for every cell, at most jobs at a time. A failing cell does
 // not stop the others; its error is in its Result. The results are in cell
 // order, whatever order the cells finished in. Run fails only when ctx is
@@ -154,7 +165,7 @@ func Run(ctx context.Context, cells []Cell, jobs int, fn Func) (Summary, error) 
 				r.Status, r.Error = StatusFailed, err.Error()
 				return nil
 			}
-			s, err := fn(gctx, c)
+			s, err := runCell(gctx, fn, c)
 			if err != nil {
 				r.Status, r.Error = StatusFailed, err.Error()
 				return nil

@@ -134,6 +134,22 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+	// A cell that panics fails alone: every other cell still runs and is
+	// summarised.
+	sum, err := matrix.Run(context.Background(), cells, 2, func(_ context.Context, c matrix.Cell) (compose.Summary, error) {
+		if c.Profile == "full" && c.Arch == releases.X86_64 {
+			panic("the cell's renderer exploded")
+		}
+		return compose.Summary{ID: "id-" + c.Name}, nil
+	})
+	if err != nil || sum.OK != len(cells)-2 || sum.Failed != 2 {
+		t.Errorf("Run with a panicking cell = %d ok, %d failed, %v; want 2 failed", sum.OK, sum.Failed, err)
+	}
+	for _, r := range sum.Cells {
+		if r.Profile == "full" && r.Arch == "x86_64" && !strings.HasPrefix(r.Error, "cell "+r.Cell+" failed: internal error: the cell's renderer exploded") {
+			t.Errorf("panicking cell %s: %+v", r.Cell, r)
+		}
+	}
 	if _, err := matrix.Run(context.Background(), cells, 0, nil); err == nil || err.Error() != "--jobs must be 1 or more, got 0" {
 		t.Errorf("Run(jobs 0) = %v", err)
 	}

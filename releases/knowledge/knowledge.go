@@ -48,6 +48,9 @@ type Knowledge struct {
 	// readiness-check facts (device.go).
 	LVMSStorageClasses []LVMSStorageClasses
 	HealthChecks       []HealthCheck
+	// ExistingNamespaces are the namespaces devices have before their
+	// manifests are applied (namespaces.go).
+	ExistingNamespaces []ExistingNamespaces
 	// Digest is the sha256 (hex) of the data files the knowledge was
 	// parsed from: part of a plan's composition ID.
 	Digest string
@@ -152,6 +155,7 @@ type Release struct {
 
 	packages   map[string]bool
 	missingCap map[string]CapabilityWarning
+	namespaces ExistingNamespaces
 	k          *Knowledge
 }
 
@@ -225,6 +229,7 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 	}
 	r.Config = k.Config.For(v)
 	r.LVMSStorageClasses, r.HealthCheck = k.deviceFacts(v)
+	r.namespaces = k.namespacesFor(v)
 	r.Rules = r.Stream()
 	if newest := k.Newest(); newest != nil && v.GreaterThan(newest) && (v.Major() != newest.Major() || v.Minor() != newest.Minor()) {
 		r.Rules, r.Newer = fmt.Sprintf("%d.%d", newest.Major(), newest.Minor()), true
@@ -308,6 +313,7 @@ type releasesTOML struct {
 		RedBoot    bool   `toml:"red_boot"`
 	} `toml:"missing_capability"`
 	deviceTOML
+	namespacesTOML
 }
 
 // Parse reads the two knowledge files; names are for messages.
@@ -403,6 +409,9 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 		k.MissingCapability = append(k.MissingCapability, CapabilityWarning{Range: r, Capability: w.Capability, Warning: oneLine(w.Warning), RedBoot: w.RedBoot})
 	}
 	if err := k.parseDevice(releasesName, doc.deviceTOML, rng); err != nil {
+		return nil, err
+	}
+	if err := k.parseNamespaces(releasesName, doc.namespacesTOML, rng); err != nil {
 		return nil, err
 	}
 	schema, err := ParseSchema(configName, configData)

@@ -210,6 +210,9 @@ func TestParseErrors(t *testing.T) {
 		{"kubernetes key not a stream", okReleases + "[kubernetes]\n\"4.18.1\" = \"1.31\"\n", okConfig, `r.toml: kubernetes: "4.18.1" is not a release stream (major.minor)`},
 		{"missing capability without warning", okReleases + "[[missing_capability]]\ncapability = \"cni\"\nrelease = \">=4.18\"\nred_boot = true\n", okConfig, `r.toml: missing_capability[0]: capability and warning are required`},
 		{"missing capability red_boot not a bool", okReleases + "[[missing_capability]]\ncapability = \"cni\"\nrelease = \">=4.18\"\nwarning = \"x\"\nred_boot = \"yes\"\n", okConfig, `r.toml: toml: line 18 (last key "missing_capability.red_boot"): incompatible types`},
+		{"existing namespace not a name", okReleases + "[[existing_namespaces]]\nrelease = \">=4.14\"\nnames = [\"Kube_System\"]\n", okConfig, `r.toml: existing_namespaces[0]: names: "Kube_System": `},
+		{"existing namespace prefix not a name", okReleases + "[[existing_namespaces]]\nrelease = \">=4.14\"\nprefixes = [\"openshift.\"]\n", okConfig, `r.toml: existing_namespaces[0]: prefixes: "openshift." is not the start of a namespace name`},
+		{"existing namespaces without release", okReleases + "[[existing_namespaces]]\nnames = [\"default\"]\n", okConfig, `r.toml: existing_namespaces[0]: release: invalid semver constraint ""`},
 		{"key unknown field", okReleases, "[[key]]\npath = \"a\"\nrelease = \">=4.14\"\ntype = \"int\"\nmaximum = 3\n", `c.toml: unknown key "key.maximum"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -367,5 +370,29 @@ func TestNewerWarning(t *testing.T) {
 	}
 	if len(known.Config.Paths()) == 0 || len(known.Packages()) == 0 || len(distros) == 0 {
 		t.Errorf("the newest release has no config keys, RPMs or distros: the warning would name nothing")
+	}
+}
+
+// TestNamespaceExists: the namespaces every device has (Kubernetes' own and
+// MicroShift's openshift-*) for every release, and no other.
+func TestNamespaceExists(t *testing.T) {
+	k, err := knowledge.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range slices.Sorted(maps.Keys(k.Kubernetes)) {
+		r, err := k.For(semver.MustParse(stream + ".0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ns, want := range map[string]bool{
+			"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true,
+			"openshift-dns": true, "openshift-ingress": true, "openshift-cert-manager": true,
+			"cert-manager": false, "edge": false, "kube-systems": false, "openshift": false, "my-openshift-app": false,
+		} {
+			if got := r.NamespaceExists(ns); got != want {
+				t.Errorf("%s: NamespaceExists(%q) = %v, want %v", stream, ns, got, want)
+			}
+		}
 	}
 }
