@@ -82,12 +82,14 @@ docs:
 
 # Man pages (cobra/doc, gzipped) into manpages/ and shell completions into
 # completions/, for the release archives and the RPM and DEB
-# (.goreleaser.yaml runs `make release-assets` first). The man pages' date
-# is the commit's (SOURCE_DATE_EPOCH), so a release is reproducible.
+# (.goreleaser.yaml runs `make release-assets VERSION=<its version>` first).
+# The man pages' date is the commit's (SOURCE_DATE_EPOCH), so a release is
+# reproducible; their footer names VERSION (the test binary that writes
+# them is not the stamped binary, so it is told).
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 man:
 	rm -rf manpages && mkdir -p manpages
-	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) test -ldflags "$(LDFLAGS)" ./cmd/microshift-compose -run '^TestManPages$$' -count=1 -man-dir=$(CURDIR)/manpages
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) test ./cmd/microshift-compose -run '^TestManPages$$' -count=1 -man-dir=$(CURDIR)/manpages -man-version=$(VERSION)
 	gzip -n -9 manpages/*.1
 
 completions: build

@@ -3,6 +3,7 @@ package repo_test
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -114,6 +115,12 @@ func TestGoreleaser(t *testing.T) {
 				t.Errorf("%s has no %s", a, w)
 			}
 		}
+		// The man pages name the release, as its binary does, and
+		// each is titled by its command.
+		page := gunzip(t, tarFile(t, filepath.Join(dist, a), "manpages/microshift-compose-build.1.gz"))
+		if th := `.TH "MICROSHIFT-COMPOSE-BUILD" "1" "Jan 2025" "microshift-compose 0.0.1-next" "microshift-compose manual"`; !strings.Contains(page, th+"\n") {
+			t.Errorf("%s: microshift-compose-build.1 has no %s:\n%.300s", a, th, page)
+		}
 	}
 	pkgFiles := []string{"/usr/bin/microshift-compose", "/usr/share/bash-completion/completions/microshift-compose", "/usr/share/fish/vendor_completions.d/microshift-compose.fish"}
 	for _, m := range manPages {
@@ -221,4 +228,49 @@ func tarNames(t *testing.T, path string) []string {
 		names = append(names, h.Name)
 	}
 	return names
+}
+
+// tarFile returns the contents of the file name in the .tar.gz at path.
+func tarFile(t *testing.T, path, name string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			t.Fatalf("%s has no %s", path, name)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if h.Name == name {
+			data, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", path, name, err)
+			}
+			return data
+		}
+	}
+}
+
+// gunzip decompresses data.
+func gunzip(t *testing.T, data []byte) string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
