@@ -16,6 +16,11 @@ check htpasswd apache2-utils
 # generated registries.conf.d drop-in, builds the bootc Containerfile).
 check skopeo skopeo
 check podman podman
+# goreleaser's dockers run `docker build`: podman's docker command builds the
+# release's container images in the snapshot test, offline, without a daemon.
+check docker podman-docker
+# The man pages are rendered with groff (as man does) and checked against --help.
+check groff groff-base
 # GNU time measures mirror's peak RSS (a process Go starts inherits the test's).
 check /usr/bin/time time
 # The plugin containment tests start setsid daemons.

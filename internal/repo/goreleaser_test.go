@@ -39,8 +39,9 @@ func goreleaser(t *testing.T, root string) string {
 // checkout and checks what users install: an archive per arch with the
 // man pages, completions and LICENSE; an RPM and a DEB per arch with the
 // binary, the man pages and completions at the standard paths (read back
-// by rpm and dpkg-deb); checksums of them all; and a binary whose
-// --version is the release's.
+// by rpm and dpkg-deb); checksums of them all; a container image per arch
+// (run where it is this machine's); and a binary whose --version is the
+// release's.
 func TestGoreleaser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a snapshot release builds the binary for two arches")
@@ -50,7 +51,10 @@ func TestGoreleaser(t *testing.T) {
 	dpkgDeb := testutil.NeedTool(t, "dpkg-deb", "dpkg")
 	rpm := testutil.NeedTool(t, "rpm", "rpm")
 	src := copyCheckout(t, root)
-	env := append(os.Environ(), "GOFLAGS=", "MAKEFLAGS=")
+	// goreleaser's dockers run `docker build`: podman's, on a store of the
+	// test's own (no docker engine runs here).
+	store := newPodmanStore(t)
+	env := append(os.Environ(), "GOFLAGS=", "MAKEFLAGS=", "PATH="+store.dockerShim(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	run := func(dir string, name string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(name, args...)
@@ -140,6 +144,23 @@ func TestGoreleaser(t *testing.T) {
 			if !slices.Contains(list, w) {
 				t.Errorf("%s has no %s:\n%s", r, w, strings.Join(list, "\n"))
 			}
+		}
+	}
+
+	// The container images, one per arch, each with the arch's binary;
+	// the one of this machine's arch runs and says which release it is.
+	for _, arch := range []string{"amd64", "arm64"} {
+		im := store.unpack(t, "ghcr.io/microshift-compose/microshift-compose:0.0.1-next-"+arch)
+		checkImage(t, im, arch)
+		if v := im.config.Config.Labels["org.opencontainers.image.version"]; v != "0.0.1-next" {
+			t.Errorf("%s image: version label %q", arch, v)
+		}
+		if arch != runtime.GOARCH {
+			continue
+		}
+		out, stderr, code := im.run(t, "--version")
+		if code != 0 || !strings.HasPrefix(out, "microshift-compose 0.0.1-next (commit "+commit[:12]+", ") {
+			t.Errorf("--version in the snapshot's %s image = %q (exit %d, %s), want 0.0.1-next and commit %s", arch, out, code, stderr, commit[:12])
 		}
 	}
 
