@@ -13,12 +13,11 @@ check htpasswd apache2-utils
 # Independent readers of what mirror and build write: skopeo (Debian 12's
 # 1.9.3 is the oldest available, older than the containers/image that reads
 # Docker-typed manifests from an OCI layout) and podman (pulls through the
-# generated registries.conf.d drop-in, builds the bootc Containerfile).
+# generated registries.conf.d drop-in, builds the bootc Containerfile, and
+# builds the tool's own image: make image, and goreleaser's `docker build`
+# through a podman docker command in the snapshot test; no engine needed).
 check skopeo skopeo
 check podman podman
-# goreleaser's dockers run `docker build`: podman's docker command builds the
-# release's container images in the snapshot test, offline, without a daemon.
-check docker podman-docker
 # The man pages are rendered with groff (as man does) and checked against --help.
 check groff groff-base
 # GNU time measures mirror's peak RSS (a process Go starts inherits the test's).
