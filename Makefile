@@ -12,7 +12,7 @@ export CGO_ENABLED ?= 0
 
 ARGS ?= build --profile full --arch x86_64 --output out/
 
-.PHONY: all build run test test-deps bench-smoke lint install docs man completions release-assets bench fuzz clean tags goreleaser-check goreleaser-snapshot
+.PHONY: all build run test test-deps bench-smoke lint install docs man completions release-assets image image-rootfs bench fuzz clean tags goreleaser-check goreleaser-snapshot
 
 # What `microshift-compose version` says (hack/version.sh): the tag or a
 # pseudo-version, the commit, and the commit's date (not the build's, so
@@ -82,12 +82,14 @@ docs:
 
 # Man pages (cobra/doc, gzipped) into manpages/ and shell completions into
 # completions/, for the release archives and the RPM and DEB
-# (.goreleaser.yaml runs `make release-assets` first). The man pages' date
-# is the commit's (SOURCE_DATE_EPOCH), so a release is reproducible.
+# (.goreleaser.yaml runs `make release-assets VERSION=<its version>` first).
+# The man pages' date is the commit's (SOURCE_DATE_EPOCH), so a release is
+# reproducible; their footer names VERSION (the test binary that writes
+# them is not the stamped binary, so it is told).
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 man:
 	rm -rf manpages && mkdir -p manpages
-	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) test -ldflags "$(LDFLAGS)" ./cmd/microshift-compose -run '^TestManPages$$' -count=1 -man-dir=$(CURDIR)/manpages
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) test ./cmd/microshift-compose -run '^TestManPages$$' -count=1 -man-dir=$(CURDIR)/manpages -man-version=$(VERSION)
 	gzip -n -9 manpages/*.1
 
 completions: build
@@ -97,6 +99,32 @@ completions: build
 	./$(BIN) completion fish > completions/microshift-compose.fish
 
 release-assets: man completions
+
+# The container image (Containerfile): the binary on scratch, built offline
+# with podman, no base image pulled. image-rootfs is the part that is not
+# the binary, which goreleaser's dockers take too: a tar of the host's CA
+# bundle (CA_BUNDLE; /etc/pki/tls/certs/ca-bundle.crt on Fedora and RHEL)
+# and an empty /tmp (1777), owned by root, dated SOURCE_DATE_EPOCH, in name
+# order (GNU tar), so that it is the same bytes for the same bundle.
+IMAGE     ?= localhost/microshift-compose:$(VERSION)
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+PODMAN    ?= podman
+image-rootfs:
+	rm -rf bin/image && mkdir -p bin/image/rootfs/etc/ssl/certs bin/image/rootfs/tmp
+	cp $(CA_BUNDLE) bin/image/rootfs/etc/ssl/certs/ca-certificates.crt
+	chmod 0644 bin/image/rootfs/etc/ssl/certs/ca-certificates.crt
+	chmod 0755 bin/image/rootfs/etc bin/image/rootfs/etc/ssl bin/image/rootfs/etc/ssl/certs
+	chmod 1777 bin/image/rootfs/tmp
+	tar --create --file bin/image/rootfs.tar --directory bin/image/rootfs --sort=name --format=gnu \
+		--owner=0 --group=0 --numeric-owner --mtime=@$(SOURCE_DATE_EPOCH) etc tmp
+
+image: build image-rootfs
+	rm -rf bin/image/context && mkdir -p bin/image/context/bin/image
+	cp $(BIN) bin/image/context/microshift-compose
+	cp bin/image/rootfs.tar bin/image/context/bin/image/rootfs.tar
+	$(PODMAN) build --file Containerfile --tag $(IMAGE) \
+		--label org.opencontainers.image.version=$(VERSION) --label org.opencontainers.image.revision=$(COMMIT) \
+		bin/image/context
 
 # make bench runs every section of hack/bench.sh; make bench rss (or any
 # other section names after bench) runs those.

@@ -13,9 +13,13 @@ check htpasswd apache2-utils
 # Independent readers of what mirror and build write: skopeo (Debian 12's
 # 1.9.3 is the oldest available, older than the containers/image that reads
 # Docker-typed manifests from an OCI layout) and podman (pulls through the
-# generated registries.conf.d drop-in, builds the bootc Containerfile).
+# generated registries.conf.d drop-in, builds the bootc Containerfile, and
+# builds the tool's own image: make image, and goreleaser's `docker build`
+# through a podman docker command in the snapshot test; no engine needed).
 check skopeo skopeo
 check podman podman
+# The man pages are rendered with groff (as man does) and checked against --help.
+check groff groff-base
 # GNU time measures mirror's peak RSS (a process Go starts inherits the test's).
 check /usr/bin/time time
 # The plugin containment tests start setsid daemons.

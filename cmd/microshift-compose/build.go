@@ -12,6 +12,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/compose/sbom"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -30,6 +31,8 @@ func newBuildCmd() *cobra.Command {
 		outDir string
 		force  bool
 	)
+	// --expect-id: the composition ID the build must have.
+	var expectID string
 	steps := buildSteps{reg: &reg, trust: &trust}
 	cmd := &cobra.Command{
 		Use:   "build --profile NAME --output DIR",
@@ -102,7 +105,9 @@ written with its sha256 and size, the counts and the warnings. The composition I
 lock's "id") is the sha256 of the normalised selection, the catalog's and the release
 files' content and the options that change what build writes (not paths, flag order or
 time): equal IDs are the same composition. --output 'out/{id}' names the directory after
-it ({profile}, {arch}, {release} expand too). build's -o is --output, the directory;
+it ({profile}, {arch}, {release} expand too). --expect-id ID fails the build, writing
+nothing, when the ID is another: the CI jobs 'matrix --emit' describes check with it
+that they build the composition that was planned. build's -o is --output, the directory;
 -o json and -o text are refused rather than written as directories.
 
 A release newer than every release this microshift-compose knows (a nightly of the
@@ -149,6 +154,9 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if format.json() && !utf8.ValidString(outDir) {
 				return usageError{fmt.Errorf("--output %s: the path is not valid UTF-8, which --format json cannot print as it is: choose a UTF-8 name, or --format text", text.Escape(outDir))}
 			}
+			if err := checkExpectID(expectID); err != nil {
+				return err
+			}
 			if err := inst.Validate(steps.boot.Enabled); err != nil {
 				return err
 			}
@@ -165,6 +173,9 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			out, err := steps.build(cmd.Context(), p)
 			if err != nil {
 				return err
+			}
+			if expectID != "" && out.Plan.ID != expectID {
+				return fmt.Errorf("composition ID %s is not %s (--expect-id): the catalog, the release files, the tool's release knowledge or the flags differ from those the composition was planned with; nothing written", out.Plan.ID, expectID)
 			}
 			dir, err := compose.ExpandOutput(outDir, out.Plan)
 			if err != nil {
@@ -211,6 +222,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 	inst.addFlags(cmd)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build and nothing else); {id}, {profile}, {arch} and {release} expand, e.g. 'out/{id}'")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --output even when it holds files a build does not write (a mirrored images/ layout is still kept)")
+	cmd.Flags().StringVar(&expectID, "expect-id", "", "fail, writing nothing, unless the composition ID is this one (64 hex digits): a CI job rebuilding a cell 'matrix --emit' planned checks it builds that composition")
 	cmd.Flags().BoolVar(&steps.sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")
 	return cmd
 }
@@ -228,6 +240,17 @@ func checkBuildOutput(dir string) error {
 	}
 	if err := compose.CheckOutputTemplate(dir); err != nil {
 		return usageError{err}
+	}
+	return nil
+}
+
+// compositionID is what a composition ID looks like: a sha256 in hex.
+var compositionID = lazyregexp.New(`^[0-9a-f]{64}$`)
+
+// checkExpectID checks --expect-id before anything is resolved.
+func checkExpectID(id string) error {
+	if id != "" && !compositionID.MatchString(id) {
+		return usageError{fmt.Errorf("--expect-id %q is not a composition ID (64 lowercase hex digits, the lock's \"id\")", id)}
 	}
 	return nil
 }

@@ -1148,25 +1148,31 @@ var badInputs = []badInput{
 	{
 		name: "matrix/no output",
 		args: []string{"matrix", "--profile", "full", "--arch", "x86_64", "--release", "5.0"},
-		want: `--output DIR is required (or --emit github|tekton to describe the cells instead)`,
+		want: `--output DIR is required (or --emit github-workflow|github|tekton to describe the cells instead)`,
 		code: exitUsage,
 	},
 	{
 		name: "matrix/unknown emit",
 		args: []string{"matrix", "--profile", "full", "--arch", "x86_64", "--release", "5.0", "--emit", "jenkins"},
-		want: `--emit: unknown format "jenkins" (want github or tekton)`,
+		want: `--emit: unknown format "jenkins" (want github-workflow, github or tekton)`,
 		code: exitUsage,
 	},
 	{
 		name: "matrix/tekton without runner image",
 		args: []string{"matrix", "--profile", "full", "--arch", "x86_64", "--release", "5.0", "--emit", "tekton"},
-		want: `--emit tekton needs --runner-image IMAGE: the container image holding microshift-compose the tasks run`,
+		want: `--emit tekton needs --runner-image IMAGE: the container image holding microshift-compose the tasks run (the release's, or one 'make image' builds)`,
 		code: exitUsage,
 	},
 	{
 		name: "matrix/emit with a local file",
 		args: []string{"matrix", "--profile", "full", "--arch", "x86_64", "--release", "5.0", "--emit", "github", "--config", "{bad}/configs/invalid-yaml.yaml"},
 		want: `--emit github: --config names a file on this machine, which the engine's jobs do not have; describe the matrix without it`,
+		code: exitUsage,
+	},
+	{
+		name: "build/--expect-id not an ID",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "5.0", "--output", "{out}", "--expect-id", "8b7fa43a48ef"},
+		want: `--expect-id "8b7fa43a48ef" is not a composition ID (64 lowercase hex digits, the lock's "id")`,
 		code: exitUsage,
 	},
 	{

@@ -14,6 +14,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/matrix"
+	"github.com/microshift-compose/microshift-compose/internal/k8sname"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -27,6 +28,8 @@ type matrixOptions struct {
 	Force                                   bool
 	Emit                                    string
 	RunnerImage                             string
+	OutputClaim                             string
+	ToolVersion                             string
 }
 
 func (o *matrixOptions) addFlags(cmd *cobra.Command) {
@@ -38,8 +41,10 @@ func (o *matrixOptions) addFlags(cmd *cobra.Command) {
 	f.IntVarP(&o.Jobs, "jobs", "j", min(4, runtime.NumCPU()), "cells composed at once")
 	f.StringVar(&o.Output, "output", "", "directory the cells are written under, one directory each: DIR/<release>-<profile>-<arch>/")
 	f.BoolVar(&o.Force, "force", false, "replace a cell's directory even when it holds files a build does not write")
-	f.StringVar(&o.Emit, "emit", "", "write nothing and describe the cells for a CI engine instead: github (a GitHub Actions strategy.matrix, one JSON line) or tekton (a Tekton PipelineRun, one task per cell)")
-	f.StringVar(&o.RunnerImage, "runner-image", "", "with --emit tekton: the container image holding microshift-compose that the tasks run")
+	f.StringVar(&o.Emit, "emit", "", "write nothing and describe the cells for a CI engine instead: github-workflow (a GitHub Actions workflow to commit), github (its strategy.matrix alone, one JSON line) or tekton (a Tekton PipelineRun, one task per cell)")
+	f.StringVar(&o.RunnerImage, "runner-image", "", "with --emit tekton: the container image holding microshift-compose that the tasks run (the release's image, or one 'make image' builds)")
+	f.StringVar(&o.OutputClaim, "output-claim", "", "with --emit tekton: the PersistentVolumeClaim the tasks write the cells to, CLAIM/<PipelineRun name>/<cell>/ (kept after the run)")
+	f.StringVar(&o.ToolVersion, "tool-version", "", "with --emit github-workflow: the microshift-compose version the workflow installs with go install (default: this one's)")
 }
 
 // Validate checks the flags that need no catalog or release.
@@ -50,27 +55,35 @@ func (o *matrixOptions) Validate() error {
 	switch o.Emit {
 	case "":
 		if o.Output == "" {
-			return usageError{errors.New("--output DIR is required (or --emit github|tekton to describe the cells instead)")}
+			return usageError{errors.New("--output DIR is required (or --emit github-workflow|github|tekton to describe the cells instead)")}
 		}
-		if o.RunnerImage != "" {
-			return usageError{errors.New("--runner-image is the image of --emit tekton's tasks; add --emit tekton")}
-		}
-	case matrix.EmitGitHub, matrix.EmitTekton:
+	case matrix.EmitGitHub, matrix.EmitGitHubWorkflow, matrix.EmitTekton:
 		if o.Output != "" {
 			return usageError{fmt.Errorf("--emit %s describes the cells and writes nothing: drop --output", o.Emit)}
 		}
 		if o.Emit == matrix.EmitTekton {
 			if o.RunnerImage == "" {
-				return usageError{errors.New("--emit tekton needs --runner-image IMAGE: the container image holding microshift-compose the tasks run")}
+				return usageError{errors.New("--emit tekton needs --runner-image IMAGE: the container image holding microshift-compose the tasks run (the release's, or one 'make image' builds)")}
 			}
-			if err := checkImageFlag("--runner-image", o.RunnerImage); err != nil {
+			if err := checkRunnerImage(o.RunnerImage); err != nil {
 				return err
 			}
-		} else if o.RunnerImage != "" {
-			return usageError{errors.New("--runner-image is the image of --emit tekton's tasks; --emit github names none")}
+			if o.OutputClaim == "" {
+				return usageError{errors.New("--emit tekton needs --output-claim CLAIM: the PersistentVolumeClaim the cells are written to (a claim of the PipelineRun's own would be deleted with it)")}
+			}
+			if err := k8sname.Name("v1", "PersistentVolumeClaim", o.OutputClaim); err != nil {
+				return usageError{fmt.Errorf("--output-claim: %w", err)}
+			}
 		}
 	default:
-		return usageError{fmt.Errorf("--emit: unknown format %q (want github or tekton)", o.Emit)}
+		return usageError{fmt.Errorf("--emit: unknown format %q (want github-workflow, github or tekton)", o.Emit)}
+	}
+	for _, f := range []struct {
+		flag, value, emit string
+	}{{"--runner-image", o.RunnerImage, matrix.EmitTekton}, {"--output-claim", o.OutputClaim, matrix.EmitTekton}, {"--tool-version", o.ToolVersion, matrix.EmitGitHubWorkflow}} {
+		if f.value != "" && o.Emit != f.emit {
+			return usageError{fmt.Errorf("%s is for --emit %s only", f.flag, f.emit)}
+		}
 	}
 	if strings.ContainsAny(o.Output, "{}") {
 		return usageError{fmt.Errorf("--output %s: matrix names each cell's directory itself (DIR/<release>-<profile>-<arch>/); it takes no placeholders", o.Output)}
@@ -166,16 +179,30 @@ warnings and error. A failing cell does not stop the others; matrix exits 1 when
 failed. Warnings are also printed on stderr, once each with the cells they concern.
 
 --emit describes the cells for a CI engine instead of building them (each is resolved,
-so a cell that would fail is an error, and its composition ID is known): github prints
-a GitHub Actions strategy.matrix as one JSON line ({"include": [{"cell", "profile",
-"arch", "release", "id"}...]}, for $GITHUB_OUTPUT and fromJSON); tekton prints a Tekton
-PipelineRun (tekton.dev/v1) with one task per cell running 'microshift-compose build'
-in --runner-image into the output workspace. The engine runs the fleet; matrix
-describes the work.`,
+so a cell that would fail is an error, and its composition ID is known). Every cell's
+job runs 'microshift-compose build' with the cell's arguments and --expect-id its
+planned ID, so that it fails rather than compose anything else:
+
+  github-workflow  a GitHub Actions workflow to commit: a job installing this
+                   microshift-compose (go install at its version, or --tool-version),
+                   and a build matrix whose jobs check the repository out, build
+                   their cell and upload its output directory as an artifact
+  github           that strategy.matrix alone, one JSON line ({"include": [{"cell",
+                   "profile", "arch", "release", "release_dir", "id", "build_args"}...]},
+                   for $GITHUB_OUTPUT and fromJSON)
+  tekton           a Tekton PipelineRun (tekton.dev/v1), one task per cell running
+                   build in --runner-image and writing to the PersistentVolumeClaim
+                   --output-claim, at CLAIM/<PipelineRun name>/<cell>/; embedded
+                   releases only
+
+For GitHub, a --release-dir becomes its path in the git repository of the working
+directory, which the jobs check out; one outside that repository is refused. The
+engine runs the fleet; matrix describes the work.`,
 		Example: `  microshift-compose matrix --profile minimal,full --arch x86_64,aarch64 --release 4.18,4.19,5.0 --output out/
   microshift-compose matrix --profile full --arch x86_64 --release all --release-dir ./release-5.1-nightly --output out/ --jobs 2
+  microshift-compose matrix --profile minimal,full --arch x86_64,aarch64 --release 5.0 --release-dir releases/5.1-nightly --emit github-workflow > .github/workflows/compositions.yaml
   echo "matrix=$(microshift-compose matrix --profile minimal,full --arch x86_64,aarch64 --release 4.19,5.0 --emit github)" >> "$GITHUB_OUTPUT"
-  microshift-compose matrix --profile full --arch x86_64,aarch64 --release 5.0 --emit tekton --runner-image quay.io/example/microshift-compose:1.0 | kubectl create -f -`,
+  microshift-compose matrix --profile full --arch x86_64,aarch64 --release 5.0 --emit tekton --runner-image ghcr.io/microshift-compose/microshift-compose:1.0.0 --output-claim compositions | kubectl create -f -`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := mx.Validate(); err != nil {
@@ -258,12 +285,7 @@ describes the work.`,
 				return err
 			}
 			if mx.Emit != "" {
-				var data []byte
-				if mx.Emit == matrix.EmitGitHub {
-					data, err = matrix.GitHub(sum.Cells, args)
-				} else {
-					data, err = matrix.Tekton(sum.Cells, matrix.TektonOptions{Image: mx.RunnerImage, Args: args})
-				}
+				data, err := mx.emit(sum.Cells, args)
 				if err != nil {
 					return err
 				}
@@ -292,6 +314,51 @@ describes the work.`,
 	steps.addFlags(cmd)
 	trust.addBuildFlags(cmd)
 	return cmd
+}
+
+// emit describes the cells for the engine: the release directories as
+// paths in the repository the GitHub jobs check out, the workflow
+// installing this microshift-compose (or --tool-version).
+func (o *matrixOptions) emit(cells []matrix.Result, args []string) ([]byte, error) {
+	if o.Emit == matrix.EmitTekton {
+		return matrix.Tekton(cells, matrix.TektonOptions{Image: o.RunnerImage, Args: args, Claim: o.OutputClaim})
+	}
+	cells = slices.Clone(cells)
+	var repo string
+	for i, c := range cells {
+		if c.ReleaseDir == "" {
+			continue
+		}
+		if repo == "" {
+			var err error
+			if repo, err = matrix.RepoRoot("."); err != nil {
+				return nil, usageError{fmt.Errorf("--emit %s with --release-dir: the jobs check out the repository of the working directory and read release directories from it: %w", o.Emit, err)}
+			}
+		}
+		rel, err := matrix.RepoRelative(repo, c.ReleaseDir)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--release-dir %w", err)}
+		}
+		cells[i].ReleaseDir = rel
+	}
+	if o.Emit == matrix.EmitGitHub {
+		return matrix.GitHub(cells, args)
+	}
+	version := o.ToolVersion
+	if version == "" {
+		b := currentBuild()
+		if b.Modified {
+			return nil, usageError{fmt.Errorf("--emit %s: this microshift-compose was built from a modified work tree, which no workflow can install: pass --tool-version", o.Emit)}
+		}
+		version = b.Version
+	}
+	if _, err := matrix.InstallVersion(version); err != nil {
+		if o.ToolVersion != "" {
+			return nil, usageError{fmt.Errorf("--tool-version: %w", err)}
+		}
+		return nil, usageError{fmt.Errorf("--emit %s: %w; pass --tool-version VERSION", o.Emit, err)}
+	}
+	return matrix.GitHubWorkflow(cells, matrix.WorkflowOptions{Args: args, Version: version})
 }
 
 // warnCells prints each distinct warning of the cells once on stderr,

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -75,6 +71,22 @@ func TestBuildFormatJSON(t *testing.T) {
 	text := runWarned(t, "build", "--profile", "storage-only", "--arch", "aarch64", "--release", "4.19", "--output", filepath.Join(parent, "text"))
 	if !strings.HasSuffix(text, "; composition "+s.ID[:12]+"\n") {
 		t.Errorf("build's line does not end with the short composition ID %s: %q", s.ID[:12], text)
+	}
+
+	// --expect-id: the planned ID builds; another fails, leaving the
+	// previous output as it was.
+	again := runWarned(t, "build", "--profile", "storage-only", "--arch", "aarch64", "--release", "4.19", "--output", filepath.Join(parent, "text"), "--expect-id", s.ID)
+	if again != text {
+		t.Errorf("build --expect-id its own ID printed %q, want %q", again, text)
+	}
+	before := snapshot(t, filepath.Join(parent, "text"))
+	other := strings.Repeat("ab", 32)
+	stdout, stderr, code := runCLI(t, "build", "--profile", "storage-only", "--arch", "aarch64", "--release", "4.19", "--with", "multus", "--output", filepath.Join(parent, "text"), "--expect-id", other)
+	if code != exitError || stdout != "" || !strings.HasSuffix(stderr, "is not "+other+" (--expect-id): the catalog, the release files, the tool's release knowledge or the flags differ from those the composition was planned with; nothing written\n") {
+		t.Errorf("build --expect-id another ID: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if d := diffSnapshots(before, snapshot(t, filepath.Join(parent, "text"))); d != "" {
+		t.Errorf("build --expect-id another ID changed the previous output: %s", d)
 	}
 }
 
@@ -150,97 +162,6 @@ func TestMatrix(t *testing.T) {
 	}
 }
 
-// TestMatrixEmitGitHub: the emitted strategy.matrix, pasted into a
-// workflow, passes actionlint (which type-checks matrix.* against it), and
-// its IDs are what build gives each cell.
-func TestMatrixEmitGitHub(t *testing.T) {
-	actionlint := testutil.GoTool(t, "github.com/rhysd/actionlint/cmd/actionlint", "v1.7.12")
-	stdout := runWarned(t, "matrix", "--profile", "minimal,full", "--arch", "x86_64,aarch64", "--release", "4.19,5.0", "--with", "multus", "--emit", "github")
-	if strings.Count(stdout, "\n") != 1 {
-		t.Errorf("--emit github is not one line (for $GITHUB_OUTPUT): %q", stdout)
-	}
-	var m struct {
-		Include []map[string]string `json:"include"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &m); err != nil || len(m.Include) != 8 {
-		t.Fatalf("--emit github: %v, %d cells\n%s", err, len(m.Include), stdout)
-	}
-	cell := m.Include[6] // 5.0-full-x86_64
-	build := runWarned(t, "build", "--profile", cell["profile"], "--arch", cell["arch"], "--release", cell["release"], cell["args"], "--output", filepath.Join(t.TempDir(), "o"), "--format", "json")
-	var s compose.Summary
-	if err := json.Unmarshal([]byte(build), &s); err != nil || s.ID != cell["id"] || cell["cell"] != "5.0-full-x86_64" {
-		t.Errorf("cell %v: build with its fields gives ID %q (%v)", cell, s.ID, err)
-	}
-
-	workflow := func(matrixJSON, ref string) string {
-		return `name: compositions
-on: push
-jobs:
-  build:
-    runs-on: ubuntu-latest
-    strategy:
-      fail-fast: false
-      matrix: ` + strings.TrimSpace(matrixJSON) + `
-    steps:
-      - uses: actions/checkout@v4
-      - run: microshift-compose build --profile "${{ matrix.profile }}" --arch "${{ matrix.arch }}" --release "${{ matrix.release }}" ${{ matrix.args }} --output "out/${{ matrix.cell }}"
-      - uses: actions/upload-artifact@v4
-        with:
-          name: ${{ matrix.cell }}-${{ matrix.` + ref + ` }}
-          path: out/${{ matrix.cell }}
-`
-	}
-	lint := func(wf string) (string, error) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, ".github", "workflows", "compositions.yaml")
-		writeFileMode(t, path, []byte(wf), 0o644)
-		cmd := exec.Command(actionlint, "-no-color", path)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := lint(workflow(stdout, "id")); err != nil {
-		t.Errorf("actionlint rejects the workflow with the emitted matrix: %v\n%s", err, out)
-	}
-	// The check is live: a property the matrix does not have is refused.
-	if out, err := lint(workflow(stdout, "digest")); err == nil || !strings.Contains(out, `property "digest" is not defined`) {
-		t.Errorf("actionlint accepted matrix.digest: %v\n%s", err, out)
-	}
-}
-
-// TestMatrixEmitTekton: the emitted PipelineRun is valid by Tekton's own
-// API types and validation (hack/tektoncheck, a module of its own), one
-// task per cell.
-func TestMatrixEmitTekton(t *testing.T) {
-	check := testutil.ModuleTool(t, "hack/tektoncheck")
-	stdout := runWarned(t, "matrix", "--profile", "minimal,full", "--arch", "x86_64,aarch64", "--release", "5.0", "--emit", "tekton", "--runner-image", "quay.io/example/microshift-compose:1.0", "--bootc")
-	validate := func(doc string) (string, error) {
-		cmd := exec.CommandContext(context.Background(), check)
-		cmd.Stdin = strings.NewReader(doc)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := validate(stdout); err != nil || out != "valid: PipelineRun microshift-compose-matrix-x7k2p with 4 tasks\n" {
-		t.Errorf("tektoncheck: %v\n%s", err, out)
-	}
-	for _, want := range []string{"- name: build-5-0-full-aarch64\n", "- --bootc\n", "value: quay.io/example/microshift-compose:1.0\n"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("PipelineRun lacks %q", want)
-		}
-	}
-	// The check is live: a step reading a parameter its task lacks is refused.
-	broken := strings.Replace(stdout, "$(params.profile)", "$(params.flavour)", 1)
-	if out, err := validate(broken); err == nil || !strings.Contains(out, `non-existent variable in "$(params.flavour)"`) {
-		t.Errorf("tektoncheck accepted an unknown parameter: %v\n%s", err, out)
-	}
-	if again := runWarned(t, "matrix", "--profile", "minimal,full", "--arch", "x86_64,aarch64", "--release", "5.0", "--emit", "tekton", "--runner-image", "quay.io/example/microshift-compose:1.0", "--bootc"); !bytes.Equal([]byte(again), []byte(stdout)) {
-		t.Error("a second --emit tekton differs")
-	}
-	if ids := regexp.MustCompile(`value: [0-9a-f]{64}\n`).FindAllString(stdout, -1); len(ids) != 4 {
-		t.Errorf("PipelineRun carries %d composition IDs, want 4", len(ids))
-	}
-}
-
 // TestMatrixRedBoot: a cell whose device never becomes healthy fails as
 // build does, naming --allow-red-boot; with it the cell is built with the
 // warning, and the emitted jobs pass it on. Without --release, matrix
@@ -276,7 +197,7 @@ func TestMatrixRedBoot(t *testing.T) {
 	var m struct {
 		Include []map[string]string `json:"include"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &m); err != nil || len(m.Include) != 1 || m.Include[0]["args"] != "--allow-red-boot" {
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil || len(m.Include) != 1 || !strings.Contains(" "+m.Include[0]["build_args"]+" ", " --allow-red-boot ") {
 		t.Errorf("--emit github --allow-red-boot: %v\n%s", err, stdout)
 	}
 

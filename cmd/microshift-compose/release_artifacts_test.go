@@ -2,71 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/spf13/cobra"
-	"github.com/spf13/cobra/doc"
 )
-
-// The man pages are generated here, like docs/cli, so that cobra/doc stays
-// out of the binary: `make man` runs this test with -man-dir.
-var manDir = flag.String("man-dir", "", "write the man pages (section 1) of every command into this directory (make man)")
-
-// TestManPages generates a man page per command with cobra/doc and checks
-// each has its title, name and synopsis; with -man-dir it writes them there
-// for the release archives and packages. The date in their header is
-// SOURCE_DATE_EPOCH's (cobra/doc reads it), so that a release is
-// reproducible.
-func TestManPages(t *testing.T) {
-	dir := *manDir
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	root := newRootCmd(nil, nil)
-	root.DisableAutoGenTag = true
-	header := &doc.GenManHeader{Title: "MICROSHIFT-COMPOSE", Section: "1", Source: "microshift-compose " + versionString(), Manual: "microshift-compose manual"}
-	if err := doc.GenManTree(root, header, dir); err != nil {
-		t.Fatalf("writing the man pages: %v", err)
-	}
-	var want []string
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		if !c.IsAvailableCommand() && c.HasParent() {
-			return
-		}
-		want = append(want, strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
-	for _, name := range want {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Errorf("no man page %s: %v", name, err)
-			continue
-		}
-		page := string(data)
-		for _, part := range []string{`.TH "MICROSHIFT-COMPOSE" "1"`, ".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS"} {
-			if !strings.Contains(page, part) {
-				t.Errorf("man page %s has no %s", name, part)
-			}
-		}
-	}
-	if !slices.Contains(want, "microshift-compose-build.1") || len(want) < 10 {
-		t.Errorf("man pages %v: want one per command, build among them", want)
-	}
-}
 
 func TestVersionOutputs(t *testing.T) {
 	line := mustRun(t, "version")

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,19 +173,138 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestEmitGolden(t *testing.T) {
 	args := []string{"--with=multus", "--bootc"}
-	gh, err := matrix.GitHub(results(), args)
+	cells := results()
+	cells[1].ReleaseDir = "releases/5.0.3" // RepoRelative's
+	gh, err := matrix.GitHub(cells, args)
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "github.json", gh)
-	tk, err := matrix.Tekton(results(), matrix.TektonOptions{Image: "quay.io/example/microshift-compose:1.0", Args: args})
+	wf, err := matrix.GitHubWorkflow(cells, matrix.WorkflowOptions{Args: args, Version: "1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "github-workflow.yaml", wf)
+	opts := matrix.TektonOptions{Image: "quay.io/example/microshift-compose:1.0", Args: args, Claim: "compositions"}
+	tk, err := matrix.Tekton(results(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "tekton.yaml", tk)
 	// Deterministic: the same cells, the same bytes.
-	if again, _ := matrix.Tekton(results(), matrix.TektonOptions{Image: "quay.io/example/microshift-compose:1.0", Args: args}); string(again) != string(tk) {
+	if again, _ := matrix.Tekton(results(), opts); string(again) != string(tk) {
 		t.Error("a second Tekton emit differs")
+	}
+	if again, _ := matrix.GitHubWorkflow(cells, matrix.WorkflowOptions{Args: args, Version: "1.2.3"}); string(again) != string(wf) {
+		t.Error("a second workflow emit differs")
+	}
+}
+
+// TestCellArgs: the arguments rebuild the cell as it was planned: a
+// release directory instead of the stream it holds, the shared flags, the
+// ID to check.
+func TestCellArgs(t *testing.T) {
+	r := results()
+	if got, want := strings.Join(matrix.CellArgs(r[0], []string{"--with=multus"}), " "), "--profile full --arch x86_64 --release 4.19 --with=multus --expect-id "+strings.Repeat("a1", 32); got != want {
+		t.Errorf("CellArgs(embedded) = %s, want %s", got, want)
+	}
+	r[1].ReleaseDir = "rel-5.0.3"
+	if got, want := strings.Join(matrix.CellArgs(r[1], nil), " "), "--profile minimal --arch aarch64 --release-dir rel-5.0.3 --expect-id "+strings.Repeat("b2", 32); got != want {
+		t.Errorf("CellArgs(release dir) = %s, want %s", got, want)
+	}
+}
+
+func TestInstallVersion(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"v1.2.3", "v1.2.3"},
+		{"1.2.3", "v1.2.3"}, // goreleaser's builds
+		{"v1.3.0-rc.1", "v1.3.0-rc.1"},
+		{"v0.0.0-20261125112813-111413ce3cf8", "v0.0.0-20261125112813-111413ce3cf8"}, // make build before the first tag
+		{"(devel)", ""},
+		{"", ""},
+		{"v1.2.3-4-gabcdef012345", ""}, // git describe between tags
+		{"v1.2.3-dirty", ""},
+		{"v1.2", ""},
+		{"latest", ""},
+	} {
+		got, err := matrix.InstallVersion(tc.in)
+		if got != tc.want || (err == nil) != (tc.want != "") {
+			t.Errorf("InstallVersion(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+		if err != nil && !strings.Contains(err.Error(), "is no version go install can fetch") {
+			t.Errorf("InstallVersion(%q): %v", tc.in, err)
+		}
+	}
+}
+
+// TestBuildFacts: what the workflow installs is this module's command,
+// built with the Makefile's tags.
+func TestBuildFacts(t *testing.T) {
+	root := testutil.Root(t)
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	module := strings.TrimPrefix(strings.SplitN(string(gomod), "\n", 2)[0], "module ")
+	if matrix.Package != module+"/cmd/microshift-compose" {
+		t.Errorf("Package = %s, want %s/cmd/microshift-compose", matrix.Package, module)
+	}
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?m)^TAGS\s*:=\s*(\S+)$`).FindSubmatch(makefile); m == nil || string(m[1]) != matrix.BuildTags {
+		t.Errorf("Makefile TAGS %q, BuildTags %q", m, matrix.BuildTags)
+	}
+	containerfile, err := os.ReadFile(filepath.Join(root, "Containerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if user := fmt.Sprintf("\nUSER %d:%d\n", matrix.RunnerUser, matrix.RunnerUser); !strings.Contains(string(containerfile), user) {
+		t.Errorf("the Containerfile has no %q: the Tekton pods' fsGroup is RunnerUser", user)
+	}
+}
+
+func TestRepoRelative(t *testing.T) {
+	top := t.TempDir()
+	repo := filepath.Join(top, "repo")
+	for _, d := range []string{".git", "releases/5.0.3", "sub", "with space"} {
+		if err := os.MkdirAll(filepath.Join(repo, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := filepath.Join(top, "elsewhere")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(repo, "link-out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(repo, "releases"), filepath.Join(top, "link-in")); err != nil {
+		t.Fatal(err)
+	}
+	// From a subdirectory, as a user in it would run matrix.
+	t.Chdir(filepath.Join(repo, "sub"))
+	root, err := matrix.RepoRoot(".")
+	if err != nil || root != repo {
+		t.Fatalf("RepoRoot(sub) = %q, %v; want %s", root, err, repo)
+	}
+	for _, tc := range []struct{ dir, want, err string }{
+		{"../releases/5.0.3", "releases/5.0.3", ""},
+		{filepath.Join(repo, "releases", "5.0.3"), "releases/5.0.3", ""}, // absolute, from the laptop
+		{filepath.Join(top, "link-in", "5.0.3"), "releases/5.0.3", ""},   // a link into the repository
+		{outside, "", "is outside the repository"},
+		{"../link-out", "", "is outside the repository"},
+		{"../with space", "", "cannot stand on a job's command line"},
+		{"../missing", "", "no such file or directory"},
+	} {
+		got, err := matrix.RepoRelative(root, tc.dir)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("RepoRelative(%s) = %q, %v; want %q, %q", tc.dir, got, err, tc.want, tc.err)
+		}
+	}
+	if _, err := matrix.RepoRoot(outside); !errors.Is(err, matrix.ErrNoRepository) {
+		t.Errorf("RepoRoot(outside a repository) = %v", err)
 	}
 }
 
@@ -193,17 +314,35 @@ func TestEmitErrors(t *testing.T) {
 	if _, err := matrix.GitHub(failed, nil); err == nil || err.Error() != "cell 5.0-minimal-aarch64: release 5.0 has no release-aarch64.json" {
 		t.Errorf("GitHub(failed cell) = %v", err)
 	}
-	if _, err := matrix.Tekton(failed, matrix.TektonOptions{Image: "x"}); err == nil || !strings.HasPrefix(err.Error(), "cell 5.0-minimal-aarch64: ") {
+	if _, err := matrix.GitHubWorkflow(failed, matrix.WorkflowOptions{Version: "v1.2.3"}); err == nil || err.Error() != "cell 5.0-minimal-aarch64: release 5.0 has no release-aarch64.json" {
+		t.Errorf("GitHubWorkflow(failed cell) = %v", err)
+	}
+	if _, err := matrix.GitHubWorkflow(results(), matrix.WorkflowOptions{Version: "(devel)"}); err == nil || !strings.Contains(err.Error(), "microshift-compose (devel) is no version go install can fetch") {
+		t.Errorf("GitHubWorkflow(devel) = %v", err)
+	}
+	hostile := results()
+	hostile[0].ReleaseDir = "rel; rm -rf ~"
+	if _, err := matrix.GitHub(hostile, nil); err == nil || err.Error() != `cell 4.19-full-x86_64: argument "rel; rm -rf ~" cannot be passed on a job's command line as it is` {
+		t.Errorf("GitHub(hostile release dir) = %v", err)
+	}
+	if _, err := matrix.GitHub(results(), []string{"--with=$(id)"}); err == nil || !strings.Contains(err.Error(), "cannot be passed on a job's command line") {
+		t.Errorf("GitHub(hostile flag) = %v", err)
+	}
+	opts := matrix.TektonOptions{Image: "x", Claim: "c"}
+	if _, err := matrix.Tekton(failed, opts); err == nil || !strings.HasPrefix(err.Error(), "cell 5.0-minimal-aarch64: ") {
 		t.Errorf("Tekton(failed cell) = %v", err)
+	}
+	if _, err := matrix.Tekton(results(), matrix.TektonOptions{Image: "x"}); err == nil || !strings.Contains(err.Error(), "no PersistentVolumeClaim") {
+		t.Errorf("Tekton(no claim) = %v", err)
 	}
 	dir := results()
 	dir[0].ReleaseDir = "/srv/release"
-	if _, err := matrix.Tekton(dir, matrix.TektonOptions{Image: "x"}); err == nil || !strings.Contains(err.Error(), "embedded releases only") {
+	if _, err := matrix.Tekton(dir, opts); err == nil || !strings.Contains(err.Error(), "embedded releases only") {
 		t.Errorf("Tekton(release dir) = %v", err)
 	}
 	clash := results()
 	clash[1].Cell = "4.19-full-x86.64"
-	if _, err := matrix.Tekton(clash, matrix.TektonOptions{Image: "x"}); err == nil || !strings.Contains(err.Error(), "are both Tekton task build-4-19-full-x86-64") {
+	if _, err := matrix.Tekton(clash, opts); err == nil || !strings.Contains(err.Error(), "are both Tekton task build-4-19-full-x86-64") {
 		t.Errorf("Tekton(clashing names) = %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package repo_test
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -40,8 +41,9 @@ func goreleaser(t *testing.T, root string) string {
 // man pages, completions, LICENSE, the README and the docs it links to;
 // an RPM and a DEB per arch with the binary, the man pages, completions
 // and docs at the standard paths and a maintainer with an address (read
-// back by rpm and dpkg-deb); checksums of them all; and a binary whose
-// --version is the release's, in the form the README shows.
+// back by rpm and dpkg-deb); checksums of them all; a container image per
+// arch (run where it is this machine's); and a binary whose --version is
+// the release's, in the form the README shows.
 func TestGoreleaser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a snapshot release builds the binary for two arches")
@@ -51,7 +53,10 @@ func TestGoreleaser(t *testing.T) {
 	dpkgDeb := testutil.NeedTool(t, "dpkg-deb", "dpkg")
 	rpm := testutil.NeedTool(t, "rpm", "rpm")
 	src := copyCheckout(t, root)
-	env := append(os.Environ(), "GOFLAGS=", "MAKEFLAGS=")
+	// goreleaser's dockers run `docker build`: podman's, on a store of the
+	// test's own (no docker engine runs here).
+	store := newPodmanStore(t)
+	env := append(os.Environ(), "GOFLAGS=", "MAKEFLAGS=", "PATH="+store.dockerShim(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	run := func(dir string, name string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(name, args...)
@@ -116,6 +121,12 @@ func TestGoreleaser(t *testing.T) {
 				t.Errorf("%s has no %s", a, w)
 			}
 		}
+		// The man pages name the release, as its binary does, and
+		// each is titled by its command.
+		page := gunzip(t, tarFile(t, filepath.Join(dist, a), "manpages/microshift-compose-build.1.gz"))
+		if th := `.TH "MICROSHIFT-COMPOSE-BUILD" "1" "Jan 2025" "microshift-compose v0.0.1-next" "microshift-compose manual"`; !strings.Contains(page, th+"\n") {
+			t.Errorf("%s: microshift-compose-build.1 has no %s:\n%.300s", a, th, page)
+		}
 	}
 	pkgFiles := []string{"/usr/bin/microshift-compose", "/usr/share/bash-completion/completions/microshift-compose", "/usr/share/fish/vendor_completions.d/microshift-compose.fish",
 		"/usr/share/doc/microshift-compose/README.md", "/usr/share/doc/microshift-compose/docs/catalog.md", "/usr/share/doc/microshift-compose/docs/plugins.md"}
@@ -148,6 +159,23 @@ func TestGoreleaser(t *testing.T) {
 		}
 		if m := strings.TrimSpace(run(dist, rpm, "-qp", "--qf", "%{PACKAGER}", r)); !maintainer.MatchString(m) {
 			t.Errorf("%s: Packager %q has no address", r, m)
+		}
+	}
+
+	// The container images, one per arch, each with the arch's binary;
+	// the one of this machine's arch runs and says which release it is.
+	for _, arch := range []string{"amd64", "arm64"} {
+		im := store.unpack(t, "ghcr.io/microshift-compose/microshift-compose:0.0.1-next-"+arch)
+		checkImage(t, im, arch)
+		if v := im.config.Config.Labels["org.opencontainers.image.version"]; v != "0.0.1-next" {
+			t.Errorf("%s image: version label %q", arch, v)
+		}
+		if arch != runtime.GOARCH {
+			continue
+		}
+		out, stderr, code := im.run(t, "--version")
+		if code != 0 || !strings.HasPrefix(out, "microshift-compose v0.0.1-next (commit "+commit[:12]+", ") {
+			t.Errorf("--version in the snapshot's %s image = %q (exit %d, %s), want v0.0.1-next and commit %s", arch, out, code, stderr, commit[:12])
 		}
 	}
 
@@ -249,4 +277,49 @@ func tarNames(t *testing.T, path string) []string {
 		names = append(names, h.Name)
 	}
 	return names
+}
+
+// tarFile returns the contents of the file name in the .tar.gz at path.
+func tarFile(t *testing.T, path, name string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			t.Fatalf("%s has no %s", path, name)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if h.Name == name {
+			data, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", path, name, err)
+			}
+			return data
+		}
+	}
+}
+
+// gunzip decompresses data.
+func gunzip(t *testing.T, data []byte) string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
