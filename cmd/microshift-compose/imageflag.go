@@ -17,11 +17,13 @@ func checkImageFlag(flag, ref string) error {
 	if err := checkNoTransport(flag, ref); err != nil {
 		return err
 	}
-	if _, err := name.ParseReference(ref, name.StrictValidation); err != nil {
-		return usageError{fmt.Errorf("%s: %q is not an image reference: %v", flag, ref, err)}
-	}
+	// Path segments first: they are what a parser's "invalid reference
+	// format" would not name.
 	if err := imageref.Check(ref); err != nil {
 		return usageError{fmt.Errorf("%s: %q: %v", flag, ref, err)}
+	}
+	if _, err := name.ParseReference(ref, name.StrictValidation); err != nil {
+		return usageError{fmt.Errorf("%s: %q is not an image reference: %v", flag, ref, err)}
 	}
 	return nil
 }
@@ -35,11 +37,11 @@ func checkRunnerImage(ref string) error {
 	if err := checkNoTransport(flag, ref); err != nil {
 		return err
 	}
-	if _, err := reference.ParseNamed(ref); err != nil {
-		return usageError{fmt.Errorf("%s: %q is not an image reference with its registry: %v", flag, ref, err)}
-	}
 	if err := imageref.Check(ref); err != nil {
 		return usageError{fmt.Errorf("%s: %q: %v", flag, ref, err)}
+	}
+	if _, err := reference.ParseNamed(ref); err != nil {
+		return usageError{fmt.Errorf("%s: %q is not an image reference with its registry: %v", flag, ref, err)}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -104,7 +105,7 @@ func gitRepo(t *testing.T, dir string) {
 // pushed tag: the files git tracks or would track (not those of nested
 // modules such as hack/tektoncheck), from the work tree. The other modules
 // come from the local module cache, so nothing is downloaded.
-func moduleProxy(t *testing.T, root, version string) string {
+func moduleProxy(t *testing.T, root string) (proxy, version string) {
 	t.Helper()
 	out, err := exec.Command(needTool(t, "git", "git"), "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
 	if err != nil {
@@ -117,10 +118,8 @@ func moduleProxy(t *testing.T, root, version string) string {
 			nested[filepath.Dir(f)+"/"] = true
 		}
 	}
-	const module = "github.com/microshift-compose/microshift-compose"
-	var zb bytes.Buffer
-	zw := zip.NewWriter(&zb)
-	added := 0
+	contents := map[string][]byte{}
+	h := sha256.New()
 	for _, f := range files {
 		skip := false
 		for dir := range nested {
@@ -133,6 +132,41 @@ func moduleProxy(t *testing.T, root, version string) string {
 		data, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
 			t.Fatal(err)
+		}
+		contents[f] = data
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
+		h.Write(data)
+	}
+	// The version names the content: the module cache keeps what it
+	// extracted of a version for good, so another checkout served under
+	// the same version would install that one's binary.
+	version = fmt.Sprintf("v1.2.3-test.h%x", h.Sum(nil)[:6])
+	const module = "github.com/microshift-compose/microshift-compose"
+	// What go install extracts of it is removed afterwards (the module
+	// cache makes it read-only), so that the cache does not keep a copy
+	// of each checkout tested.
+	t.Cleanup(func() {
+		cache := goEnv(t, "GOMODCACHE")
+		extracted := filepath.Join(cache, filepath.FromSlash(module)+"@"+version)
+		filepath.WalkDir(extracted, func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(path, 0o755)
+			}
+			return nil
+		})
+		os.RemoveAll(extracted)
+		downloaded, _ := filepath.Glob(filepath.Join(cache, "cache", "download", filepath.FromSlash(module), "@v", version+".*"))
+		for _, f := range downloaded {
+			os.Remove(f)
+		}
+	})
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	added := 0
+	for _, f := range files {
+		data, ok := contents[f]
+		if !ok {
+			continue
 		}
 		w, err := zw.Create(module + "@" + version + "/" + f)
 		if err != nil {
@@ -151,20 +185,20 @@ func moduleProxy(t *testing.T, root, version string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := t.TempDir()
+	proxy = t.TempDir()
 	dir := filepath.Join(proxy, filepath.FromSlash(module), "@v")
 	writeFileMode(t, filepath.Join(dir, "list"), []byte(version+"\n"), 0o644)
 	writeFileMode(t, filepath.Join(dir, version+".info"), []byte(`{"Version":"`+version+`","Time":"2025-01-02T03:04:05Z"}`), 0o644)
 	writeFileMode(t, filepath.Join(dir, version+".mod"), gomod, 0o644)
 	writeFileMode(t, filepath.Join(dir, version+".zip"), zb.Bytes(), 0o644)
-	return proxy
+	return proxy, version
 }
 
 // TestMatrixEmitGitHub plans a matrix in a subdirectory of a repository,
 // with a release directory named by its absolute path, as on a laptop,
 // and runs the emitted workflow's steps as the runner would: the install
 // job's go install (from a module proxy in a directory serving this
-// checkout as v1.2.3), then one cell's build step in the repository's
+// checkout as v1.2.3-test.h<content hash>), then one cell's build step in the repository's
 // checkout, which must reproduce the planned composition ID; with the
 // release directory changed after planning, the step fails and writes
 // nothing. The workflow passes actionlint (which type-checks matrix.*
@@ -181,8 +215,9 @@ func TestMatrixEmitGitHub(t *testing.T) {
 	}
 	t.Chdir(filepath.Join(repo, "ci"))
 
+	proxy, version := moduleProxy(t, src)
 	plan := []string{"matrix", "--profile", "minimal,full", "--arch", "x86_64", "--release", "5.0", "--release-dir", nightly, "--bootc"}
-	stdout := runWarned(t, append(plan, "--emit", "github-workflow", "--tool-version", "v1.2.3")...)
+	stdout := runWarned(t, append(plan, "--emit", "github-workflow", "--tool-version", version)...)
 	var wf workflow
 	if err := yaml.Unmarshal([]byte(stdout), &wf); err != nil {
 		t.Fatalf("the workflow is no YAML: %v\n%s", err, stdout)
@@ -233,10 +268,10 @@ func TestMatrixEmitGitHub(t *testing.T) {
 	// The install job, with the module proxy the runner would reach.
 	runnerTemp := t.TempDir()
 	install, env := wf.step(t, "install", "go install")
-	if want := "go install -trimpath -tags " + buildTags + " " + matrix.Package + "@v1.2.3"; install != want {
+	if want := "go install -trimpath -tags " + buildTags + " " + matrix.Package + "@" + version; install != want {
 		t.Errorf("install step runs %q, want %q", install, want)
 	}
-	stepEnv := []string{"GOFLAGS=", "GOPROXY=file://" + moduleProxy(t, src, "v1.2.3") + ",file://" + filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download"), "GOSUMDB=off", "GOTOOLCHAIN=local"}
+	stepEnv := []string{"GOFLAGS=", "GOPROXY=file://" + proxy + ",file://" + filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download"), "GOSUMDB=off", "GOTOOLCHAIN=local"}
 	for k, v := range env {
 		stepEnv = append(stepEnv, k+"="+expand(t, v, nil, runnerTemp))
 	}
@@ -245,8 +280,8 @@ func TestMatrixEmitGitHub(t *testing.T) {
 	}
 	check, _ := wf.step(t, "install", `"$RUNNER_TEMP/bin/microshift-compose" version`)
 	out, code := bash(t, runnerTemp, check, "RUNNER_TEMP="+runnerTemp)
-	if code != 0 || !strings.HasPrefix(out, "microshift-compose v1.2.3 (") {
-		t.Errorf("the installed microshift-compose says %q (exit %d), want v1.2.3", out, code)
+	if code != 0 || !strings.HasPrefix(out, "microshift-compose "+version+" (") {
+		t.Errorf("the installed microshift-compose says %q (exit %d), want %s", out, code, version)
 	}
 
 	// One cell's build step, in the checkout, the installed binary on PATH.

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"text/template/parse"
 	"time"
@@ -107,29 +108,31 @@ const (
 // one is refused, naming the function and the template, rather than made
 // up a value: a password or key derived from the composition would be
 // derived from public inputs.
-var refused = map[string]refusal{
-	"randAlphaNum":             {"is random", adviceValue, ErrNotReproducible},
-	"randAlpha":                {"is random", adviceValue, ErrNotReproducible},
-	"randAscii":                {"is random", adviceValue, ErrNotReproducible},
-	"randNumeric":              {"is random", adviceValue, ErrNotReproducible},
-	"randBytes":                {"is random", adviceValue, ErrNotReproducible},
-	"randInt":                  {"is random", adviceValue, ErrNotReproducible},
-	"uuidv4":                   {"is random", adviceValue, ErrNotReproducible},
-	"shuffle":                  {"is random", "give the string in the order wanted", ErrNotReproducible},
-	"bcrypt":                   {"salts at random", "give the hash in the chart's values", ErrNotReproducible},
-	"htpasswd":                 {"salts at random (bcrypt)", "give the htpasswd line in the chart's values", ErrNotReproducible},
-	"encryptAES":               {"uses a random IV", "give the encrypted value in the chart's values", ErrNotReproducible},
-	"genPrivateKey":            {"generates a key", adviceCert, ErrNotReproducible},
-	"genCA":                    {"generates a key and a certificate dated now", adviceCert, ErrNotReproducible},
-	"genCAWithKey":             {"generates a certificate with a random serial, dated now", adviceCert, ErrNotReproducible},
-	"genSelfSignedCert":        {"generates a key and a certificate dated now", adviceCert, ErrNotReproducible},
-	"genSelfSignedCertWithKey": {"generates a certificate with a random serial, dated now", adviceCert, ErrNotReproducible},
-	"genSignedCert":            {"generates a key and a certificate dated now", adviceCert, ErrNotReproducible},
-	"genSignedCertWithKey":     {"generates a certificate with a random serial, dated now", adviceCert, ErrNotReproducible},
-	"now":                      {"reads the clock", adviceClock, ErrNotReproducible},
-	"ago":                      {"reads the clock", adviceClock, ErrNotReproducible},
-	"lookup":                   {"needs a cluster: a build renders offline, where lookup would find nothing", "give what it looks up in the chart's values", ErrNeedsCluster},
-}
+var refused = sync.OnceValue(func() map[string]refusal {
+	return map[string]refusal{
+		"randAlphaNum":             {"is random", adviceValue, ErrNotReproducible},
+		"randAlpha":                {"is random", adviceValue, ErrNotReproducible},
+		"randAscii":                {"is random", adviceValue, ErrNotReproducible},
+		"randNumeric":              {"is random", adviceValue, ErrNotReproducible},
+		"randBytes":                {"is random", adviceValue, ErrNotReproducible},
+		"randInt":                  {"is random", adviceValue, ErrNotReproducible},
+		"uuidv4":                   {"is random", adviceValue, ErrNotReproducible},
+		"shuffle":                  {"is random", "give the string in the order wanted", ErrNotReproducible},
+		"bcrypt":                   {"salts at random", "give the hash in the chart's values", ErrNotReproducible},
+		"htpasswd":                 {"salts at random (bcrypt)", "give the htpasswd line in the chart's values", ErrNotReproducible},
+		"encryptAES":               {"uses a random IV", "give the encrypted value in the chart's values", ErrNotReproducible},
+		"genPrivateKey":            {"generates a key", adviceCert, ErrNotReproducible},
+		"genCA":                    {"generates a key and a certificate dated now", adviceCert, ErrNotReproducible},
+		"genCAWithKey":             {"generates a certificate with a random serial, dated now", adviceCert, ErrNotReproducible},
+		"genSelfSignedCert":        {"generates a key and a certificate dated now", adviceCert, ErrNotReproducible},
+		"genSelfSignedCertWithKey": {"generates a certificate with a random serial, dated now", adviceCert, ErrNotReproducible},
+		"genSignedCert":            {"generates a key and a certificate dated now", adviceCert, ErrNotReproducible},
+		"genSignedCertWithKey":     {"generates a certificate with a random serial, dated now", adviceCert, ErrNotReproducible},
+		"now":                      {"reads the clock", adviceClock, ErrNotReproducible},
+		"ago":                      {"reads the clock", adviceClock, ErrNotReproducible},
+		"lookup":                   {"needs a cluster: a build renders offline, where lookup would find nothing", "give what it looks up in the chart's values", ErrNeedsCluster},
+	}
+})
 
 // clockWhenNoTime are the date functions that read the clock when their
 // time argument (index arg) is not a time or a whole number: Sprig then
@@ -143,23 +146,25 @@ var clockWhenNoTime = map[string]int{
 // on Go's map order, replaced by ones that give one answer: keys and
 // values in sorted key order (any order is one Helm may give), dates in
 // UTC instead of the build machine's zone.
-var deterministic = template.FuncMap{
-	"keys":   sortedKeys,
-	"values": sortedValues,
-	"date": func(format string, date any) string {
-		return inUTC(date).Format(format)
-	},
-	"htmlDate": func(date any) string {
-		return inUTC(date).Format("2006-01-02")
-	},
-	"toDate": func(format, str string) time.Time {
-		t, _ := time.ParseInLocation(format, str, time.UTC)
-		return t
-	},
-	"mustToDate": func(format, str string) (time.Time, error) {
-		return time.ParseInLocation(format, str, time.UTC)
-	},
-}
+var deterministic = sync.OnceValue(func() template.FuncMap {
+	return template.FuncMap{
+		"keys":   sortedKeys,
+		"values": sortedValues,
+		"date": func(format string, date any) string {
+			return inUTC(date).Format(format)
+		},
+		"htmlDate": func(date any) string {
+			return inUTC(date).Format("2006-01-02")
+		},
+		"toDate": func(format, str string) time.Time {
+			t, _ := time.ParseInLocation(format, str, time.UTC)
+			return t
+		},
+		"mustToDate": func(format, str string) (time.Time, error) {
+			return time.ParseInLocation(format, str, time.UTC)
+		},
+	}
+})
 
 // inUTC is Sprig's date argument as a time in UTC (the clock case is
 // refused before).
@@ -377,26 +382,28 @@ func (g *guard) addWork(n int64) error {
 }
 
 // builtins are text/template's own printing functions, as it defines
-// them: put in the function map (which takes precedence), they are
+// them (built on first use: package init does no work): put in the function map (which takes precedence), they are
 // counted and bounded like the others.
-var builtins = template.FuncMap{
-	"print":    fmt.Sprint,
-	"printf":   fmt.Sprintf,
-	"println":  fmt.Sprintln,
-	"html":     template.HTMLEscaper,
-	"js":       template.JSEscaper,
-	"urlquery": template.URLQueryEscaper,
-}
+var builtins = sync.OnceValue(func() template.FuncMap {
+	return template.FuncMap{
+		"print":    fmt.Sprint,
+		"printf":   fmt.Sprintf,
+		"println":  fmt.Sprintln,
+		"html":     template.HTMLEscaper,
+		"js":       template.JSEscaper,
+		"urlquery": template.URLQueryEscaper,
+	}
+})
 
 // Funcs replaces every function of m by one that counts and bounds it;
 // refused functions by one that refuses.
 func (g *guard) Funcs(m template.FuncMap) {
 	if _, engineMap := m["toYaml"]; engineMap {
-		for name, fn := range builtins {
+		for name, fn := range builtins() {
 			m[name] = fn
 		}
 	}
-	for name, fn := range deterministic {
+	for name, fn := range deterministic() {
 		if _, ok := m[name]; ok {
 			m[name] = fn
 		}
@@ -425,7 +432,7 @@ func (g *guard) wrap(name string, fn any) any {
 	if v.Kind() != reflect.Func {
 		return fn
 	}
-	r, isRefused := refused[name]
+	r, isRefused := refused()[name]
 	mutates := slices.Contains(mutators, name)
 	return reflect.MakeFunc(v.Type(), func(args []reflect.Value) []reflect.Value {
 		if err := g.step(weight(name)); err != nil {
