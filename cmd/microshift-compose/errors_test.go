@@ -484,7 +484,7 @@ var badInputs = []badInput{
 	{
 		name: "flags/--bootc-base not a reference",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--bootc", "--bootc-base", "Quay.io/UPPER", "--output", "{out}"},
-		want: `--bootc-base: "Quay.io/UPPER" is not an image reference: could not parse reference: Quay.io/UPPER`,
+		want: `--bootc-base: "Quay.io/UPPER": not a reference containers/image takes: invalid reference format: repository name must be lowercase`,
 		code: exitUsage,
 	},
 	{
