@@ -209,7 +209,10 @@ func TestLoadPolicyFiles(t *testing.T) {
 			t.Errorf("LoadPolicy = %v, want nil (%d bytes inlined)", err, 1000*len(pub))
 		}
 		// A 1 MiB CA bundle named by 5 scopes: 5 MiB inlined.
-		bundle := writeFile(t, dir, "bundle.pem", bytes.Repeat(certPEM(t), (1<<20-4096)/len(certPEM(t))))
+		// One certificate repeated: each certPEM call signs anew, and ECDSA
+		// signatures vary in length, so the count is taken from the same one.
+		one := certPEM(t)
+		bundle := writeFile(t, dir, "bundle.pem", bytes.Repeat(one, (1<<20-4096)/len(one)))
 		scopes := map[string]any{}
 		for i := range 5 {
 			scopes[fmt.Sprintf("quay.io/r%d", i)] = []any{map[string]any{"type": "sigstoreSigned", "signedIdentity": map[string]any{"type": "matchRepository"},
