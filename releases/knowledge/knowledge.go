@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -36,18 +37,22 @@ var data embed.FS
 
 // Knowledge is every release range's facts, as loaded.
 type Knowledge struct {
-	ConfigFiles       []ConfigFile
-	Distros           []Distro
-	Upgrades          []UpgradeRule
-	Kubernetes        map[string]string // stream -> Kubernetes major.minor
-	Packages          map[string]Range
-	PackageConfigs    []PackageConfig
+	ConfigFiles    []ConfigFile
+	Distros        []Distro
+	Upgrades       []UpgradeRule
+	Kubernetes     map[string]string // stream -> Kubernetes major.minor
+	Packages       map[string]Range
+	PackageConfigs []PackageConfig
+	// PackageFiles are the files each RPM installs under /etc.
+	PackageFiles      []PackageFile
 	MissingCapability []CapabilityWarning
 	Config            *Schema
 	// LVMSStorageClasses and HealthChecks are the device storage and
 	// readiness-check facts (device.go).
 	LVMSStorageClasses []LVMSStorageClasses
 	HealthChecks       []HealthCheck
+	// Lvmds say what MicroShift does with an empty lvmd.yaml.
+	Lvmds []Lvmd
 	// Digest is the sha256 (hex) of the data files the knowledge was
 	// parsed from: part of a plan's composition ID.
 	Digest string
@@ -108,6 +113,13 @@ type PackageConfig struct {
 	Settings map[string]any
 }
 
+// PackageFile is a file an RPM installs under /etc.
+type PackageFile struct {
+	Range
+	Package string
+	Path    string
+}
+
 // CapabilityWarning is what the device does without a capability.
 type CapabilityWarning struct {
 	Range
@@ -130,6 +142,8 @@ type Release struct {
 	Kubernetes string
 	// PackageConfigs are the drop-ins the release's RPMs ship.
 	PackageConfigs []PackageConfig
+	// PackageFiles are the files the release's RPMs install under /etc.
+	PackageFiles []PackageFile
 	// Config is the config keys the release accepts.
 	Config *Rules
 	// LVMSStorageClasses is how lvmd's device classes become StorageClasses;
@@ -138,6 +152,9 @@ type Release struct {
 	// HealthCheck is how the device's greenboot check waits for the plan's
 	// workloads; nil when the knowledge has none for the release.
 	HealthCheck *HealthCheck
+	// Lvmd is what the release does with an empty lvmd.yaml; nil when the
+	// knowledge has nothing for it.
+	Lvmd *Lvmd
 	// Rules is the release ("5.0") whose facts these are: the release's
 	// own stream, or, for a release newer than every release the data
 	// knows (a nightly of the next minor), the newest known one, whose
@@ -208,6 +225,11 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 			r.PackageConfigs = append(r.PackageConfigs, pc)
 		}
 	}
+	for _, pf := range k.PackageFiles {
+		if pf.Matches(v) {
+			r.PackageFiles = append(r.PackageFiles, pf)
+		}
+	}
 	for _, w := range k.MissingCapability {
 		if w.Matches(v) {
 			if _, dup := r.missingCap[w.Capability]; !dup {
@@ -216,7 +238,7 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 		}
 	}
 	r.Config = k.Config.For(v)
-	r.LVMSStorageClasses, r.HealthCheck = k.deviceFacts(v)
+	r.LVMSStorageClasses, r.HealthCheck, r.Lvmd = k.deviceFacts(v)
 	r.Rules = r.Stream()
 	if newest := k.Newest(); newest != nil && v.GreaterThan(newest) && (v.Major() != newest.Major() || v.Minor() != newest.Minor()) {
 		r.Rules, r.Newer = fmt.Sprintf("%d.%d", newest.Major(), newest.Minor()), true
@@ -293,6 +315,11 @@ type releasesTOML struct {
 		File    string         `toml:"file"`
 		Config  map[string]any `toml:"config"`
 	} `toml:"package_config"`
+	PackageFile []struct {
+		Package string `toml:"package"`
+		Release string `toml:"release"`
+		Path    string `toml:"path"`
+	} `toml:"package_file"`
 	MissingCapability []struct {
 		Capability string `toml:"capability"`
 		Release    string `toml:"release"`
@@ -382,6 +409,19 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 		settings := map[string]any{}
 		flatten("", pc.Config, settings)
 		k.PackageConfigs = append(k.PackageConfigs, PackageConfig{Range: r, Package: pc.Package, File: pc.File, Settings: settings})
+	}
+	for i, pf := range doc.PackageFile {
+		r, err := rng(fmt.Sprintf("package_file[%d]", i), pf.Release)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := k.Packages[pf.Package]; !ok {
+			return nil, fmt.Errorf("%s: package_file[%d]: package %q is not in [packages]", releasesName, i, pf.Package)
+		}
+		if !strings.HasPrefix(pf.Path, "/etc/") || path.Clean(pf.Path) != pf.Path {
+			return nil, fmt.Errorf("%s: package_file[%d]: path %q is not a clean path under /etc/", releasesName, i, pf.Path)
+		}
+		k.PackageFiles = append(k.PackageFiles, PackageFile{Range: r, Package: pf.Package, Path: pf.Path})
 	}
 	for i, w := range doc.MissingCapability {
 		r, err := rng(fmt.Sprintf("missing_capability[%d]", i), w.Release)
