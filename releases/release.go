@@ -214,8 +214,14 @@ func readLimited(fsys fs.FS, name string) ([]byte, error) {
 	return data, nil
 }
 
-// Select returns the newest release satisfying constraint ("" = newest).
+// Select returns the newest release satisfying constraint; "" is the
+// newest that is not a development stream (as SelectEmbedded).
 func Select(rels []*Release, constraint string) (*Release, error) {
+	if strings.TrimSpace(constraint) == "" {
+		if released := slices.DeleteFunc(slices.Clone(rels), func(r *Release) bool { return r.Development }); len(released) > 0 {
+			rels = released
+		}
+	}
 	versions := make([]*semver.Version, len(rels))
 	for i, r := range rels {
 		versions[i] = r.Version

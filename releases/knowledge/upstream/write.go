@@ -80,7 +80,8 @@ func (d *doc) comment(text string) {
 		}
 		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
 		cur := ""
-		for _, w := range strings.Fields(line) {
+		// Split at single spaces: a run of spaces (column alignment) stays.
+		for _, w := range strings.Split(strings.TrimLeft(line, " "), " ") {
 			if cur != "" && len(cur)+1+len(w) > 76 {
 				d.b.WriteString("# " + cur + "\n")
 				cur = indent + "  " + w
@@ -169,10 +170,10 @@ Streams (openshift/microshift branch at commit):`)
 		if p.Development {
 			line += " (development branch)"
 		}
-		if r := p.ReleaseFiles; r != nil {
-			line += fmt.Sprintf(", release files from %s at %s", r.Branch, short(r.Commit))
-		}
 		d.comment(line)
+		if r := p.ReleaseFiles; r != nil {
+			d.comment(fmt.Sprintf("        release files from %s at %s", r.Branch, short(r.Commit)))
+		}
 	}
 	for _, a := range g.pins.Aliases {
 		d.comment(fmt.Sprintf("  %s at %s is %s, not a stream of its own", a.Branch, short(a.Commit), a.Stream))
