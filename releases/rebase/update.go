@@ -93,9 +93,9 @@ type FileUpdate struct {
 	// images OpenShift's payload does not carry), so it stays at its old
 	// release.base; "" for a file the update fed.
 	NotUpdated string `json:"not_updated,omitempty"`
-	path string
-	old  []byte
-	new  []byte
+	path       string
+	old        []byte
+	new        []byte
 }
 
 // ImageChange is a new reference for a key.
