@@ -428,6 +428,13 @@ func (r *resolver) checkSelection() error {
 			}
 		}
 	}
+	if l := r.req.Lvmd; l != nil && l.Empty {
+		why := "it has no device classes"
+		if r.facts.Lvmd != nil {
+			why = fmt.Sprintf("on MicroShift %s: %s", r.rel.Stream(), r.facts.Lvmd.EmptyFile)
+		}
+		return fmt.Errorf("--lvmd %s: the file is empty (no document): %s; list at least one device class, or drop --lvmd and MicroShift picks the host's volume group itself", l.Source, why)
+	}
 	if len(r.req.StorageClasses) > 0 && r.req.Lvmd == nil {
 		return fmt.Errorf("--storage-class %q names a device class of --lvmd, which is not given", r.req.StorageClasses[0].Flag)
 	}
