@@ -103,6 +103,9 @@ func Resolve(ctx context.Context, cat *components.Catalog, rel *releases.Release
 	}
 	r.warnUnused(p)
 	r.addPackages(p)
+	if err := r.relatePackageFiles(p); err != nil {
+		return nil, err
+	}
 	r.addServicesAndFirewall(p)
 	if err := setInputs(p, cat.Digest, rel, r.know.Digest, req); err != nil {
 		return nil, err

@@ -44,7 +44,9 @@ type Knowledge struct {
 	Packages       map[string]Range
 	PackageConfigs []PackageConfig
 	// PackageFiles are the files each RPM installs under /etc.
-	PackageFiles      []PackageFile
+	PackageFiles []PackageFile
+	// PackageReads are the drop-in globs RPMs' own configs read.
+	PackageReads      []PackageRead
 	MissingCapability []CapabilityWarning
 	Config            *Schema
 	// LVMSStorageClasses and HealthChecks are the device storage and
@@ -120,6 +122,17 @@ type PackageFile struct {
 	Path    string
 }
 
+// PackageRead is a drop-in glob an RPM's own config makes it read: the
+// observability collector's scrape_config_files.
+type PackageRead struct {
+	Range
+	Package string
+	// Glob is a path.Match pattern under /etc.
+	Glob string
+	// Key is the config key naming the glob in File, the package's config.
+	Key, File string
+}
+
 // CapabilityWarning is what the device does without a capability.
 type CapabilityWarning struct {
 	Range
@@ -144,6 +157,8 @@ type Release struct {
 	PackageConfigs []PackageConfig
 	// PackageFiles are the files the release's RPMs install under /etc.
 	PackageFiles []PackageFile
+	// PackageReads are the drop-in globs the release's RPMs read.
+	PackageReads []PackageRead
 	// Config is the config keys the release accepts.
 	Config *Rules
 	// LVMSStorageClasses is how lvmd's device classes become StorageClasses;
@@ -228,6 +243,11 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 	for _, pf := range k.PackageFiles {
 		if pf.Matches(v) {
 			r.PackageFiles = append(r.PackageFiles, pf)
+		}
+	}
+	for _, pr := range k.PackageReads {
+		if pr.Matches(v) {
+			r.PackageReads = append(r.PackageReads, pr)
 		}
 	}
 	for _, w := range k.MissingCapability {
@@ -320,6 +340,13 @@ type releasesTOML struct {
 		Release string `toml:"release"`
 		Path    string `toml:"path"`
 	} `toml:"package_file"`
+	PackageReads []struct {
+		Package string `toml:"package"`
+		Release string `toml:"release"`
+		Glob    string `toml:"glob"`
+		Key     string `toml:"key"`
+		File    string `toml:"file"`
+	} `toml:"package_reads"`
 	MissingCapability []struct {
 		Capability string `toml:"capability"`
 		Release    string `toml:"release"`
@@ -422,6 +449,19 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 			return nil, fmt.Errorf("%s: package_file[%d]: path %q is not a clean path under /etc/", releasesName, i, pf.Path)
 		}
 		k.PackageFiles = append(k.PackageFiles, PackageFile{Range: r, Package: pf.Package, Path: pf.Path})
+	}
+	for i, pr := range doc.PackageReads {
+		r, err := rng(fmt.Sprintf("package_reads[%d]", i), pr.Release)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := k.Packages[pr.Package]; !ok {
+			return nil, fmt.Errorf("%s: package_reads[%d]: package %q is not in [packages]", releasesName, i, pr.Package)
+		}
+		if _, err := path.Match(pr.Glob, ""); err != nil || !strings.HasPrefix(pr.Glob, "/etc/") || strings.TrimSpace(pr.Key) == "" {
+			return nil, fmt.Errorf("%s: package_reads[%d]: glob %q is not a pattern under /etc/, or key is missing", releasesName, i, pr.Glob)
+		}
+		k.PackageReads = append(k.PackageReads, PackageRead{Range: r, Package: pr.Package, Glob: pr.Glob, Key: pr.Key, File: pr.File})
 	}
 	for i, w := range doc.MissingCapability {
 		r, err := rng(fmt.Sprintf("missing_capability[%d]", i), w.Release)

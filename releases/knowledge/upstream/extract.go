@@ -31,6 +31,9 @@ type streamFacts struct {
 	spec       *Spec
 	// packageConfigs are the config drop-ins packages install, by package.
 	packageConfigs []packageConfig
+	// packageReads are the drop-in directories a package's own config
+	// makes it read.
+	packageReads []packageRead
 	config         map[string]*configKey
 	distros        []distro
 	upgrade        upgrade
@@ -45,6 +48,15 @@ type packageConfig struct {
 	Package  string
 	File     string
 	Settings map[string]any
+}
+
+type packageRead struct {
+	Package string `toml:"package"`
+	Release string `toml:"release"`
+	Glob    string `toml:"glob"`
+	// Key is the config key naming the glob, File the config holding it.
+	Key  string `toml:"key"`
+	File string `toml:"file"`
 }
 
 type distro struct {
@@ -133,6 +145,9 @@ func extract(ctx context.Context, g *Git, pin Pin) (*streamFacts, error) {
 		return nil, fmt.Errorf("stream %s: %w", pin.Stream, err)
 	}
 	if f.packageConfigs, err = packageConfigs(ctx, g, pin, f.spec); err != nil {
+		return nil, err
+	}
+	if f.packageReads, err = packageReads(ctx, g, pin, f.spec); err != nil {
 		return nil, err
 	}
 	if data, err = read(openAPIPath); err != nil {
@@ -239,6 +254,66 @@ func packageConfigs(ctx context.Context, g *Git, pin Pin, spec *Spec) ([]package
 		}
 	}
 	return out, nil
+}
+
+// readsKeys are the config keys whose values are globs of drop-in files
+// the package reads: the OpenTelemetry collector's Prometheus receiver
+// reads scrape configs from scrape_config_files.
+var readsKeys = []string{"scrape_config_files"}
+
+// packageReads are the drop-in globs the YAML configs the spec's packages
+// install under /etc name (readsKeys): where other packages put files for
+// them to read.
+func packageReads(ctx context.Context, g *Git, pin Pin, spec *Spec) ([]packageRead, error) {
+	var out []packageRead
+	for _, pkg := range sortedKeys(spec.EtcFiles) {
+		for _, file := range spec.EtcFiles[pkg] {
+			src, ok := spec.Sources[file]
+			if !ok || (path.Ext(src) != ".yaml" && path.Ext(src) != ".yml") {
+				continue
+			}
+			data, err := g.Read(ctx, pin.Commit, src)
+			if err != nil {
+				return nil, fmt.Errorf("stream %s: %w", pin.Stream, err)
+			}
+			var doc any
+			if err := yaml.Unmarshal(data, &doc); err != nil {
+				return nil, fmt.Errorf("stream %s: %s: %w", pin.Stream, src, err)
+			}
+			for _, key := range readsKeys {
+				for _, glob := range findStrings(doc, key) {
+					if strings.HasPrefix(glob, "/etc/") {
+						out = append(out, packageRead{Package: pkg, Glob: path.Clean(glob), Key: key, File: file})
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// findStrings returns the strings of every list under key, anywhere in doc.
+func findStrings(doc any, key string) []string {
+	var out []string
+	switch x := doc.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			if list, ok := x[k].([]any); ok && k == key {
+				for _, v := range list {
+					if s, ok := v.(string); ok {
+						out = append(out, s)
+					}
+				}
+				continue
+			}
+			out = append(out, findStrings(x[k], key)...)
+		}
+	case []any:
+		for _, v := range x {
+			out = append(out, findStrings(v, key)...)
+		}
+	}
+	return out
 }
 
 func flatten(prefix string, m map[string]any, out map[string]any) {

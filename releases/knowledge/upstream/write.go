@@ -281,6 +281,20 @@ of them the components it selects rely on.`)
 	})
 	entries(d, "package_file", pfs, nil)
 
+	d.comment(`Drop-in directories an RPM's own config makes it read (a glob under a
+config key of a YAML file its %files installs under /etc: the
+OpenTelemetry collector's scrape_config_files): a plan says which files of
+its RPMs (package_file) and its own files the reader takes, and which an
+RPM installs for a reader the plan leaves out.`)
+	d.b.WriteString("\n")
+	var prs []packageRead
+	for _, r := range presence(g, func(f *streamFacts) []packageRead { return f.packageReads }) {
+		v := r.Value
+		v.Release = r.Release
+		prs = append(prs, v)
+	}
+	entries(d, "package_reads", prs, nil)
+
 	d.comment(`What the device does when a plan has no provider of a capability
 (hand-kept).`)
 	d.b.WriteString("\n")
