@@ -397,4 +397,3 @@ func kind(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
-
