@@ -90,6 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	slices.Sort(names)
 	var differ []string
+	var writes []atomicfile.File
 	for _, p := range names {
 		path := filepath.Join(*root, filepath.FromSlash(p))
 		old, err := os.ReadFile(path)
@@ -97,13 +98,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		differ = append(differ, p)
-		if *check {
-			continue
-		}
-		if err := atomicfile.Write(path, files[p], 0o644); err != nil {
+		writes = append(writes, atomicfile.File{Path: path, Data: files[p], Mode: 0o644})
+	}
+	if !*check && len(writes) > 0 {
+		// All or none: a half-written set of bundles and knowledge would
+		// describe no upstream state.
+		if err := atomicfile.WriteAll(writes); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s\n", p)
+		for _, p := range differ {
+			fmt.Fprintf(stdout, "wrote %s\n", p)
+		}
 	}
 	if *check {
 		differ = append(differ, stale...)
