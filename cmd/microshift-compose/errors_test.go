@@ -1101,8 +1101,8 @@ var badInputs = []badInput{
 	},
 	{
 		name: "build/--strict-release refuses a newer release",
-		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/newer-5.1", "--strict-release", "--output", "{out}"},
-		want: `release 5.1 ({bad}/releases/newer-5.1): release is newer than the releases microshift-compose knows (the newest is 5.0; --strict-release refuses it, without it 5.0's rules are applied with a warning; 'make knowledge' refreshes the knowledge)`,
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/newer-5.2", "--strict-release", "--output", "{out}"},
+		want: `release 5.2 ({bad}/releases/newer-5.2): release is newer than the releases microshift-compose knows (the newest is 5.1; --strict-release refuses it, without it 5.1's rules are applied with a warning; 'make knowledge' refreshes the knowledge)`,
 		code: exitError,
 	},
 	{
