@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -78,6 +79,9 @@ answers; the registry's log goes to stderr.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Validate(); err != nil {
 				return err
+			}
+			if !strings.HasPrefix(args[0], "oci:") && !strings.HasPrefix(args[0], "oci-archive:") && !strings.HasPrefix(args[0], "dir:") {
+				return usageError{fmt.Errorf("%q: serve takes oci:DIR or oci-archive:FILE, an OCI layout or archive (what mirror --to writes)", args[0])}
 			}
 			from, err := airgap.ParseSource(args[0])
 			if err != nil {
