@@ -145,3 +145,43 @@ func itoa(n int) string {
 	data, _ := json.Marshal(n)
 	return string(data)
 }
+
+// TestReleaseDiffTransfer: a release whose pod image is rebuilt on the
+// same base moves that image's manifest, config and own layer, read from
+// the registry; the base layer stays.
+func TestReleaseDiffTransfer(t *testing.T) {
+	host, rel := syntheticRelease(t)
+	newRel := t.TempDir()
+	own := testutil.NewLayer(777, 12<<10)
+	p := &testutil.Pusher{Host: host}
+	ref, err := p.PushImage("openshift-release-dev/ocp-v5.0-art-dev", "amd64", []testutil.Layer{testutil.NewLayer(1, 96<<10), own})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := regexp.MustCompile(`"pod": "[^"]+"`).ReplaceAllString(string(mustReadFile(t, filepath.Join(rel, "release-x86_64.json"))), `"pod": "`+ref+`"`)
+	writeFileMode(t, filepath.Join(newRel, "release-x86_64.json"), []byte(data), 0o644)
+	cfg, m := testutil.Image("amd64", []testutil.Layer{testutil.NewLayer(1, 96<<10), own})
+	want := transfer.Bytes{Count: 3, Bytes: own.Desc.Size + int64(len(cfg.Data)) + int64(len(m.Data))}
+
+	var d struct {
+		Transfer []*transfer.Report `json:"transfer"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "release", "diff", rel, newRel, "--resolve-sizes", "--arch", "x86_64", "-o", "json")), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Transfer) != 1 || d.Transfer[0].Arch != "x86_64" {
+		t.Fatalf("release diff transfer = %+v, want one x86_64 report", d.Transfer)
+	}
+	r := d.Transfer[0]
+	if r.Total != want || r.NewImages != 1 || r.Components[0].Name != "core" || r.Components[0].Bytes != own.Desc.Size+int64(len(cfg.Data)) {
+		t.Errorf("release diff transfer = %+v, want total %+v (the pod image's manifest, config and layer)", *r, want)
+	}
+	md := mustRun(t, "release", "diff", rel, newRel, "--resolve-sizes")
+	if !strings.Contains(md, "\n#### Update transfer (x86_64)\n") || !strings.Contains(md, "| **total** | 1 | 3 | "+transfer.Human(want.Bytes)+" |") {
+		t.Errorf("release diff Markdown:\n%s", md)
+	}
+	// --arch without a way to read sizes is a usage error.
+	if _, stderr, code := runCLI(t, "release", "diff", rel, newRel, "--arch", "x86_64"); code != exitUsage || !strings.Contains(stderr, "--arch chooses the arches whose transfer --resolve-sizes or --from reports") {
+		t.Errorf("release diff --arch alone: exit %d, %q", code, stderr)
+	}
+}
