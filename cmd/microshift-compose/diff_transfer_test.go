@@ -105,6 +105,7 @@ func TestDiffTransfer(t *testing.T) {
 	}
 	// One archive holding both sides works too.
 	md := mustRun(t, "diff", outs["networking-only"], outs["full"], "--from", "oci:"+layouts["full"], "--from", "oci:"+layouts["networking-only"])
+	t.Logf("$ microshift-compose diff networking-only/ full/ --from oci:full-images --from oci:networking-only-images\n%s", md)
 	for _, re := range []string{
 		`(?m)^#### Update transfer$`,
 		`(?m)^\| storage-lvms \| 1 \| \d+ \| [0-9.]+ KiB \|$`,

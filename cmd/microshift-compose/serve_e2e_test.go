@@ -91,10 +91,15 @@ func TestServeE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(store)
+	t.Logf("serve stdout:\n%s", strings.Join(srv.lines, "\n"))
 	for _, ref := range refs[:2] {
-		pulled := device.must(t, podmanBin, "--root", filepath.Join(store, "root"), "--runroot", filepath.Join(store, "run"), "--storage-driver", "vfs",
-			"pull", "--authfile", pullSecret, "--cert-dir", certDir, ref)
-		t.Logf("podman pull %s\n%s", ref, pulled)
+		args := []string{"--root", filepath.Join(store, "root"), "--runroot", filepath.Join(store, "run"), "--storage-driver", "vfs",
+			"pull", "--authfile", pullSecret, "--cert-dir", certDir, ref}
+		r := device.exec(t, "", podmanBin, args...)
+		if r.code != 0 {
+			t.Fatalf("podman %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+		t.Logf("$ podman pull %s\n%s%s", ref, r.stderr, r.stdout)
 	}
 	// A push, with valid credentials, is refused: serve is read-only.
 	push := device.exec(t, "", skopeoBin, "copy", "--dest-authfile", pullSecret, "--dest-cert-dir", certDir,
