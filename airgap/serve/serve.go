@@ -74,7 +74,7 @@ type Image struct {
 func (im Image) PullRef(host string) string { return host + "/" + im.Repository + "@" + im.Digest }
 
 // Serve serves the layout or archive from names until ctx is done, then
-// stops the registry (in-flight requests get a few seconds) and returns
+// stops the registry (in-flight requests get 2 seconds) and returns
 // nil. Everything the user gives is checked before anything listens.
 func Serve(ctx context.Context, from airgap.Target, opts Options) error {
 	host, port, err := parseListen(opts.Listen)
@@ -169,7 +169,9 @@ func Serve(ctx context.Context, from airgap.Target, opts Options) error {
 		return fmt.Errorf("serving on %s: %w", addr, err)
 	case <-ctx.Done():
 	}
-	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// In-flight requests get less than the 3 s the CLI gives the work
+	// after a signal, so that a clean stop is an exit 0.
+	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := reg.Shutdown(stopCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("stopping the registry: %w", err)

@@ -54,7 +54,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve an OCI layout or archive read-only as a registry, where a site has none",
 		Long: `serve offers the images of an OCI layout or archive (what mirror --to oci: or
 oci-archive: writes, a bundle) over the OCI distribution API, read-only, until
-interrupted (Ctrl-C or SIGTERM: in-flight pulls get a few seconds). The registry
+interrupted (Ctrl-C or SIGTERM: in-flight pulls get 2 seconds). The registry
 is CNCF distribution (the registry docker-registry and most mirrors run) used as
 a library, in its read-only mode: pushes and deletes are refused (405). An
 archive is read in place, never unpacked; nothing is written anywhere.
