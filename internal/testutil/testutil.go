@@ -148,6 +148,25 @@ func mainWorktree(root string) string {
 	return filepath.Dir(common)
 }
 
+// SkipReleaseEnv names the variable that skips the release tests (the
+// goreleaser snapshot, the container image: minutes of builds) on a
+// developer's machine. CI (CI set) runs them whatever it says.
+const SkipReleaseEnv = "MICROSHIFT_COMPOSE_SKIP_RELEASE"
+
+// ReleaseTest skips a test that builds the tool's release (archives,
+// packages, container images) when SkipReleaseEnv is set outside CI.
+func ReleaseTest(t testing.TB) {
+	t.Helper()
+	if os.Getenv(SkipReleaseEnv) == "" {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Logf("%s is set, but CI runs the release tests", SkipReleaseEnv)
+		return
+	}
+	t.Skipf("%s is set: the release build is not tested here (CI tests it)", SkipReleaseEnv)
+}
+
 // NeedTool returns the path of a program a test runs; a missing one fails
 // the test, naming the Debian package (`make test` installs it).
 func NeedTool(t testing.TB, name, debianPackage string) string {
