@@ -15,8 +15,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -50,10 +52,14 @@ type pkgState struct {
 	name    string
 	started time.Time
 	running map[string]time.Time // test -> when it started or continued
+	ended   map[string]bool      // tests that passed, failed or skipped
 	lines   []line
 	failed  []string // tests that failed, in order
 	skipped []string
 	passed  int
+	// benchmarks counts the top-level benchmarks that ran and did not
+	// fail.
+	benchmarks int
 }
 
 type testResult struct {
@@ -66,14 +72,18 @@ type progress struct {
 	mu        sync.Mutex
 	out       io.Writer
 	log       io.Writer
+	now       func() time.Time
 	start     time.Time
 	lastPrint time.Time
 	pkgs      map[string]*pkgState
 	done      int
 	passed    int
 	failed    int
-	skipped   []testResult
-	durations []testResult // top-level tests
+	// benchmarks counts the top-level benchmarks that ran and did not
+	// fail (go test reports no end of a benchmark that passes).
+	benchmarks int
+	skipped    []testResult
+	durations  []testResult // top-level tests
 }
 
 func main() {
@@ -89,13 +99,19 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	p := &progress{out: os.Stdout, log: io.Discard, start: time.Now(), pkgs: map[string]*pkgState{}}
-	p.lastPrint = p.start
-	if *logPath != "" {
-		f, err := os.Create(*logPath)
+	os.Exit(run(flag.Args(), *logPath, *every, *slowest))
+}
+
+// run runs the command in args, reads its `go test -json` stream and
+// returns the exit code: the command's, or 1 when it exited 0 but a test
+// or package failed.
+func run(args []string, logPath string, every time.Duration, slowest int) int {
+	p := newProgress(os.Stdout, io.Discard, time.Now)
+	if logPath != "" {
+		f, err := os.Create(logPath)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "testprogress: creating the log: %v\n", err)
-			os.Exit(2)
+			return 2
 		}
 		defer f.Close()
 		w := bufio.NewWriter(f)
@@ -103,46 +119,85 @@ func main() {
 		p.log = w
 	}
 
-	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testprogress: %v\n", err)
-		os.Exit(2)
+		return 2
 	}
 	// ^C reaches go test (same process group), which stops its tests and
 	// reports them; keep reading until it exits.
 	signal.Ignore(os.Interrupt)
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "testprogress: starting %s: %v\n", flag.Arg(0), err)
-		os.Exit(2)
+		fmt.Fprintf(os.Stderr, "testprogress: starting %s: %v\n", args[0], err)
+		return 2
 	}
 	stop := make(chan struct{})
-	go p.heartbeat(*every, stop)
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	for sc.Scan() {
-		p.handle(sc.Bytes())
-	}
+	go p.heartbeat(every, stop)
+	readErr := p.consume(stdout)
 	close(stop)
-	err = cmd.Wait()
-	code := 0
-	if err != nil {
+	if readErr != nil {
+		// Keep go test from blocking on a full pipe.
+		io.Copy(io.Discard, stdout)
+		fmt.Fprintf(os.Stderr, "testprogress: reading go test's output: %v\n", readErr)
+	}
+	waitErr := cmd.Wait()
+	p.summary(slowest)
+	code := p.exitCode(waitErr)
+	if code == 0 && readErr != nil {
 		code = 1
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
+	}
+	return code
+}
+
+func newProgress(out, log io.Writer, now func() time.Time) *progress {
+	p := &progress{out: out, log: log, now: now, start: now(), pkgs: map[string]*pkgState{}}
+	p.lastPrint = p.start
+	return p
+}
+
+// consume handles every line of r, a `go test -json` stream, until its
+// end.
+func (p *progress) consume(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64*1024)
+	for {
+		raw, err := br.ReadBytes('\n')
+		if len(raw) > 0 {
+			p.handle(bytes.TrimSuffix(raw, []byte("\n")))
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// exitCode is go test's exit code (waitErr is what waiting for it
+// returned), or 1 when go test exited 0 although a test or a package
+// failed: a failure never exits 0.
+func (p *progress) exitCode(waitErr error) int {
+	code := 0
+	if waitErr != nil {
+		code = 1
+		var ee *exec.ExitError
+		if errors.As(waitErr, &ee) && ee.ExitCode() > 0 {
 			code = ee.ExitCode()
 		}
 	}
-	p.summary(*slowest)
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if code == 0 && p.failed > 0 {
 		code = 1
 	}
-	os.Exit(code)
+	return code
 }
 
 func (p *progress) printf(format string, args ...any) {
 	fmt.Fprintf(p.out, format, args...)
-	p.lastPrint = time.Now()
+	p.lastPrint = p.now()
 }
 
 func (p *progress) handle(raw []byte) {
@@ -168,16 +223,26 @@ func (p *progress) handle(raw []byte) {
 	}
 	s := p.pkgs[e.Package]
 	if s == nil {
-		s = &pkgState{name: e.Package, started: e.Time, running: map[string]time.Time{}}
+		s = &pkgState{name: e.Package, started: e.Time, running: map[string]time.Time{}, ended: map[string]bool{}}
 		p.pkgs[e.Package] = s
 	}
 	switch e.Action {
 	case "start":
 		s.started = e.Time
 	case "run", "cont":
-		if e.Test != "" {
-			s.running[e.Test] = e.Time
+		if e.Test == "" {
+			break
 		}
+		if isBenchmark(e.Test) {
+			// A benchmark that passes has no event of its own: it
+			// ends when the next one starts, or with its package.
+			benchmarkDone(s, e.Test)
+			if e.Action == "run" && !strings.Contains(e.Test, "/") {
+				s.benchmarks++
+				p.benchmarks++
+			}
+		}
+		s.running[e.Test] = e.Time
 	case "pause":
 		delete(s.running, e.Test)
 	case "output":
@@ -191,12 +256,35 @@ func (p *progress) handle(raw []byte) {
 	}
 }
 
+// benchmarkDone takes the benchmarks that are not next's parents off the
+// running list.
+func benchmarkDone(s *pkgState, next string) {
+	for name := range s.running {
+		if isBenchmark(name) && !strings.HasPrefix(next, name+"/") {
+			delete(s.running, name)
+		}
+	}
+}
+
+func isBenchmark(test string) bool { return strings.HasPrefix(test, "Benchmark") }
+
 func (p *progress) testDone(s *pkgState, e event) {
 	delete(s.running, e.Test)
+	s.ended[e.Test] = true
+	topLevel := !strings.Contains(e.Test, "/")
+	if isBenchmark(e.Test) {
+		// Counted when it started; a failure is taken back.
+		if e.Action == "fail" && topLevel {
+			s.benchmarks--
+			p.benchmarks--
+		}
+	}
 	switch e.Action {
 	case "pass":
-		s.passed++
-		p.passed++
+		if !isBenchmark(e.Test) {
+			s.passed++
+			p.passed++
+		}
 	case "fail":
 		s.failed = append(s.failed, e.Test)
 		p.failed++
@@ -204,7 +292,7 @@ func (p *progress) testDone(s *pkgState, e event) {
 		s.skipped = append(s.skipped, e.Test)
 		p.skipped = append(p.skipped, testResult{pkg: s.name, test: e.Test, reason: skipReason(s.lines, e.Test)})
 	}
-	if !strings.Contains(e.Test, "/") {
+	if topLevel && !isBenchmark(e.Test) {
 		p.durations = append(p.durations, testResult{pkg: s.name, test: e.Test, elapsed: e.Elapsed})
 	}
 }
@@ -234,37 +322,67 @@ func (p *progress) packageDone(s *pkgState, e event) {
 	switch {
 	case e.Action == "skip":
 		p.printf("?   \t%s\t[no test files]\n", s.name)
-	case e.Action == "pass" && s.passed == 0 && len(s.skipped) == 0:
+	case e.Action == "pass" && s.passed == 0 && s.benchmarks == 0 && len(s.skipped) == 0:
 		p.printf("ok  \t%s\t%.1fs\t[no tests to run]\n", s.name, e.Elapsed)
 	case e.Action == "pass":
-		extra := ""
-		if len(s.skipped) > 0 {
-			extra = fmt.Sprintf(" (%d skipped)", len(s.skipped))
+		var counts []string
+		if n := s.passed; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d passed", n))
 		}
-		p.printf("ok  \t%s\t%.1fs\t%d passed%s\n", s.name, e.Elapsed, s.passed, extra)
+		if n := s.benchmarks; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d benchmarks", n))
+		}
+		if n := len(s.skipped); n > 0 {
+			counts = append(counts, fmt.Sprintf("%d skipped", n))
+		}
+		p.printf("ok  \t%s\t%.1fs\t%s\n", s.name, e.Elapsed, strings.Join(counts, ", "))
 	default:
-		// As go test does: the output of the failed tests (their
-		// subtests' too) and what the package printed outside any test.
-		failed := map[string]bool{}
-		for _, t := range s.failed {
-			failed[strings.SplitN(t, "/", 2)[0]] = true
-		}
-		for _, l := range s.lines {
-			if l.test == "" || failed[strings.SplitN(l.test, "/", 2)[0]] {
-				p.printf("%s", l.text)
-			}
-		}
-		if e.FailedBuild != "" {
-			p.printf("FAIL\t%s [build failed]\n", s.name)
-		} else if !strings.HasPrefix(lastText(s.lines), "FAIL\t"+s.name) {
-			p.printf("FAIL\t%s\t%.1fs\n", s.name, e.Elapsed)
-		}
-		if len(s.failed) == 0 {
-			// A package failing outside its tests (a panic in TestMain,
-			// a timeout, a build failure) counts as one failure.
-			p.failed++
+		p.printFailure(s, e)
+	}
+}
+
+// printFailure prints what go test prints for a package that failed: the
+// output of its failed tests and of the tests that never ended (a panic,
+// a timeout), what it printed outside any test, and "FAIL\t<package>".
+// The lines are go test -v's, in its order, without the "=== RUN" (PAUSE,
+// CONT, NAME) lines that only -v prints: "--- FAIL: TestName (0.00s)"
+// and "FAIL\t<package>\t1.2s" are as go test prints them, for whoever
+// reads the output for failures.
+func (p *progress) printFailure(s *pkgState, e event) {
+	failed := map[string]bool{}
+	for _, t := range s.failed {
+		failed[t] = true
+	}
+	for _, l := range s.lines {
+		show := l.test == "" || failed[l.test] || !s.ended[l.test]
+		if show && !isFraming(l.text) {
+			p.printf("%s", l.text)
 		}
 	}
+	switch {
+	case strings.HasPrefix(lastText(s.lines), "FAIL\t"+s.name):
+		// go test said so.
+	case e.FailedBuild != "":
+		p.printf("FAIL\t%s [build failed]\n", s.name)
+	default:
+		p.printf("FAIL\t%s\t%.3fs\n", s.name, e.Elapsed)
+	}
+	if len(s.failed) == 0 {
+		// A package failing outside its tests (a panic in TestMain,
+		// a timeout, a build failure) counts as one failure.
+		p.failed++
+	}
+}
+
+// isFraming reports whether text is a line test2json's verbose mode adds
+// ("=== RUN   TestX") that go test without -v does not print.
+func isFraming(text string) bool {
+	for _, prefix := range []string{"=== RUN ", "=== PAUSE ", "=== CONT ", "=== NAME "} {
+		if strings.HasPrefix(text, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func lastText(lines []line) string {
@@ -357,8 +475,12 @@ func (p *progress) summary(slowest int) {
 			p.printf("  %6.1fs %s %s\n", d.elapsed, short(d.pkg), d.test)
 		}
 	}
-	p.printf("wall time %s\n", round(time.Since(p.start)))
-	p.printf("tests: %d passed, %d failed, %d skipped\n", p.passed, p.failed, len(p.skipped))
+	p.printf("wall time %s\n", round(p.now().Sub(p.start)))
+	total := fmt.Sprintf("tests: %d passed, %d failed, %d skipped", p.passed, p.failed, len(p.skipped))
+	if p.benchmarks > 0 {
+		total += fmt.Sprintf(", %d benchmarks", p.benchmarks)
+	}
+	p.printf("%s\n", total)
 }
 
 // module is the path of the module in the working directory ("" when
