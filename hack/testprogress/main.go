@@ -458,14 +458,32 @@ func (p *progress) summary(slowest int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.skipped) > 0 {
+		// One line per reason: a clone without ../shared skips scores
+		// of tests for one reason.
 		p.printf("skipped:\n")
-		const most = 25
-		for i, s := range p.skipped {
-			if i == most {
-				p.printf("  ... and %d more\n", len(p.skipped)-most)
-				break
+		var reasons []string
+		byReason := map[string][]testResult{}
+		for _, s := range p.skipped {
+			if byReason[s.reason] == nil {
+				reasons = append(reasons, s.reason)
 			}
-			p.printf("  %s %s: %s\n", short(s.pkg), s.test, s.reason)
+			byReason[s.reason] = append(byReason[s.reason], s)
+		}
+		for _, r := range reasons {
+			tests := byReason[r]
+			if len(tests) == 1 {
+				p.printf("  %s %s: %s\n", short(tests[0].pkg), tests[0].test, r)
+				continue
+			}
+			const named = 3
+			var names []string
+			for _, s := range tests[:min(named, len(tests))] {
+				names = append(names, short(s.pkg)+" "+s.test)
+			}
+			if len(tests) > named {
+				names = append(names, "...")
+			}
+			p.printf("  %d tests (%s): %s\n", len(tests), strings.Join(names, ", "), r)
 		}
 	}
 	slices.SortStableFunc(p.durations, func(a, b testResult) int { return cmp.Compare(b.elapsed, a.elapsed) })

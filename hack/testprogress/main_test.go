@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -447,5 +448,44 @@ func TestAgainstGoTest(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("failure lines:\ntestprogress %q\n     go test %q\n\ntestprogress printed:\n%s", got, want, progressOut.String())
+	}
+}
+
+// TestSkippedByReason: the summary says each skip reason once, with how
+// many tests it skipped.
+func TestSkippedByReason(t *testing.T) {
+	var stream strings.Builder
+	skip := func(pkg, test, reason string) {
+		for _, e := range []map[string]string{
+			{"Action": "run", "Package": pkg, "Test": test},
+			{"Action": "output", "Package": pkg, "Test": test, "Output": "    x_test.go:1: missing reference/" + test + "\n"},
+			{"Action": "output", "Package": pkg, "Test": test, "Output": "    x_test.go:2: " + reason + "\n"},
+			{"Action": "output", "Package": pkg, "Test": test, "Output": "--- SKIP: " + test + " (0.00s)\n"},
+			{"Action": "skip", "Package": pkg, "Test": test},
+		} {
+			b, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stream.Write(append(b, '\n'))
+		}
+	}
+	const shared = "needs the upstream reference files: put ../shared beside the repository"
+	skip("example.com/a", "TestOne", shared)
+	skip("example.com/a", "TestTwo", shared)
+	skip("example.com/b", "TestThree", "needs podman")
+	skip("example.com/b", "TestFour", shared)
+	skip("example.com/c", "TestFive", shared)
+	var out bytes.Buffer
+	p := newProgress(&out, io.Discard, time.Now)
+	if err := p.consume(strings.NewReader(stream.String())); err != nil {
+		t.Fatal(err)
+	}
+	p.summary(0)
+	want := "skipped:\n" +
+		"  4 tests (example.com/a TestOne, example.com/a TestTwo, example.com/b TestFour, ...): x_test.go:2: " + shared + "\n" +
+		"  example.com/b TestThree: x_test.go:2: needs podman\n"
+	if got := out.String(); !strings.HasPrefix(got, want) {
+		t.Errorf("summary:\n%s\nwant it to start with\n%s", got, want)
 	}
 }

@@ -74,13 +74,16 @@ func Shared(t testing.TB, elem ...string) string {
 			return p
 		}
 	}
-	msg := fmt.Sprintf("needs the upstream reference files %s: put the shared directory (holding reference/) beside the repository as ../shared, or set %s",
-		filepath.Join(elem...), SharedEnv)
+	// The same words for every test, so that make test's summary says
+	// them once for all the tests they skip.
+	msg := fmt.Sprintf("needs the upstream reference files: put the shared directory (holding reference/) beside the repository as ../shared, or set %s",
+		SharedEnv)
 	if os.Getenv("CI") != "" {
 		// In CI the reference files are part of the checkout: missing
 		// ones are a failure, never a skip.
-		t.Fatalf("%s (looked in %s)", msg, strings.Join(candidates, " or "))
+		t.Fatalf("%s (%s: looked in %s)", msg, filepath.Join(elem...), strings.Join(candidates, " or "))
 	}
+	t.Logf("missing %s", filepath.Join(elem...))
 	t.Skip(msg)
 	return ""
 }
