@@ -61,6 +61,15 @@ type Request struct {
 	// knowledge data knows, instead of building it with the newest known
 	// release's rules and a warning.
 	StrictRelease bool
+	// FIPS turns on FIPS mode (build --fips).
+	FIPS bool
+	// KernelArgs are the kernel arguments the device boots with (build
+	// --karg), in order.
+	KernelArgs []string
+	// CIS is the CIS profile the device is hardened with (build --cis):
+	// CISLevel1, CISLevel2 or a CIS profile ID of the SCAP Security Guide;
+	// "" for none.
+	CIS string
 }
 
 // LVMSComponent is the component --lvmd configures.
@@ -168,8 +177,13 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	if err := r.checkInstallsMicroShift(); err != nil {
 		return nil, nil, err
 	}
+	hard, err := r.hardening(target)
+	if err != nil {
+		return nil, nil, err
+	}
 	p := r.newPlan()
 	p.Target = target
+	p.Hardening = hard
 	p.Release.Kind, p.Release.Pin = version.kind, version.pin
 	p.Release.UpgradeFrom = upgrade
 	p.Release.Rules = facts.Rules
@@ -179,6 +193,7 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	if version.warning != "" {
 		p.Warnings = append(p.Warnings, version.warning)
 	}
+	r.addHardeningNotes(p)
 	if err := r.addCapabilityWarnings(p); err != nil {
 		return nil, nil, err
 	}
@@ -744,6 +759,9 @@ func (r *resolver) addServicesAndFirewall(p *plan.Plan) {
 			}
 			sources[s] = true
 		}
+	}
+	if h := p.Hardening; h != nil && h.CIS != nil {
+		enabled[CISAuditUnit] = true
 	}
 	for s := range enabled {
 		// A unit one component needs running wins over another's wish to

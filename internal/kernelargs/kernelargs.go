@@ -135,6 +135,31 @@ func Parse(s string) (Arg, error) {
 	return a, nil
 }
 
+// Safe reports whether s is a kernel argument a writer may put on a
+// command line as it is: a key, or key=value, of the characters Parse
+// takes, whatever the key (fips=1 included). Writers check what they are
+// given with it, whoever checked it before.
+func Safe(s string) bool {
+	if s == "" || s == "--" || len(s) > MaxArg {
+		return false
+	}
+	key, value, _ := strings.Cut(s, "=")
+	if key == "" || key[0] == '-' || key[0] == '.' {
+		return false
+	}
+	for _, r := range key {
+		if !keyChar(r) {
+			return false
+		}
+	}
+	for _, r := range value {
+		if !valueChar(r) {
+			return false
+		}
+	}
+	return true
+}
+
 // describe names a refused character for a message, escaped.
 func describe(r rune) string {
 	switch r {
