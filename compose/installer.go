@@ -182,8 +182,9 @@ type installerBuild struct {
 	// fsInBlueprint: a blueprint took the filesystem sizes (not only the
 	// kickstart).
 	fsInBlueprint bool
-	// kargsTaken: a blueprint took the kernel arguments.
-	kargsTaken bool
+	// kargsIn are the blueprints (BlueprintFile, InstallerBlueprintFile)
+	// that took the kernel arguments.
+	kargsIn []string
 }
 
 // buildBlueprints validates and encodes blueprint.toml and, for an image
@@ -212,8 +213,12 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 	main := blueprints.FromPlan(p)
 	hard := blueprints.Hardening(p)
 	if mainIT, err := blueprints.ImageType(distro, mainType, arch); err == nil {
-		if ib.kargsTaken, err = addHardening(main, mainIT, hard, distro, mainType, arch, installerType != ""); err != nil {
+		taken, err := addHardening(main, mainIT, hard, distro, mainType, arch, installerType != "")
+		if err != nil {
 			return nil, nil, nil, err
+		}
+		if taken {
+			ib.kargsIn = append(ib.kargsIn, BlueprintFile)
 		}
 	}
 	if mainIT, err := blueprints.ImageType(distro, mainType, arch); err == nil && !opts.Kickstart {
@@ -251,7 +256,7 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 		} else {
 			if hard.Kernel != nil && blueprints.Supports(it, &blueprint.Customizations{Kernel: hard.Kernel}) {
 				c.Kernel = hard.Kernel
-				ib.kargsTaken = true
+				ib.kargsIn = append(ib.kargsIn, InstallerBlueprintFile)
 			}
 			if opts.User != nil && !userInMain && blueprints.Supports(it, userC) {
 				c.User = userC.User

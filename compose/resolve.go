@@ -61,15 +61,9 @@ type Request struct {
 	// knowledge data knows, instead of building it with the newest known
 	// release's rules and a warning.
 	StrictRelease bool
-	// FIPS turns on FIPS mode (build --fips).
-	FIPS bool
-	// KernelArgs are the kernel arguments the device boots with (build
-	// --karg), in order.
-	KernelArgs []string
-	// CIS is the CIS profile the device is hardened with (build --cis):
-	// CISLevel1, CISLevel2 or a CIS profile ID of the SCAP Security Guide;
-	// "" for none.
-	CIS string
+	// Hardening is the device's FIPS mode, kernel arguments and CIS
+	// profile (--fips, --karg, --cis).
+	Hardening HardeningOptions
 }
 
 // LVMSComponent is the component --lvmd configures.
