@@ -122,7 +122,7 @@ func (r *resolver) hardening(t plan.Target) (*plan.Hardening, error) {
 	if req.FIPS {
 		f := r.facts.FIPS
 		if f == nil {
-			return nil, &CannotHonourError{fmt.Sprintf("--fips: release %s has no FIPS mode microshift-compose knows of: MicroShift is tested in FIPS mode from 4.15 (releases %s)", r.rel, r.know.FIPSReleases())}
+			return nil, &CannotHonourError{fmt.Sprintf("--fips: release %s has no FIPS mode microshift-compose knows of: upstream tests MicroShift in FIPS mode from %s", r.rel, r.know.FIPSFrom())}
 		}
 		if arch := r.req.Arch; !slices.Contains(f.Arches, string(arch)) {
 			return nil, &CannotHonourError{fmt.Sprintf("--fips: MicroShift %s runs in FIPS mode on %s only, not %s: upstream tests FIPS mode on %s and skips %s",

@@ -179,13 +179,22 @@ func (k *Knowledge) fipsFor(v *semver.Version) *FIPS {
 	return nil
 }
 
-// FIPSReleases describes the releases FIPS mode is known for (">=4.15").
-func (k *Knowledge) FIPSReleases() string {
-	var parts []string
+// FIPSFrom is the first release FIPS mode is known for ("4.15"): the
+// lowest ">=" bound of the [[fips]] entries; "" for none.
+func (k *Knowledge) FIPSFrom() string {
+	var low *semver.Version
 	for _, f := range k.FIPS {
-		parts = append(parts, f.Release)
+		for _, part := range strings.Split(f.Release, ",") {
+			v, err := semver.NewVersion(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(part), ">=")))
+			if strings.HasPrefix(strings.TrimSpace(part), ">=") && err == nil && (low == nil || v.LessThan(low)) {
+				low = v
+			}
+		}
 	}
-	return strings.Join(parts, " || ")
+	if low == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d", low.Major(), low.Minor())
 }
 
 // FIPSOS returns what FIPS mode needs of RHEL major, false when the

@@ -152,8 +152,8 @@ func TestFIPSFactsMatchUpstream(t *testing.T) {
 	if el10, _ := factsFor(t, "5.0.0").FIPSOS(10); len(el10.KickstartPost) != 0 {
 		t.Errorf("RHEL 10 runs %q in %%post; fips-mode-setup is deprecated there", el10.KickstartPost)
 	}
-	if got := k.FIPSReleases(); !strings.HasPrefix(got, ">=4.15") {
-		t.Errorf("FIPSReleases() = %q", got)
+	if got := k.FIPSFrom(); got != "4.15" {
+		t.Errorf("FIPSFrom() = %q", got)
 	}
 }
 
