@@ -110,10 +110,10 @@ func ImageTypesTaking(distroName string, arch releases.Arch, c *blueprint.Custom
 }
 
 // BootcUnsupported is osbuild/images' verdict on the customizations c for
-// bootc-image-builder's disk images of a bootc image of distroName (its
-// qcow2, which takes what raw, ami and vmdk take): nil when they take
-// them.
-func BootcUnsupported(distroName string, arch releases.Arch, c *blueprint.Customizations) error {
+// bootc-image-builder's image type imageType ("qcow2", which takes what
+// raw, ami and vmdk take; "anaconda-iso") of a bootc image of distroName:
+// nil when it takes them.
+func BootcUnsupported(distroName string, arch releases.Arch, imageType string, c *blueprint.Customizations) error {
 	d, err := bibDistro(distroName, arch)
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func BootcUnsupported(distroName string, arch releases.Arch, c *blueprint.Custom
 	if err != nil {
 		return err
 	}
-	it, err := a.GetImageType("qcow2")
+	it, err := a.GetImageType(imageType)
 	if err != nil {
 		return err
 	}

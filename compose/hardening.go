@@ -193,7 +193,7 @@ func (r *resolver) addHardeningNotes(p *plan.Plan) {
 	}
 	if h != nil && h.CIS != nil {
 		c := h.CIS
-		p.Notes = append(p.Notes, fmt.Sprintf("CIS: osbuild remediates the image with %s, tailored to leave out %s, which MicroShift needs to pass",
+		p.Notes = append(p.Notes, fmt.Sprintf("CIS: osbuild remediates the image with %s, tailored to leave out %s: remediating them would turn off what MicroShift needs",
 			c.Profile, strings.Join(c.Unselected, ", ")))
 		for _, u := range c.Unavoidable {
 			p.Notes = append(p.Notes, fmt.Sprintf("CIS: unavoidable: a scan of the running device fails %s: %s", strings.Join(u.Rules, ", "), u.Why))
@@ -289,7 +289,7 @@ func checkHardeningOutputs(p *plan.Plan, opts BuildOptions, imageType string, ha
 	}
 	if opts.Bootc && h.CIS != nil {
 		why := "bootc-image-builder takes no customizations.openscap"
-		if err := blueprints.BootcUnsupported(distro, arch, &blueprint.Customizations{OpenSCAP: &blueprint.OpenSCAPCustomization{ProfileID: h.CIS.Profile}}); err != nil {
+		if err := blueprints.BootcUnsupported(distro, arch, "qcow2", &blueprint.Customizations{OpenSCAP: &blueprint.OpenSCAPCustomization{ProfileID: h.CIS.Profile}}); err != nil {
 			why += " (osbuild/images: " + text.OneLine(err.Error()) + ")"
 		}
 		return nil, fmt.Errorf("--cis with --bootc: the Containerfile's bootc image cannot be remediated with OpenSCAP: osbuild/images remediates while it builds a package-based image, and %s; build without --bootc, with an --image-type that takes customizations.openscap (%s)",
