@@ -223,6 +223,9 @@ engine runs the fleet; matrix describes the work.`,
 				}
 			}
 			var args []string
+			if err := hard.Validate(); err != nil {
+				return err
+			}
 			if mx.Emit != "" {
 				var err error
 				if args, err = emitArgs(cmd, &sel); err != nil {
