@@ -49,8 +49,10 @@ func hardeningHostileCases() []hostileCase {
 	}
 	cases = append(cases,
 		hostileCase{class: "injection/kernel-cmdline", name: "--karg given twice",
-			setup: func(h *hostileEnv) ([]string, string) { return kickstart(h, "--karg", "quiet", "--karg", "quiet"), "--karg" },
-			want:  "given twice", code: exitUsage},
+			setup: func(h *hostileEnv) ([]string, string) {
+				return kickstart(h, "--karg", "quiet", "--karg", "quiet"), "--karg"
+			},
+			want: "given twice", code: exitUsage},
 		hostileCase{class: "injection/kernel-cmdline", name: "--karg with two values of one key",
 			setup: func(h *hostileEnv) ([]string, string) {
 				return kickstart(h, "--karg", "audit=1", "--karg", "audit=0"), "--karg"
@@ -76,8 +78,10 @@ func hardeningHostileCases() []hostileCase {
 		{"an escape sequence", "cis\x1b[2J", "is not a CIS profile"},
 	} {
 		cases = append(cases, hostileCase{class: "hardening/cis", name: "--cis with " + c.name,
-			setup: func(h *hostileEnv) ([]string, string) { return build(h, "--image-type", "qcow2", "--cis", c.value), "--cis" },
-			want:  c.want, code: exitUsage})
+			setup: func(h *hostileEnv) ([]string, string) {
+				return build(h, "--image-type", "qcow2", "--cis", c.value), "--cis"
+			},
+			want: c.want, code: exitUsage})
 	}
 	cases = append(cases,
 		hostileCase{class: "hardening/cis", name: "--cis with a CIS profile the distro lacks",
