@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/installer"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
@@ -132,6 +134,8 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 		}
 		w("    && dnf clean all\n")
 	}
+
+	writeHardening(w, p)
 
 	var files []plan.File
 	for _, f := range p.Files {
@@ -310,4 +314,62 @@ func goArch(arch string) string {
 		return "arm64"
 	}
 	return "amd64"
+}
+
+// Where bootc reads kernel arguments from an image: every *.toml of
+// kargs.d, in name order, at install and at each update (bootc's
+// building/kernel-arguments docs).
+const (
+	BootcKargsDir = "/usr/lib/bootc/kargs.d"
+	// BootcFIPSKargs is the file MicroShift's own FIPS images write.
+	BootcFIPSKargs = BootcKargsDir + "/01-fips.toml"
+	// BootcKargs holds --karg's arguments.
+	BootcKargs = BootcKargsDir + "/10-microshift-compose.toml"
+)
+
+// BootcKargsFile is a bootc kargs.d file: kargs, and the arches they apply
+// to (bootc's names, those of uname -m); none for every arch.
+type BootcKargsFile struct {
+	Kargs              []string `toml:"kargs"`
+	MatchArchitectures []string `toml:"match-architectures,omitempty"`
+}
+
+// Encode writes the file as TOML, the format bootc reads.
+func (f BootcKargsFile) Encode() []byte {
+	var b bytes.Buffer
+	// Strings and lists of strings always encode.
+	_ = toml.NewEncoder(&b).Encode(f)
+	return b.Bytes()
+}
+
+// writeHardening writes the plan's FIPS mode and kernel arguments into the
+// Containerfile: FIPS as MicroShift's own FIPS images do it
+// (test/image-blueprints-bootc/**/*-fips.containerfile: fips=1 in
+// kargs.d for the arches the release supports FIPS on, and the FIPS crypto
+// policy), the kernel arguments in a kargs.d file of their own. Each file
+// is written by printf with one shell-quoted line per argument, so no
+// value reaches the shell unquoted (the arguments need no quoting anyway:
+// internal/kernelargs).
+func writeHardening(w func(string, ...any), p *plan.Plan) {
+	h := p.Hardening
+	kargsFile := func(file string, f BootcKargsFile) {
+		w("RUN mkdir -p %s && \\\n", BootcKargsDir)
+		w("    printf '%%s\\n' \\\n")
+		for _, l := range strings.Split(strings.TrimSuffix(string(f.Encode()), "\n"), "\n") {
+			w("        %s \\\n", shellQuote(l))
+		}
+		w("        > %s\n", file)
+	}
+	if h.FIPSOn() {
+		w("\n# FIPS mode, as MicroShift's own FIPS images set it: fips=1 on the kernel command\n")
+		w("# line (bootc kargs.d) and the FIPS crypto policy.\n")
+		kargsFile(BootcFIPSKargs, BootcKargsFile{Kargs: []string{"fips=1"}, MatchArchitectures: h.FIPS.Arches})
+		w("RUN dnf install -y %s && \\\n", shellWords(h.FIPS.BootcPackages))
+		w("    update-crypto-policies --no-reload --set FIPS && \\\n")
+		w("    dnf clean all\n")
+	}
+	if h != nil && len(h.KernelArgs) > 0 {
+		w("\n# Kernel arguments (--karg): bootc applies them at install and on every update.\n")
+		kargsFile(BootcKargs, BootcKargsFile{Kargs: h.KernelArgs})
+	}
 }

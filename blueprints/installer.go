@@ -64,8 +64,29 @@ func CommitRef(distroName, imageType string, arch releases.Arch) (string, error)
 // Supports reports whether osbuild's image type takes every non-zero part
 // of the customizations c.
 func Supports(it distro.ImageType, c *blueprint.Customizations) bool {
-	return len(Dropped(it, &blueprint.Blueprint{Customizations: c})) == 0
+	return Unsupported(it, c) == nil
 }
+
+// Unsupported is osbuild's own verdict on the customizations c for an
+// image type: nil when it takes every non-zero part of them, else its
+// error naming the first part it does not ("customizations.openscap: not
+// supported"), down to sub-keys (edge-commit takes
+// customizations.kernel.name but not customizations.kernel.append).
+// Options the image type requires are not asked for: c is a part of a
+// blueprint.
+func Unsupported(it distro.ImageType, c *blueprint.Customizations) error {
+	bp := blueprint.Blueprint{Customizations: c}
+	if dropped := Dropped(it, &bp); len(dropped) > 0 {
+		return fmt.Errorf("%s: not supported", dropped[0])
+	}
+	return distro.ValidateConfig(supportedOnly{it}, bp)
+}
+
+// supportedOnly is an image type that requires nothing, for
+// distro.ValidateConfig to check what it supports only.
+type supportedOnly struct{ distro.ImageType }
+
+func (supportedOnly) RequiredBlueprintOptions() []string { return nil }
 
 // Dropped lists the parts of bp that osbuild would leave out of an image
 // of type it (osbuild only warns about them): packages, containers,

@@ -157,11 +157,16 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 			return nil, err
 		}
 		bpData = markTagOnly(bpData, p)
-		ib.files, ib.notes = bib.files, bib.notes
+		ib.files, ib.notes, ib.kargsIn = bib.files, bib.notes, bib.kargsIn
 		for i := range ib.files {
 			ib.files[i].Private = len(body) > 0 && hasSecret(p)
 		}
 	}
+	hardNotes, err := checkHardeningOutputs(p, opts, imageType, bpData != nil, ib.kargsIn)
+	if err != nil {
+		return nil, err
+	}
+	ib.notes = append(ib.notes, hardNotes...)
 	// The options join the composition ID, on a copy (Build does not
 	// change its plan), once it is known which outputs took them.
 	if id, err := buildInputs(opts, imageType, p.Target.ImageType, distro, arch, (opts.Installer.Kickstart || opts.Installer.BIB) && !ib.fsInBlueprint); err != nil {

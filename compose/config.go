@@ -66,6 +66,9 @@ func (r *resolver) addConfig(p *plan.Plan) error {
 			return err
 		}
 	}
+	if err := r.addFIPSConfig(p, m); err != nil {
+		return err
+	}
 	if cfg := r.req.Config; cfg != nil {
 		settings, err := cfg.For(rules)
 		if err != nil {

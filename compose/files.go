@@ -39,6 +39,9 @@ func (r *resolver) deviceFiles(p *plan.Plan) ([]plan.File, error) {
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: no --lvmd given, so %s is not written and MicroShift's runtime defaulting applies on the device (LVMS picks the host's volume group itself)", LVMSComponent, lvmdconfig.DevicePath))
 		}
 	}
+	if h := p.Hardening; h != nil && h.CIS != nil {
+		files = append(files, cisAuditFiles()...)
+	}
 	params := r.req.Config.Params()
 	for _, n := range r.order {
 		c := r.cat.Components[n]

@@ -36,6 +36,11 @@ type idRequest struct {
 	StorageClasses []idStorageClass `json:"storage_classes,omitempty"`
 	// HealthCheck is the greenboot check's options when not the default.
 	HealthCheck *idHealthCheck `json:"health_check,omitempty"`
+	// FIPS, KernelArgs (in order: the kernel reads them in order) and CIS
+	// (the profile ID, however --cis named it) are the hardening.
+	FIPS       bool     `json:"fips,omitempty"`
+	KernelArgs []string `json:"kernel_args,omitempty"`
+	CIS        string   `json:"cis,omitempty"`
 }
 
 type idStorageClass struct {
@@ -82,6 +87,12 @@ func setInputs(p *plan.Plan, catalogDigest string, rel *releases.Release, know s
 	slices.SortStableFunc(r.StorageClasses, func(a, b idStorageClass) int { return strings.Compare(a.Class, b.Class) })
 	if h := req.HealthCheck; h.Disabled || h.Timeout != 0 {
 		r.HealthCheck = &idHealthCheck{Disabled: h.Disabled, Timeout: int64(h.Timeout / time.Second)}
+	}
+	if h := p.Hardening; h != nil {
+		r.FIPS, r.KernelArgs = h.FIPSOn(), h.KernelArgs
+		if h.CIS != nil {
+			r.CIS = h.CIS.Profile
+		}
 	}
 	return p.SetInputs(&plan.Inputs{IDSchema: plan.IDSchema, Request: r, Catalog: catalogDigest, Release: releaseDigest(rel), Knowledge: know})
 }

@@ -6,11 +6,13 @@ import (
 	"strings"
 
 	"github.com/osbuild/blueprint/pkg/blueprint"
+	"github.com/osbuild/images/pkg/distro"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/installer"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -180,6 +182,9 @@ type installerBuild struct {
 	// fsInBlueprint: a blueprint took the filesystem sizes (not only the
 	// kickstart).
 	fsInBlueprint bool
+	// kargsIn are the blueprints (BlueprintFile, InstallerBlueprintFile)
+	// that took the kernel arguments.
+	kargsIn []string
 }
 
 // buildBlueprints validates and encodes blueprint.toml and, for an image
@@ -206,6 +211,16 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 	userInMain := false
 
 	main := blueprints.FromPlan(p)
+	hard := blueprints.Hardening(p)
+	if mainIT, err := blueprints.ImageType(distro, mainType, arch); err == nil {
+		taken, err := addHardening(main, mainIT, hard, distro, mainType, arch, installerType != "")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if taken {
+			ib.kargsIn = append(ib.kargsIn, BlueprintFile)
+		}
+	}
 	if mainIT, err := blueprints.ImageType(distro, mainType, arch); err == nil && !opts.Kickstart {
 		if opts.User != nil && blueprints.Supports(mainIT, userC) {
 			blueprints.AddCustomizations(main, userC)
@@ -227,9 +242,22 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 		it, _ := blueprints.ImageType(distro, installerType, arch)
 		c := &blueprint.Customizations{}
 		ksC := installer.Customizations(installer.BIBOptions{Kickstart: body})
+		// The installed system is FIPS when the installer is: osbuild
+		// boots it with fips=1, which Anaconda and coreos-installer carry
+		// over (osbuild's fips_menu).
+		if hard.FIPS != nil {
+			if err := blueprints.Unsupported(it, &blueprint.Customizations{FIPS: hard.FIPS}); err != nil {
+				return nil, nil, warnings, fmt.Errorf("--fips: osbuild's %s for %s/%s cannot install a FIPS system (osbuild/images: %s)", installerType, distro, arch, text.OneLine(err.Error()))
+			}
+			c.FIPS = hard.FIPS
+		}
 		if len(body) > 0 && blueprints.Supports(it, ksC) {
 			c.Installer = ksC.Installer
 		} else {
+			if hard.Kernel != nil && blueprints.Supports(it, &blueprint.Customizations{Kernel: hard.Kernel}) {
+				c.Kernel = hard.Kernel
+				ib.kargsIn = append(ib.kargsIn, InstallerBlueprintFile)
+			}
 			if opts.User != nil && !userInMain && blueprints.Supports(it, userC) {
 				c.User = userC.User
 				usedUser = true
@@ -276,7 +304,49 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 // kickstartOptions are the kickstart's inputs for a plan: the payload is
 // set by the caller.
 func kickstartOptions(p *plan.Plan, opts InstallerOptions, vg string) installer.KickstartOptions {
-	return installer.KickstartOptions{VolumeGroup: vg, Filesystems: opts.Filesystems, User: opts.User, Files: installerFiles(p)}
+	ko := installer.KickstartOptions{VolumeGroup: vg, Filesystems: opts.Filesystems, User: opts.User, Files: installerFiles(p), KernelArgs: p.Hardening.KernelCommandLine()}
+	if p.Hardening.FIPSOn() {
+		ko.OSTreePost = p.Hardening.FIPS.KickstartPost
+	}
+	return ko
+}
+
+// addHardening adds the plan's hardening customizations to the blueprint
+// of an image type, each where osbuild takes it: FIPS mode and CIS are
+// refused with osbuild's reason where it does not (an image that would
+// not be what was asked for); kernel arguments are left to another output
+// (the installer, the kickstart, the Containerfile) and taken reports
+// whether this one took them. committed: the image is an ostree commit
+// another image type installs.
+func addHardening(bp *blueprint.Blueprint, it distro.ImageType, h blueprints.HardeningCustomizations, distroName, imageType string, arch releases.Arch, committed bool) (taken bool, err error) {
+	if h == (blueprints.HardeningCustomizations{}) {
+		return false, nil
+	}
+	if bp.Customizations == nil {
+		bp.Customizations = &blueprint.Customizations{}
+	}
+	if h.FIPS != nil {
+		if err := blueprints.Unsupported(it, &blueprint.Customizations{FIPS: h.FIPS}); err != nil {
+			return false, fmt.Errorf("--fips: osbuild's %s for %s/%s cannot build a FIPS image (osbuild/images: %s)", imageType, distroName, arch, text.OneLine(err.Error()))
+		}
+		bp.Customizations.FIPS = h.FIPS
+	}
+	if h.OpenSCAP != nil {
+		if err := blueprints.Unsupported(it, &blueprint.Customizations{OpenSCAP: h.OpenSCAP}); err != nil {
+			what := "it builds an image osbuild does not remediate"
+			if it.OSTreeRef() != "" || committed {
+				what = "it builds an rpm-ostree commit, and osbuild runs OpenSCAP remediation on package-based images only"
+			}
+			return false, fmt.Errorf("--cis: osbuild's %s for %s/%s cannot run OpenSCAP remediation: %s (osbuild/images: %s); use an --image-type that takes customizations.openscap: %s",
+				imageType, distroName, arch, what, text.OneLine(err.Error()), strings.Join(blueprints.ImageTypesTaking(distroName, arch, &blueprint.Customizations{OpenSCAP: h.OpenSCAP}), ", "))
+		}
+		bp.Customizations.OpenSCAP = h.OpenSCAP
+	}
+	if h.Kernel != nil && blueprints.Supports(it, &blueprint.Customizations{Kernel: h.Kernel}) {
+		bp.Customizations.Kernel = h.Kernel
+		taken = true
+	}
+	return taken, nil
 }
 
 // installerOutputs renders microshift.ks and config.toml.
@@ -305,7 +375,17 @@ func installerOutputs(p *plan.Plan, distro string, arch releases.Arch, opts Inst
 		out = append(out, OutputFile{Path: KickstartFile, Data: ks, Private: hasSecret(p)})
 	}
 	if opts.BIB {
-		cfg, err := installer.EncodeBIBConfig(p, installer.BIBOptions{User: opts.User, VolumeGroup: vg, Filesystems: opts.Filesystems, DiskSize: opts.DiskSize, Kickstart: body})
+		if len(body) > 0 && len(ko.OSTreePost) > 0 {
+			// The body of bootc-image-builder's anaconda-iso installs a
+			// bootc image: no fips-mode-setup.
+			bko := ko
+			bko.Payload, bko.OSTreePost = installer.Payload{}, nil
+			var err error
+			if body, err = installer.Kickstart(p, bko); err != nil {
+				return nil, err
+			}
+		}
+		cfg, err := installer.EncodeBIBConfig(p, installer.BIBOptions{User: opts.User, VolumeGroup: vg, Filesystems: opts.Filesystems, DiskSize: opts.DiskSize, Kickstart: body, FIPS: p.Hardening.FIPSOn()})
 		if err != nil {
 			return nil, err
 		}

@@ -61,6 +61,9 @@ type Request struct {
 	// knowledge data knows, instead of building it with the newest known
 	// release's rules and a warning.
 	StrictRelease bool
+	// Hardening is the device's FIPS mode, kernel arguments and CIS
+	// profile (--fips, --karg, --cis).
+	Hardening HardeningOptions
 }
 
 // LVMSComponent is the component --lvmd configures.
@@ -173,8 +176,13 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	if err := r.checkInstallsMicroShift(); err != nil {
 		return nil, nil, err
 	}
+	hard, err := r.hardening(target)
+	if err != nil {
+		return nil, nil, err
+	}
 	p := r.newPlan()
 	p.Target = target
+	p.Hardening = hard
 	p.Release.Kind, p.Release.Pin = version.kind, version.pin
 	p.Release.UpgradeFrom = upgrade
 	p.Release.Rules = facts.Rules
@@ -184,6 +192,7 @@ func newResolver(ctx context.Context, cat *components.Catalog, rel *releases.Rel
 	if version.warning != "" {
 		p.Warnings = append(p.Warnings, version.warning)
 	}
+	r.addHardeningNotes(p)
 	if err := r.addCapabilityWarnings(p); err != nil {
 		return nil, nil, err
 	}
@@ -796,6 +805,9 @@ func (r *resolver) addServicesAndFirewall(p *plan.Plan) {
 			}
 			sources[s] = true
 		}
+	}
+	if h := p.Hardening; h != nil && h.CIS != nil {
+		enabled[CISAuditUnit] = true
 	}
 	for s := range enabled {
 		// A unit one component needs running wins over another's wish to

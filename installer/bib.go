@@ -36,6 +36,10 @@ type BIBOptions struct {
 	// ostreecontainer. The user and the disk layout are then the
 	// kickstart's: bootc-image-builder refuses a user beside a kickstart.
 	Kickstart []byte
+	// FIPS boots the anaconda-iso installer with fips=1 (its
+	// customizations.fips), as RHEL installs a FIPS system; the disk image
+	// types take FIPS mode from the image's kargs.d.
+	FIPS bool
 }
 
 // BIBConfig is the config's document: bootc-image-builder reads the
@@ -147,6 +151,10 @@ func EncodeBIBConfig(p *plan.Plan, o BIBOptions) ([]byte, error) {
 	var disk diskLayout
 	if len(o.Kickstart) > 0 {
 		c.Installer = &blueprint.InstallerCustomization{Kickstart: &blueprint.Kickstart{Contents: string(o.Kickstart)}}
+		if o.FIPS {
+			on := true
+			c.FIPS = &on
+		}
 	} else {
 		if o.User != nil {
 			c.User = Customizations(BIBOptions{User: o.User}).User

@@ -12,6 +12,7 @@ import (
 	"github.com/osbuild/images/pkg/datasizes"
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/internal/kernelargs"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
@@ -66,6 +67,16 @@ type KickstartOptions struct {
 	// (as /etc/ostree/auth.json) are written in %pre-install too for a
 	// bootc payload, so that the installer can pull the image.
 	Files []plan.File
+	// KernelArgs are appended to the installed system's kernel command
+	// line (bootloader --append): fips=1 with FIPS mode, then the user's,
+	// checked by internal/kernelargs. Anaconda does not apply a bootc
+	// image's kargs.d (bootc-image-builder#902), so the kickstart carries
+	// them for both payloads.
+	KernelArgs []string
+	// OSTreePost are commands %post runs when the kickstart installs an
+	// ostree commit or is the body of an installer of one
+	// (fips-mode-setup on RHEL 9); never for a bootc image.
+	OSTreePost []string
 }
 
 // Where the device keeps what the kickstart writes.
@@ -119,6 +130,20 @@ func Kickstart(p *plan.Plan, o KickstartOptions) ([]byte, error) {
 	if o.Payload.OSTreeURL != "" {
 		if err := CheckOSTreeURL(o.Payload.OSTreeURL); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", KickstartFile, err)
+		}
+	}
+	for _, a := range o.KernelArgs {
+		if !kernelargs.Safe(a) {
+			return nil, fmt.Errorf("writing %s: kernel argument %s holds a character the kernel command line cannot carry as it is", KickstartFile, text.QuoteExcerpt(a))
+		}
+	}
+	var post []string
+	if o.Payload.BootcImage == "" {
+		post = o.OSTreePost
+	}
+	for _, c := range post {
+		if strings.ContainsAny(c, "\n\r%") || text.HasUnsafe(c) {
+			return nil, fmt.Errorf("writing %s: %%post command %s is not one line", KickstartFile, text.QuoteExcerpt(c))
 		}
 	}
 
@@ -179,6 +204,11 @@ func Kickstart(p *plan.Plan, o KickstartOptions) ([]byte, error) {
 		moreKeys = o.User.Keys[1:]
 	}
 
+	if len(o.KernelArgs) > 0 {
+		w("\n# The installed system's kernel command line: FIPS mode and --karg.\n")
+		w("bootloader --append=%s\n", ksQuote(strings.Join(o.KernelArgs, " ")))
+	}
+
 	fw := p.Firewall
 	if len(fw.Ports)+len(fw.Services) > 0 {
 		w("\n# What MicroShift and the components need open.\n")
@@ -232,9 +262,18 @@ func Kickstart(p *plan.Plan, o KickstartOptions) ([]byte, error) {
 	}
 
 	anchors := slices.ContainsFunc(o.Files, func(f plan.File) bool { return strings.HasPrefix(f.Path, CATrustDir+"/") })
-	if len(o.Files) > 0 || len(fw.TrustedSources) > 0 || len(moreKeys) > 0 {
+	if len(o.Files) > 0 || len(fw.TrustedSources) > 0 || len(moreKeys) > 0 || len(post) > 0 {
 		w("\n%%post --log=/var/log/anaconda/post-install.log --erroronfail\n")
 		w("set -eu\n")
+		if len(post) > 0 {
+			// MicroShift's post-fips.cfg: --no-bootcfg, as an ostree
+			// system's boot loader is not reconfigured (fips=1 is on
+			// bootloader's line).
+			w("# FIPS mode: the crypto policy of the installed system.\n")
+			for _, c := range post {
+				w("%s\n", c)
+			}
+		}
 		if len(moreKeys) > 0 {
 			w("# The other SSH keys of %s, after the one of sshkey.\n", o.User.Name)
 			w("home=$(getent passwd %s | cut -d: -f6)\n", o.User.Name)

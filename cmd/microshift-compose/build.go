@@ -25,6 +25,7 @@ func newBuildCmd() *cobra.Command {
 		rnd    renderOptions
 		reg    registryOptions
 		ver    versionOptions
+		hard   hardeningOptions
 		trust  trustOptions
 		format formatOptions
 		inst   installerOptions
@@ -138,7 +139,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Every flag is checked, whether or not it is used: --jobs -1
 			// is a mistake even without --resolve-sizes.
-			for _, v := range []interface{ Validate() error }{&sel, &reg, &format} {
+			for _, v := range []interface{ Validate() error }{&sel, &reg, &format, &hard} {
 				if err := v.Validate(); err != nil {
 					return err
 				}
@@ -166,7 +167,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			}
 			steps.installer = &instOpts
 			steps.installerInputs = inst.apply
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, steps.request)
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, hard.apply, steps.request)
 			if err != nil {
 				return err
 			}
@@ -217,6 +218,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 	steps.addFlags(cmd)
 	reg.addFlags(cmd)
 	ver.addFlags(cmd)
+	hard.addFlags(cmd)
 	trust.addBuildFlags(cmd)
 	format.addFormatFlag(cmd, "summary format on stdout: text (one line) or json (the composition ID, every file written with its sha256, counts)")
 	inst.addFlags(cmd)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/matrix"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
@@ -41,8 +42,11 @@ var flagCompletions = map[string]cobra.CompletionFunc{
 		matrix.EmitGitHub+"\ta GitHub Actions strategy.matrix, one JSON line",
 		matrix.EmitTekton+"\ta Tekton PipelineRun, one task per cell; needs --runner-image"),
 	"format": completeValues(formatValues...),
-	"to":     completeTarget(destinationTransports),
-	"from":   completeTarget(sourceTransports),
+	"cis": completeValues(
+		compose.CISLevel1+"\tCIS Level 1 - Server",
+		compose.CISLevel2+"\tCIS Level 2 - Server"),
+	"to":   completeTarget(destinationTransports),
+	"from": completeTarget(sourceTransports),
 }
 
 // formatValues are the values of --format and of -o/--output where it is

@@ -159,6 +159,7 @@ func newMatrixCmd() *cobra.Command {
 		sel   selectionOptions
 		rnd   renderOptions
 		ver   versionOptions
+		hard  hardeningOptions
 		trust trustOptions
 	)
 	steps := buildSteps{trust: &trust}
@@ -222,6 +223,9 @@ engine runs the fleet; matrix describes the work.`,
 				}
 			}
 			var args []string
+			if err := hard.Validate(); err != nil {
+				return err
+			}
 			if mx.Emit != "" {
 				var err error
 				if args, err = emitArgs(cmd, &sel); err != nil {
@@ -251,6 +255,9 @@ engine runs the fleet; matrix describes the work.`,
 			}
 			base.PluginTimeout, base.HealthCheck = rnd.PluginTimeout, rnd.HealthCheck
 			if err := ver.apply(&base); err != nil {
+				return err
+			}
+			if err := hard.apply(&base); err != nil {
 				return err
 			}
 			if err := steps.request(&base); err != nil {
@@ -311,6 +318,7 @@ engine runs the fleet; matrix describes the work.`,
 	rnd.addFlags(cmd)
 	rnd.addHealthFlags(cmd)
 	ver.addFlags(cmd)
+	hard.addFlags(cmd)
 	steps.addFlags(cmd)
 	trust.addBuildFlags(cmd)
 	return cmd
@@ -411,16 +419,22 @@ func emitArgs(cmd *cobra.Command, sel *selectionOptions) ([]string, error) {
 	if err := add("without", without...); err != nil {
 		return nil, err
 	}
-	for _, f := range []string{"allow-red-boot", "allow-unpinned", "bootc", "exact-version", "mirror-insecure", "no-health-checks", "strict-release"} {
+	for _, f := range []string{"allow-red-boot", "allow-unpinned", "bootc", "exact-version", "fips", "mirror-insecure", "no-health-checks", "strict-release"} {
 		if v, err := cmd.Flags().GetBool(f); err == nil && v {
 			args = append(args, "--"+f)
 		}
 	}
-	for _, f := range []string{"bootc-base", "bootc-images", "distro", "health-check-timeout", "image-type", "mirror-registry", "plugin-timeout", "upgrade-from"} {
+	for _, f := range []string{"bootc-base", "bootc-images", "cis", "distro", "health-check-timeout", "image-type", "mirror-registry", "plugin-timeout", "upgrade-from"} {
 		if cmd.Flags().Changed(f) {
 			if err := add(f, cmd.Flags().Lookup(f).Value.String()); err != nil {
 				return nil, err
 			}
+		}
+	}
+	// Kernel arguments keep their order: the kernel reads them in order.
+	if kargs, err := cmd.Flags().GetStringArray("karg"); err == nil {
+		if err := add("karg", kargs...); err != nil {
+			return nil, err
 		}
 	}
 	return args, nil

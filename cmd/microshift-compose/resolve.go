@@ -13,6 +13,7 @@ func newResolveCmd() *cobra.Command {
 		sel     selectionOptions
 		rnd     renderOptions
 		ver     versionOptions
+		hard    hardeningOptions
 		format  formatOptions
 		explain bool
 	)
@@ -29,7 +30,7 @@ func newResolveCmd() *cobra.Command {
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply)
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, hard.apply)
 			if err != nil {
 				return err
 			}
@@ -52,6 +53,7 @@ func newResolveCmd() *cobra.Command {
 	sel.addFlags(cmd)
 	rnd.addFlags(cmd)
 	ver.addFlags(cmd)
+	hard.addFlags(cmd)
 	rnd.addHealthFlags(cmd)
 	format.addFlags(cmd)
 	cmd.Flags().BoolVar(&explain, "explain", false, "also list every image, package, config value and device file with where it comes from")

@@ -55,9 +55,12 @@ type Plan struct {
 	Manifests []Manifest `json:"manifests"`
 	// Charts are the Helm charts rendered into Manifests, kept in the
 	// output (charts/) so a rebuild or the device has them offline.
-	Charts   []Chart  `json:"charts,omitempty"`
-	Notes    []string `json:"notes"`
-	Warnings []string `json:"warnings"`
+	Charts []Chart `json:"charts,omitempty"`
+	// Hardening is the device's FIPS mode, kernel arguments and CIS
+	// profile (build --fips, --karg, --cis); nil for none.
+	Hardening *Hardening `json:"hardening,omitempty"`
+	Notes     []string   `json:"notes"`
+	Warnings  []string   `json:"warnings"`
 	// Footprint is what the images cost, read from their registries; only
 	// with build --resolve-sizes (absent otherwise, and from older locks).
 	Footprint *Footprint `json:"footprint,omitempty"`
@@ -374,4 +377,73 @@ type Chart struct {
 	SHA256 string `json:"sha256"`
 	// Data is the archive; not in the lock, which names it by digest.
 	Data []byte `json:"-"`
+}
+
+// Hardening is what the plan asks of the device's OS beyond its files:
+// every writer (blueprint, Containerfile, kickstart, bootc-image-builder
+// config) takes it from here, each in its own form.
+type Hardening struct {
+	// FIPS turns on FIPS mode: fips=1 on the kernel command line and the
+	// FIPS crypto policy; nil for none.
+	FIPS *FIPS `json:"fips,omitempty"`
+	// KernelArgs are the user's kernel arguments in the order given,
+	// checked (internal/kernelargs); fips=1 is not among them.
+	KernelArgs []string `json:"kernel_args,omitempty"`
+	// CIS is the OpenSCAP remediation of a CIS profile; nil for none.
+	CIS *CIS `json:"cis,omitempty"`
+}
+
+// FIPS is how the plan's OS turns FIPS mode on, from the release
+// knowledge for its release and RHEL major.
+type FIPS struct {
+	// Arches are the arches the release supports FIPS mode on; the
+	// bootc kargs.d file matches them.
+	Arches []string `json:"arches"`
+	// BootcPackages set the FIPS crypto policy in a bootc image.
+	BootcPackages []string `json:"bootc_packages,omitempty"`
+	// KickstartPost are what a kickstart installing an ostree commit runs
+	// in %post (fips-mode-setup on RHEL 9).
+	KickstartPost []string `json:"kickstart_post,omitempty"`
+	// ImageModeRefused says why a bootc image of the release cannot be
+	// FIPS; "" when it can.
+	ImageModeRefused string `json:"image_mode_refused,omitempty"`
+}
+
+// CIS is the plan's CIS hardening: osbuild's OpenSCAP remediation with a
+// profile and the tailoring MicroShift needs on the plan's RHEL major.
+type CIS struct {
+	// Profile is the SCAP Security Guide profile ID
+	// (xccdf_org.ssgproject.content_profile_cis).
+	Profile string `json:"profile"`
+	// Unselected are the rules the tailoring leaves out, so that
+	// remediation keeps what MicroShift needs (IP forwarding).
+	Unselected []string `json:"unselected"`
+	// Unavoidable are the rules a scan of the running device fails, and
+	// why: MicroShift's CIS guide lists them as unavoidable.
+	Unavoidable []CISRules `json:"unavoidable"`
+	// AuditRule is the rule the first-boot unit resolves by regenerating
+	// the audit rules of setuid and setgid programs.
+	AuditRule string `json:"audit_rule,omitempty"`
+}
+
+// CISRules are CIS rules and why a device fails them.
+type CISRules struct {
+	Rules []string `json:"rules"`
+	Why   string   `json:"why"`
+}
+
+// FIPSOn reports whether the plan turns FIPS mode on.
+func (h *Hardening) FIPSOn() bool { return h != nil && h.FIPS != nil }
+
+// KernelCommandLine is what the plan adds to the kernel command line, in
+// order: fips=1 with FIPS mode, then the user's arguments.
+func (h *Hardening) KernelCommandLine() []string {
+	if h == nil {
+		return nil
+	}
+	var out []string
+	if h.FIPS != nil {
+		out = append(out, "fips=1")
+	}
+	return append(out, h.KernelArgs...)
 }

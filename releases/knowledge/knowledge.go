@@ -58,6 +58,10 @@ type Knowledge struct {
 	ExistingNamespaces []ExistingNamespaces
 	// Lvmds say what MicroShift does with an empty lvmd.yaml.
 	Lvmds []Lvmd
+	// FIPS, FIPSOS and CIS are the hardening facts (hardening.go).
+	FIPS   []FIPS
+	FIPSOS []FIPSOS
+	CIS    []CIS
 	// Digest is the sha256 (hex) of the data files the knowledge was
 	// parsed from: part of a plan's composition ID.
 	Digest string
@@ -178,6 +182,9 @@ type Release struct {
 	// Lvmd is what the release does with an empty lvmd.yaml; nil when the
 	// knowledge has nothing for it.
 	Lvmd *Lvmd
+	// FIPS is what the release does in FIPS mode; nil when the knowledge
+	// has no FIPS facts for it (FIPS mode is refused).
+	FIPS *FIPS
 	// Rules is the release ("5.0") whose facts these are: the release's
 	// own stream, or, for a release newer than every release the data
 	// knows (a nightly of the next minor), the newest known one, whose
@@ -272,6 +279,7 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 	r.Config = k.Config.For(v)
 	r.LVMSStorageClasses, r.HealthCheck, r.Lvmd = k.deviceFacts(v)
 	r.namespaces = k.namespacesFor(v)
+	r.FIPS = k.fipsFor(v)
 	r.Rules = r.Stream()
 	if newest := k.Newest(); newest != nil && v.GreaterThan(newest) && (v.Major() != newest.Major() || v.Minor() != newest.Minor()) {
 		r.Rules, r.Newer = fmt.Sprintf("%d.%d", newest.Major(), newest.Minor()), true
@@ -368,12 +376,13 @@ type releasesTOML struct {
 	} `toml:"missing_capability"`
 	deviceTOML
 	namespacesTOML
+	hardeningTOML
 }
 
 // Parse reads the two knowledge files; names are for messages.
 func Parse(releasesName string, releasesData []byte, configName string, configData []byte) (*Knowledge, error) {
 	var doc releasesTOML
-	if err := decodeStrict(releasesName, releasesData, &doc, "package_config.config"); err != nil {
+	if err := decodeStrict(releasesName, releasesData, &doc, "package_config.config", "fips.config"); err != nil {
 		return nil, err
 	}
 	k := &Knowledge{Kubernetes: doc.Kubernetes, Packages: map[string]Range{}}
@@ -492,6 +501,9 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 		return nil, err
 	}
 	if err := k.parseNamespaces(releasesName, doc.namespacesTOML, rng); err != nil {
+		return nil, err
+	}
+	if err := k.parseHardening(releasesName, doc.hardeningTOML, rng); err != nil {
 		return nil, err
 	}
 	schema, err := ParseSchema(configName, configData)

@@ -36,6 +36,45 @@ type Hand struct {
 	// ExistingNamespaces are the namespaces a device has before its
 	// manifests are applied, written through.
 	ExistingNamespaces []HandExistingNamespaces `toml:"existing_namespaces"`
+	// FIPS, FIPSOS and CIS are the hardening facts, from upstream's FIPS
+	// tests and CIS guide (../shared/reference/*/microshift-hardening),
+	// written through.
+	FIPS   []HandFIPS   `toml:"fips"`
+	FIPSOS []HandFIPSOS `toml:"fips_os"`
+	CIS    []HandCIS    `toml:"cis"`
+}
+
+// HandFIPS is a [[fips]] entry: FIPS mode per release.
+type HandFIPS struct {
+	Release      string         `toml:"release"`
+	Arches       []string       `toml:"arches"`
+	ImageMode    bool           `toml:"image_mode"`
+	ImageModeWhy string         `toml:"image_mode_why,omitempty"`
+	ConfigWhy    string         `toml:"config_why,omitempty"`
+	Warning      string         `toml:"warning,omitempty"`
+	Config       map[string]any `toml:"config,omitempty"`
+}
+
+// HandFIPSOS is a [[fips_os]] entry: what FIPS mode needs of a RHEL major.
+type HandFIPSOS struct {
+	RHEL          int      `toml:"rhel"`
+	BootcPackages []string `toml:"bootc_packages,omitempty"`
+	KickstartPost []string `toml:"kickstart_post,omitempty"`
+}
+
+// HandCIS is a [[cis]] entry: the tailoring CIS needs on a RHEL major.
+type HandCIS struct {
+	Release     string         `toml:"release"`
+	RHEL        int            `toml:"rhel"`
+	Unselect    []string       `toml:"unselect"`
+	AuditRule   string         `toml:"audit_rule"`
+	Unavoidable []HandCISRules `toml:"unavoidable"`
+}
+
+// HandCISRules are rules a CIS scan of a device fails, and why.
+type HandCISRules struct {
+	Rules []string `toml:"rules"`
+	Why   string   `toml:"why"`
 }
 
 // HandExistingNamespaces is an [[existing_namespaces]] entry, written
@@ -137,7 +176,10 @@ func ParseHand(name string, data []byte) (*Hand, error) {
 	var unknown []string
 	for _, k := range md.Undecoded() {
 		s := k.String()
-		if strings.HasPrefix(s, "key.default") || strings.HasPrefix(s, "key.needs.") || strings.HasPrefix(s, "key.off.") {
+		// Values of free-form config tables (BurntSushi reports the
+		// arrays inside a map[string]any as undecoded).
+		if strings.HasPrefix(s, "key.default") || strings.HasPrefix(s, "key.needs.") || strings.HasPrefix(s, "key.off.") ||
+			strings.HasPrefix(s, "fips.config.") {
 			continue
 		}
 		unknown = append(unknown, s)

@@ -355,6 +355,26 @@ object from the build, as helm install --create-namespace creates none for
 a namespace that exists.`)
 	d.b.WriteString("\n")
 	entries(d, "existing_namespaces", g.hand.ExistingNamespaces, nil)
+
+	if len(g.hand.FIPS)+len(g.hand.FIPSOS)+len(g.hand.CIS) == 0 {
+		return d.bytes()
+	}
+	d.section("Hardening: FIPS mode and CIS (hand-kept).")
+	d.comment(`FIPS mode (build --fips), per release, from upstream's FIPS scenarios and
+containerfiles: the arches it runs on, whether a bootc image can be FIPS,
+the MicroShift config a FIPS device needs and what no config changes. A
+release without an entry refuses --fips. handkept.toml says why for each.`)
+	d.b.WriteString("\n")
+	entries(d, "fips", g.hand.FIPS, nil)
+	d.comment(`What FIPS mode needs of the OS, per RHEL major of the plan's distro.`)
+	d.b.WriteString("\n")
+	entries(d, "fips_os", g.hand.FIPSOS, nil)
+	d.comment(`CIS hardening (build --cis), per RHEL major, from MicroShift's CIS Level 2
+guide: the rules the OpenSCAP tailoring leaves out, the rules a scan of a
+running device fails whatever is done (and why), the audit rule the
+first-boot regeneration resolves.`)
+	d.b.WriteString("\n")
+	entries(d, "cis", g.hand.CIS, nil)
 	return d.bytes()
 }
 
