@@ -137,7 +137,7 @@ func TestReleaseList(t *testing.T) {
 			t.Errorf("release %s lacks a core file: %v", r.Stream, r.Files)
 		}
 	}
-	if want := []string{"5.0", "4.22", "4.21", "4.20", "4.19", "4.18", "4.17", "4.16", "4.15", "4.14"}; !slices.Equal(streams, want) {
+	if want := []string{"5.1", "5.0", "4.22", "4.21", "4.20", "4.19", "4.18", "4.17", "4.16", "4.15", "4.14"}; !slices.Equal(streams, want) {
 		t.Errorf("release list streams = %v, want %v (newest first)", streams, want)
 	}
 	for _, r := range list {
@@ -165,7 +165,8 @@ func TestReleaseList(t *testing.T) {
 	}
 
 	text := mustRun(t, "release", "list")
-	if lines := nonEmptyLines(text); len(lines) != 11 || !strings.HasPrefix(lines[1], "5.0     5.0.0    nightly  1.36        rhel-9.8,rhel-10.2 (bootc)  config.d ") || !strings.HasPrefix(lines[10], "4.14    4.14.0   nightly  1.27        rhel-9.2                    config.yaml") {
+	if lines := nonEmptyLines(text); len(lines) != 12 || !strings.HasPrefix(lines[1], "5.1     5.1.0    nightly  1.36        rhel-9.8,rhel-10.2 (bootc)  config.d     x86_64,aarch64  19     embedded (development, --release 5.1): ") ||
+		!strings.HasPrefix(lines[2], "5.0     5.0.0    nightly  1.36        rhel-9.8,rhel-10.2 (bootc)  config.d ") || !strings.HasPrefix(lines[11], "4.14    4.14.0   nightly  1.27        rhel-9.2                    config.yaml") {
 		t.Errorf("release list text:\n%s", text)
 	}
 }
@@ -334,13 +335,13 @@ func TestValidate(t *testing.T) {
 			t.Errorf("validate does not print %q:\n%s", want, out)
 		}
 	}
-	// 10 releases x (catalog check + 4 profiles x 2 arches); 22 profiles
+	// 11 releases x (catalog check + 4 profiles x 2 arches); 22 profiles
 	// are ones their release cannot build (4.14-4.16: only full; 4.17: no
 	// minimal or storage-only).
-	if oks != 68 || lines[len(lines)-1] != fmt.Sprintf("90 checks (22 refused by their release), %d warnings", len(warnings)) {
-		t.Errorf("validate printed %d ok lines, want 68, and %d warnings on stderr:\n%s", oks, len(warnings), out)
+	if oks != 77 || lines[len(lines)-1] != fmt.Sprintf("99 checks (22 refused by their release), %d warnings", len(warnings)) {
+		t.Errorf("validate printed %d ok lines, want 77, and %d warnings on stderr:\n%s", oks, len(warnings), out)
 	}
-	if len(lines) != 90+22+1 {
+	if len(lines) != 99+22+1 {
 		t.Errorf("validate printed %d lines, want a line per check, a reason per refused one and the count:\n%s", len(lines), out)
 	}
 
@@ -356,8 +357,8 @@ func TestValidate(t *testing.T) {
 	if jsonErr != stderr {
 		t.Errorf("validate --output json warns differently from validate:\n%s\nwant:\n%s", jsonErr, stderr)
 	}
-	if len(rep.Checks) != 90 {
-		t.Errorf("validate --output json has %d checks, want 90", len(rep.Checks))
+	if len(rep.Checks) != 99 {
+		t.Errorf("validate --output json has %d checks, want 99", len(rep.Checks))
 	}
 	for i, c := range rep.Checks {
 		if !c.OK {

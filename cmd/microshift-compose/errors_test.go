@@ -432,19 +432,19 @@ var badInputs = []badInput{
 	{
 		name: "flags/--release matching nothing",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.13", "--output", "{out}"},
-		want: `selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
+		want: `selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0, 5.1); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
 		code: exitError,
 	},
 	{
 		name: "flags/--release of a shipped version",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--release", "4.18.7", "--output", "{out}"},
-		want: `selecting release 4.18.7: no release matches "4.18.7" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch 4.18.7 --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
+		want: `selecting release 4.18.7: no release matches "4.18.7" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0, 5.1); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch 4.18.7 --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
 		code: exitError,
 	},
 	{
 		name: "flags/--release matching nothing for components",
 		args: []string{"components", "--release", ">=6"},
-		want: `selecting embedded release: no release matches ">=6" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
+		want: `selecting embedded release: no release matches ">=6" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0, 5.1); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
 		code: exitError,
 	},
 	{
@@ -498,7 +498,7 @@ var badInputs = []badInput{
 	{
 		name: "flags/--exact-version on a nightly",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--exact-version", "--output", "{out}"},
-		want: `release 5.0 (embedded) is 5.0.0-0.nightly-2026-07-23-224236, a nightly build, not a published version: no MicroShift RPM has its exact version, so the RPMs cannot be pinned to the version of its images (--exact-version); build from a shipped version's release files (--release-dir)`,
+		want: `release 5.0 (embedded) is 5.0.0-0.nightly-2026-08-18-203845, a nightly build, not a published version: no MicroShift RPM has its exact version, so the RPMs cannot be pinned to the version of its images (--exact-version); build from a shipped version's release files (--release-dir)`,
 		code: exitError,
 	},
 	{
@@ -792,7 +792,7 @@ var badInputs = []badInput{
 	{
 		name: "release verify/no embedded release",
 		args: []string{"release", "verify", "--release", "6.1"},
-		want: `selecting embedded release: no release matches "6.1" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files as DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
+		want: `selecting embedded release: no release matches "6.1" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0, 5.1); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files as DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
 		code: exitError,
 	},
 	{
@@ -804,13 +804,13 @@ var badInputs = []badInput{
 	{
 		name: "release diff/no such release",
 		args: []string{"release", "diff", "4.18", "6.1"},
-		want: "6.1: no such directory, and no embedded release matches it (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)",
+		want: "6.1: no such directory, and no embedded release matches it (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0, 5.1)",
 		code: exitError,
 	},
 	{
 		name: "release diff/neither directory nor version",
 		args: []string{"release", "diff", "{bad}/releases/nonexistent", "5.0"},
-		want: "{bad}/releases/nonexistent: no such directory, and not an embedded release version (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)",
+		want: "{bad}/releases/nonexistent: no such directory, and not an embedded release version (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0, 5.1)",
 		code: exitError,
 	},
 	{
@@ -1161,8 +1161,8 @@ var badInputs = []badInput{
 	},
 	{
 		name: "matrix/two releases select one",
-		args: []string{"matrix", "--profile", "full", "--arch", "x86_64", "--release", "5.0,>=4.22", "--output", "{out}"},
-		want: `duplicate cell 5.0-full-x86_64: --release 5.0 and --release >=4.22 select release 5.0`,
+		args: []string{"matrix", "--profile", "full", "--arch", "x86_64", "--release", "5.1,>=4.22", "--output", "{out}"},
+		want: `duplicate cell 5.1-full-x86_64: --release 5.1 and --release >=4.22 select release 5.1`,
 		code: exitUsage,
 	},
 	{
@@ -1216,7 +1216,7 @@ var badInputs = []badInput{
 	{
 		name: "matrix/release matching nothing",
 		args: []string{"matrix", "--profile", "full", "--arch", "x86_64", "--release", "4.13", "--output", "{out}"},
-		want: `--release 4.13: selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
+		want: `--release 4.13: selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0, 5.1); for a release this binary does not embed (a shipped z-stream such as 4.18.7), fetch its release-info RPMs with 'microshift-compose release fetch VERSION --repo URL' (or 'release import FILE.rpm'), or give its release files with --release-dir DIR (what its microshift-release-info RPM installs in /usr/share/microshift/release)`,
 		code: exitError,
 	},
 	{
