@@ -196,6 +196,13 @@ func (a *archiveWriter) unpack(ctx context.Context, old *archiveStore) error {
 			return err
 		}
 	}
+	// A bundle's file comes along: the run writes it again, and it says
+	// what the staging layout is meanwhile.
+	if b, err := old.readFile(BundleFile, maxBundleFile); err == nil {
+		if err := l.writeTopFile(BundleFile, b); err != nil {
+			return err
+		}
+	}
 	data, err := old.readFile(indexFile, maxIndexFile)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", indexFile, err)

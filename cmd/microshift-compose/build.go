@@ -143,7 +143,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if err := checkBuildOutput(outDir); err != nil {
 				return err
 			}
-			if err := inst.Validate(steps.boot.Enabled); err != nil {
+			if err := inst.Validate(steps.boot.Enabled, trust.enabled() || steps.dev.Mirror != ""); err != nil {
 				return err
 			}
 			instOpts, err := inst.options()
@@ -263,10 +263,15 @@ func (b *buildSteps) request(req *compose.Request) error {
 // build adds the device files (and sizes) to p and renders the outputs;
 // the warnings of the device options and osbuild go to stderr.
 func (b *buildSteps) build(ctx context.Context, stderr io.Writer, p *plan.Plan) (*compose.Output, error) {
-	if err := b.dev.apply(stderr, p); err != nil {
+	// The bootc image the device updates from, when build names it.
+	var osImage string
+	if b.installer != nil {
+		osImage = b.installer.BootcImage
+	}
+	if err := b.dev.apply(stderr, p, osImage); err != nil {
 		return nil, err
 	}
-	if err := b.trust.applyDevice(p, b.dev.Mirror, b.boot.Enabled); err != nil {
+	if err := b.trust.applyDevice(p, b.dev.Mirror, b.boot.Enabled, osImage); err != nil {
 		return nil, err
 	}
 	if b.installerInputs != nil {

@@ -39,9 +39,9 @@ func (o *deviceOptions) Validate() error {
 }
 
 // apply adds the device files to the plan and prints the warnings on
-// stderr.
-func (o *deviceOptions) apply(stderr io.Writer, p *plan.Plan) error {
-	warnings, err := compose.AddDeviceRegistry(p, compose.DeviceRegistry{PullSecret: o.PullSecret, Mirror: o.Mirror, MirrorCA: o.MirrorCA, MirrorInsecure: o.MirrorInsecure})
+// stderr; osImage is the bootc image the device updates from (or "").
+func (o *deviceOptions) apply(stderr io.Writer, p *plan.Plan, osImage string) error {
+	warnings, err := compose.AddDeviceRegistry(p, compose.DeviceRegistry{PullSecret: o.PullSecret, Mirror: o.Mirror, MirrorCA: o.MirrorCA, MirrorInsecure: o.MirrorInsecure, OSImage: osImage})
 	if err != nil {
 		return err
 	}
