@@ -520,3 +520,44 @@ func TestReach(t *testing.T) {
 		t.Errorf("ImagesReach(registry, x86_64) = %d blobs, %v; want %d", reg1.Len(), err, fromLayout.Len())
 	}
 }
+
+// TestMirrorFromLayoutLargeBlob reads a layer larger than the input
+// gate's 32 MiB file limit out of an oci: layout, into another layout, an
+// archive packed straight from it, and as the base a bundle is checked
+// against.
+func TestMirrorFromLayoutLargeBlob(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	big := testutil.NewLayer(77, 33<<20)
+	ref, err := (&testutil.Pusher{Host: reg.Host}).PushImage("big/layer", "amd64", []testutil.Layer{big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	src := filepath.Join(work, "src")
+	if _, err := airgap.Mirror(ctx, []string{ref}, airgap.OCI(src), opts(releases.X86_64, nil)); err != nil {
+		t.Fatal(err)
+	}
+	o := opts("", nil)
+	o.From = airgap.OCI(src)
+	for _, to := range []airgap.Target{airgap.OCI(filepath.Join(work, "copy")), archiveTarget(t, filepath.Join(work, "copy.tar"))} {
+		if sum, err := airgap.Mirror(ctx, []string{ref}, to, o); err != nil || sum.Fetched < big.Desc.Size {
+			t.Errorf("Mirror(--from oci: with a %d-byte layer) to %s = %+v, %v", big.Desc.Size, to, sum, err)
+		}
+	}
+	if got := blobFiles(t, filepath.Join(work, "copy"))[big.Desc.Digest.Hex]; got != big.Desc.Size {
+		t.Errorf("the copied layer has %d bytes, want %d", got, big.Desc.Size)
+	}
+	// A bundle of the same image against the layout leaves the layer out,
+	// and applies onto it after its base was checked by hashing the layer.
+	b := filepath.Join(work, "b.tar")
+	bo := opts(releases.X86_64, nil)
+	bo.Bundle = &airgap.BundleOptions{Since: []airgap.Base{{Name: "src", Layout: airgap.OCI(src)}}}
+	if _, err := airgap.Mirror(ctx, []string{ref}, archiveTarget(t, b), bo); err != nil {
+		t.Fatal(err)
+	}
+	ao := opts("", nil)
+	ao.From = archiveTarget(t, b)
+	if sum, err := airgap.Mirror(ctx, []string{ref}, airgap.OCI(filepath.Join(work, "copy")), ao); err != nil || sum.OmittedBytes < big.Desc.Size {
+		t.Errorf("applying the bundle = %+v, %v", sum, err)
+	}
+}

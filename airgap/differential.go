@@ -368,33 +368,47 @@ func (m *mirrorer) checkBaseRegistry(ctx context.Context, images []*image, dst [
 		missing []v1.Hash
 	)
 	m.mountFrom = map[v1.Hash]name.Repository{}
+	m.present = map[string]bool{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(jobs(m.opts))
 	for d, repos := range need {
 		g.Go(func() error {
-			candidates := slices.Clone(repos)
-			if in := m.skip[d].In; in != "" {
-				if ref, err := reg.ParseReference(in); err == nil {
-					if r, err := m.to.Repository(reg, ref.Context()); err == nil {
-						candidates = append(candidates, r)
-					}
-				}
-			}
-			for _, r := range candidates {
+			// Every repository that needs it is asked (the push asks no
+			// more); one that lacks it mounts it from one that has it, or
+			// from the base image's repository.
+			var from *name.Repository
+			for _, r := range repos {
 				ok, err := blobExists(gctx, puller, r, d)
 				if gctx.Err() != nil {
 					return gctx.Err()
 				}
 				if ok && err == nil {
 					mu.Lock()
-					m.mountFrom[d] = r
+					m.present[r.String()+"@"+d.String()] = true
 					mu.Unlock()
-					return nil
+					if from == nil {
+						from = &r
+					}
+				}
+			}
+			if from == nil {
+				if in := m.skip[d].In; in != "" {
+					if ref, err := reg.ParseReference(in); err == nil {
+						if r, err := m.to.Repository(reg, ref.Context()); err == nil {
+							if ok, err := blobExists(gctx, puller, r, d); ok && err == nil {
+								from = &r
+							}
+						}
+					}
 				}
 			}
 			mu.Lock()
-			missing = append(missing, d)
-			mu.Unlock()
+			defer mu.Unlock()
+			if from == nil {
+				missing = append(missing, d)
+			} else {
+				m.mountFrom[d] = *from
+			}
 			return nil
 		})
 	}

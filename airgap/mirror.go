@@ -277,8 +277,10 @@ type mirrorer struct {
 	// bundleOut is the BundleFile the destination gets.
 	bundleOut []byte
 	// mountFrom is, for a blob a registry destination must already hold,
-	// a repository of it that has it.
+	// a repository of it that has it; present the repository@digest pairs
+	// found there while checking (not asked again).
 	mountFrom map[v1.Hash]name.Repository
+	present   map[string]bool
 }
 
 // selection is which platforms of an index are copied: all of them for a

@@ -145,11 +145,15 @@ func (m *mirrorer) pushBlob(ctx context.Context, pusher *remote.Pusher, puller *
 		// With a pull-only token, some registries refuse to say anything
 		// about a repository that does not exist yet: unknown is "not
 		// there", and the upload's own check (with push access) decides.
-		ok, err := blobExists(ctx, puller, repo, t.desc.Digest)
-		if ctx.Err() != nil {
-			return st, ctx.Err()
+		if m.present[repo.String()+"@"+t.desc.Digest.String()] {
+			has[i] = true // found while checking the bundle's base
+		} else {
+			ok, err := blobExists(ctx, puller, repo, t.desc.Digest)
+			if ctx.Err() != nil {
+				return st, ctx.Err()
+			}
+			has[i] = ok && err == nil
 		}
-		has[i] = ok && err == nil
 		if has[i] {
 			st.present++
 			if mountFrom == nil {

@@ -245,10 +245,13 @@ func (s *layoutSource) openBlob(_ context.Context, _ *image, d v1.Descriptor) (i
 
 // dirStore is a layout directory, read through the input gate: a blob or
 // index that is a named pipe or device is refused without blocking, and a
-// symlink out of the layout is refused rather than followed.
+// symlink out of the layout is refused rather than followed. Blobs are
+// opened through an os.Root of their own (the gate's files stop at its
+// 32 MiB limit; a layer may be gigabytes, bounded by its descriptor).
 type dirStore struct {
 	dir  string
 	fsys fs.FS
+	root *os.Root
 }
 
 func openDirStore(dir string) (*dirStore, error) {
@@ -263,11 +266,15 @@ func openDirStore(dir string) (*dirStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening oci:%s: %w", dir, unwrapPath(err))
 	}
-	return &dirStore{dir: dir, fsys: fsys}, nil
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening oci:%s: %w", dir, unwrapPath(err))
+	}
+	return &dirStore{dir: dir, fsys: fsys, root: root}, nil
 }
 
 func (s *dirStore) open(d v1.Hash) (io.ReadCloser, int64, error) {
-	f, err := s.fsys.Open(path.Join("blobs", d.Algorithm, d.Hex))
+	f, err := s.root.OpenFile(path.Join("blobs", d.Algorithm, d.Hex), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("%s: %w", d, errMissing)
 	}
@@ -290,7 +297,7 @@ func (s *dirStore) readFile(name string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-func (s *dirStore) close() error { return nil }
+func (s *dirStore) close() error { return s.root.Close() }
 
 func readAtMost(r io.Reader, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
