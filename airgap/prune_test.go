@@ -256,3 +256,55 @@ func TestPruneRefusals(t *testing.T) {
 		t.Errorf("pruning once the lock is released = %v", err)
 	}
 }
+
+// TestPruneRegistryReport: a site registry that took two releases and a
+// tagged tool: the report finds every kept image, lists the repository
+// whose tag no kept image has, and the bytes only that tag reaches; a
+// kept image the registry lacks is reported missing. Nothing is deleted.
+func TestPruneRegistryReport(t *testing.T) {
+	reg := testutil.StartRegistry(t)
+	f := newFixture(t, reg.Host)
+	r2 := pushRelease2(t, reg.Host)
+	toolLayers := []testutil.Layer{testutil.NewLayer(77, 300<<10)}
+	p := &testutil.Pusher{Host: reg.Host}
+	if _, err := p.PushImage("old/tool", "amd64", toolLayers); err != nil {
+		t.Fatal(err)
+	}
+	cfg, m := testutil.Image("amd64", toolLayers)
+	if _, err := p.Manifest("old/tool", m, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	tool := reg.Host + "/old/tool:v1"
+	site := testutil.StartRegistry(t)
+	to, err := airgap.ParseDestination("docker://" + site.Host + "/site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range [][]string{append(slices.Clone(f.refs), tool), append(slices.Clone(r2.refs), r2.os)} {
+		if _, err := airgap.Mirror(ctx, set, to, opts(releases.X86_64, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := []airgap.Kept{{Name: "day2/compose.lock.json", Refs: r2.refs}, {Name: "--image", Refs: []string{r2.os}}}
+	r, err := airgap.PruneRegistryReport(ctx, to, keep, airgap.PruneOptions{Registry: opts("", nil).Registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := toolLayers[0].Desc.Size + int64(len(cfg.Data)) + int64(len(m.Data))
+	if r.KeptImages != len(r2.refs)+1 || len(r.Missing) != 0 || len(r.Repositories) != 1 || r.Repositories[0].Name != "site/old/tool" ||
+		r.Repositories[0].Kept || !slices.Equal(r.Repositories[0].Tags, []string{"v1"}) || r.Reclaimable != want {
+		t.Errorf("report = %+v; want site/old/tool:v1 alone, %d bytes", r, want)
+	}
+	// Nothing was deleted: the tag still reads.
+	skopeo(t, "inspect", "--tls-verify=false", "--raw", "docker://"+site.Host+"/site/old/tool:v1")
+
+	// A kept image the registry lacks.
+	other := reg.Host + "/ocp/other@" + m.Digest().String()
+	r, err = airgap.PruneRegistryReport(ctx, to, []airgap.Kept{{Name: "x.lock.json", Refs: []string{r2.refs[0], other}}}, airgap.PruneOptions{Registry: opts("", nil).Registry})
+	if err != nil || len(r.Missing) != 1 || r.Missing[0].Ref != other {
+		t.Errorf("report with a missing kept image = %+v, %v", r, err)
+	}
+	if _, err := airgap.PruneRegistryReport(ctx, to, nil, airgap.PruneOptions{}); !errors.Is(err, airgap.ErrNothingKept) {
+		t.Errorf("report with nothing kept = %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,10 +16,11 @@ func newPruneCmd() *cobra.Command {
 		keep   []string
 		images []string
 		apply  bool
+		reg    registryOptions
 		format formatOptions
 	)
 	cmd := &cobra.Command{
-		Use:   "prune --keep compose.lock.json... [--apply] oci:DIR",
+		Use:   "prune --keep compose.lock.json... [--apply] (oci:DIR | docker://REGISTRY/PREFIX)",
 		Short: "Remove from an OCI layout the images and blobs no kept composition reaches",
 		Long: `prune removes from an OCI image layout (what mirror --to oci:DIR or a
 differential bundle applied to it filled) every image that none of the
@@ -39,12 +41,25 @@ is refused before anything is removed. The layout is locked as mirror
 locks it: one that a mirror (or another prune) is writing is refused.
 A differential bundle and a dir: layout are not pruned (mirror writes them
 anew). Only blobs under blobs/sha256 are removed, and files there that a
-killed mirror left half written; other files are left alone.`,
+killed mirror left half written; other files are left alone.
+
+docker://REGISTRY/PREFIX (where mirror pushed) is reported on, never
+pruned: prune checks that the registry serves every kept image whole,
+lists the repositories under PREFIX (the registry's catalog API) and their
+tags no kept image has, and the bytes only those tags reach. Deleting is
+the registry's: 'skopeo delete docker://REPO:TAG', then its garbage
+collection. mirror pushes pinned images by digest only, untagged, so a
+collection that deletes untagged manifests ('registry garbage-collect
+--delete-untagged') would remove kept images too; and such manifests of
+images no longer kept are not listed by the API, so the bytes reported are
+a lower bound. A kept image the registry lacks makes the report exit 1.`,
 		Example: `  # What would go once the site runs only the new release:
   microshift-compose prune --keep day2/compose.lock.json oci:/srv/site
   # Keep two releases and the OS image, and remove the rest:
   microshift-compose prune --keep day1/compose.lock.json --keep day2/compose.lock.json \
-    --image registry.example.com/microshift-os@sha256:… --apply oci:/srv/site`,
+    --image registry.example.com/microshift-os@sha256:… --apply oci:/srv/site
+  # What a site registry holds beyond the kept compositions:
+  microshift-compose prune --keep day2/compose.lock.json docker://mirror.example.com:5000/microshift`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := format.Validate(); err != nil {
@@ -57,8 +72,14 @@ killed mirror left half written; other files are left alone.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if target.Transport != airgap.TransportOCI {
-				return usageError{fmt.Errorf("prune takes oci:DIR, an OCI image layout; %s is not one (an archive is written anew by mirror)", target)}
+			if err := reg.Validate(); err != nil {
+				return err
+			}
+			switch {
+			case target.Transport == airgap.TransportDocker && apply:
+				return usageError{fmt.Errorf("prune reports on a registry and removes nothing from it: drop --apply, then delete what it lists with 'skopeo delete' and run the registry's garbage collection")}
+			case target.Transport != airgap.TransportOCI && target.Transport != airgap.TransportDocker:
+				return usageError{fmt.Errorf("prune takes oci:DIR, an OCI image layout, or docker://REGISTRY/PREFIX to report on; %s is neither (an archive is written anew by mirror)", target)}
 			}
 			for _, ref := range images {
 				if err := checkExtraImage(ref, true); err != nil {
@@ -75,6 +96,25 @@ killed mirror left half written; other files are left alone.`,
 			}
 			for _, ref := range images {
 				kept = append(kept, airgap.Kept{Name: "--image", Refs: []string{ref}})
+			}
+			if target.Transport == airgap.TransportDocker {
+				rc, err := reg.client()
+				if err != nil {
+					return err
+				}
+				r, err := airgap.PruneRegistryReport(cmd.Context(), target, kept, airgap.PruneOptions{Registry: rc})
+				if err != nil {
+					return err
+				}
+				if format.json() {
+					err = printJSON(cmd.OutOrStdout(), r)
+				} else {
+					printRegistryReport(cmd.OutOrStdout(), r)
+				}
+				if err == nil && len(r.Missing) > 0 {
+					err = fmt.Errorf("%s lacks %d of the %d kept images, %s first: %s", r.Registry, len(r.Missing), r.KeptImages, r.Missing[0].Ref, r.Missing[0].Reason)
+				}
+				return err
 			}
 			r, err := airgap.Prune(cmd.Context(), target, kept, airgap.PruneOptions{Apply: apply})
 			if err != nil {
@@ -93,7 +133,8 @@ killed mirror left half written; other files are left alone.`,
 	f := cmd.Flags()
 	f.StringArrayVar(&keep, "keep", nil, "compose.lock.json of a composition the site still runs: its images, and every blob they reach, stay (repeatable; at least one)")
 	f.StringArrayVar(&images, "image", nil, "keep this image too, named as in the layout, beyond the locks' (the bootc OS image mirror --image carried); repeatable")
-	f.BoolVar(&apply, "apply", false, "remove what the report lists (without it, prune only reports)")
+	f.BoolVar(&apply, "apply", false, "remove what the report lists (without it, prune only reports); not for a registry")
+	reg.addFlags(cmd)
 	format.addFlags(cmd)
 	return cmd
 }
@@ -115,4 +156,23 @@ func printPrune(w io.Writer, r *airgap.PruneReport) {
 	}
 	fmt.Fprintf(w, "%s: kept %d images and %d signatures (%d blobs, %s); %s %d images and %d blobs: %s %s\n",
 		r.Layout, r.KeptImages, r.KeptSignatures, r.KeptBlobs, humanBytes(r.KeptBytes), verb, len(r.Images), len(r.Blobs)+len(r.Partials), blobs, humanBytes(r.Freed))
+}
+
+func printRegistryReport(w io.Writer, r *airgap.RegistryReport) {
+	for _, m := range r.Missing {
+		fmt.Fprintf(w, "missing kept image %s: %s\n", m.Ref, m.Reason)
+	}
+	for _, repo := range r.Repositories {
+		what := "no kept image lives in it"
+		if repo.Kept {
+			what = "kept images live in it"
+		}
+		fmt.Fprintf(w, "%s (%s): %d tags no kept image has", repo.Name, what, len(repo.Tags))
+		if len(repo.Tags) > 0 {
+			fmt.Fprintf(w, ": %s", strings.Join(repo.Tags, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%s: %d kept images, %d missing; %d repositories hold what no kept image is; %s only their tags reach (a lower bound: manifests pushed by digest are not listed); nothing was removed\n",
+		r.Registry, r.KeptImages, len(r.Missing), len(r.Repositories), humanBytes(r.Reclaimable))
 }

@@ -178,8 +178,27 @@ func TestPruneCommand(t *testing.T) {
 	}
 	readBack()
 
+	// A registry is reported on: every kept image there, nothing tagged
+	// beyond them (mirror pushes by digest); --apply is refused; a kept
+	// image the registry lacks fails the report.
+	siteReg := testutil.StartRegistry(t)
+	must("mirror", "--from", "oci:site", "--quiet", "--to", "docker://"+siteReg.Host+"/site")
+	out = must(append(keep, "docker://"+siteReg.Host+"/site")...)
+	if !strings.HasPrefix(out, "docker://"+siteReg.Host+"/site: 4 kept images, 0 missing; 0 repositories hold what no kept image is; 0 B only their tags reach") {
+		t.Errorf("registry report printed %q", out)
+	}
+	if r := run(append(keep, "--apply", "docker://"+siteReg.Host+"/site")...); r.code != 2 || !strings.Contains(r.stderr, "prune reports on a registry and removes nothing from it") {
+		t.Errorf("prune --apply of a registry: exit %d, %q", r.code, r.stderr)
+	}
+	other := push("app/other", 40)
+	writeTestLock(t, filepath.Join(work, "other.lock.json"), []string{other})
+	r := run("prune", "--keep", "other.lock.json", "docker://"+siteReg.Host+"/site")
+	if lines := nonEmptyLines(r.stderr); r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "lacks 1 of the 1 kept images, "+other+" first") || !strings.Contains(r.stdout, "missing kept image "+other) {
+		t.Errorf("registry report with a missing kept image: exit %d, %q, %q", r.code, r.stdout, r.stderr)
+	}
+
 	// Refused: no --keep (a usage error), and a layout being written.
-	r := run("prune", "--apply", "oci:site")
+	r = run("prune", "--apply", "oci:site")
 	if lines := nonEmptyLines(r.stderr); r.code != 2 || r.stdout != "" || len(lines) != 1 || !strings.Contains(lines[0], "nothing to keep: give --keep compose.lock.json") {
 		t.Errorf("prune without --keep: exit %d, %q", r.code, r.stderr)
 	}
