@@ -308,3 +308,33 @@ func TestPruneRegistryReport(t *testing.T) {
 		t.Errorf("report with nothing kept = %v", err)
 	}
 }
+
+// TestParseBundleBaseImage: a base may be an image pinned by digest (the
+// OS image the site runs), and nothing else beside it.
+func TestParseBundleBaseImage(t *testing.T) {
+	d := "sha256:" + strings.Repeat("a", 64)
+	doc := func(base string) []byte {
+		return []byte(`{"schema":"microshift-compose/bundle/v1","arch":"x86_64","compositions":[],"images":[{"ref":"quay.io/a/b@` + d + `","digest":"` + d + `"}],"base":[` + base + `],"omitted":[],"omitted_bytes":0}`)
+	}
+	for _, tc := range []struct {
+		name, base, want string
+	}{
+		{"pinned", `{"image":"registry.example.com/os@` + d + `","images":1}`, ""},
+		{"a tag", `{"image":"registry.example.com/os:4.19","images":1}`, `base[0].image "registry.example.com/os:4.19" is not an image reference pinned by digest`},
+		{"not a reference", `{"image":"../os@` + d + `","images":1}`, "is not an image reference pinned by digest"},
+		{"and a composition", `{"image":"registry.example.com/os@` + d + `","composition":"` + strings.Repeat("1", 64) + `","images":1}`, "base[0] has an image and a composition or an index"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := airgap.ParseBundle("bundle.json", doc(tc.base))
+			if tc.want == "" {
+				if err != nil || b.Base[0].Image == "" {
+					t.Errorf("ParseBundle = %+v, %v", b, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "bundle.json") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("ParseBundle = %v; want one line naming bundle.json with %q", err, tc.want)
+			}
+		})
+	}
+}
