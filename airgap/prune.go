@@ -110,6 +110,9 @@ func Prune(ctx context.Context, target Target, keep []Kept, opts PruneOptions) (
 		return nil, fmt.Errorf("%w: name the compositions the site still runs (--keep compose.lock.json, repeatable)", ErrNothingKept)
 	}
 	dir := target.Path
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("%w %q: it is a file (an archive is written anew by mirror); prune removes images from an OCI layout directory", ErrBadDestination, target)
+	}
 	unlock, err := lockExistingLayout(dir)
 	if err != nil {
 		return nil, err

@@ -222,6 +222,8 @@ func TestPruneRefusals(t *testing.T) {
 		{"a bundle", airgap.OCI(bundle), s.keep[:1], airgap.ErrBadDestination, "it is a differential bundle"},
 		{"an archive", airgap.Target{Transport: airgap.TransportArchive, Path: "x.tar"}, s.keep, airgap.ErrBadDestination, "prune removes images from an OCI layout"},
 		{"not a layout", airgap.OCI(notLayout), s.keep, airgap.ErrNotLayout, "no oci-layout in it"},
+		{"a file", airgap.OCI(filepath.Join(notLayout, "notes.txt")), s.keep, airgap.ErrBadDestination, "it is a file"},
+		{"no such directory", airgap.OCI(filepath.Join(notLayout, "nothing")), s.keep, os.ErrNotExist, "no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := airgap.Prune(ctx, tc.target, tc.keep, airgap.PruneOptions{Apply: true})
