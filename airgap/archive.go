@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 )
 
 // ErrNotArchive is wrapped when --to oci-archive:FILE names an existing
@@ -38,17 +41,56 @@ var ErrNotArchive = errors.New("not an OCI image archive")
 // directories), modification time the epoch; only blobs reachable from
 // index.json are packed, each hashed again on the way. An existing FILE is
 // unpacked into the staging layout first (every blob verified), so its
-// images are kept and not fetched again.
+// images are kept and not fetched again. With a part size, the tar is
+// written as a split archive (parts.go) instead of one file.
+//
+// From a layout (mirror --from) into a new archive there is nothing to
+// fetch and nothing to resume: the tar is packed straight from the source,
+// every blob verified on the way (packDirect).
 type archiveWriter struct {
-	file    string
-	staging *layout
+	file     string
+	partSize int64
+	staging  *layout
 }
 
 func stagingDir(file string) string {
 	return filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+".partial")
 }
 
-func openArchive(ctx context.Context, file string) (*archiveWriter, error) {
+// archiveExists reports whether FILE, or a split archive under its name,
+// or a staging layout of an earlier run is there.
+func archiveExists(file string) bool {
+	for _, p := range []string{file, file + PartsSuffix, stagingDir(file)} {
+		if _, err := os.Lstat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// checkArchiveName refuses to write one file where a split archive of the
+// name is, and parts where one file is: a reader would take the other.
+func checkArchiveName(file string, partSize int64) error {
+	if partSize > 0 {
+		if st, err := os.Lstat(file); err == nil && !st.IsDir() {
+			return fmt.Errorf("oci-archive:%s exists as one file; --max-size writes %s, %s… and %s beside it: choose another name or remove it", file, filepath.Base(PartName(file, 1)), filepath.Base(PartName(file, 2)), filepath.Base(file+PartsSuffix))
+		}
+		return nil
+	}
+	if _, err := os.Lstat(file + PartsSuffix); err == nil {
+		return fmt.Errorf("oci-archive:%s is a split archive (%s): add --max-size to write it again, or choose another name", file, filepath.Base(file+PartsSuffix))
+	}
+	return nil
+}
+
+// openArchive opens FILE for writing: its staging layout, holding the
+// images of an existing FILE (or split archive). writingBundle says whether
+// a differential bundle is written: an existing archive must then be one,
+// and must not otherwise.
+func openArchive(ctx context.Context, file string, partSize int64, writingBundle bool) (*archiveWriter, error) {
+	if err := checkArchiveName(file, partSize); err != nil {
+		return nil, err
+	}
 	st, err := os.Stat(file)
 	exists := err == nil
 	switch {
@@ -63,9 +105,29 @@ func openArchive(ctx context.Context, file string) (*archiveWriter, error) {
 		if old, err = openArchiveStore(file); err != nil {
 			return nil, fmt.Errorf("oci-archive:%s: %w (%v); choose a new file name", file, ErrNotArchive, errors.Unwrap(err))
 		}
+	} else if partSize > 0 {
+		if _, err := os.Lstat(file + PartsSuffix); err == nil {
+			// An earlier set: its images are kept when it reads back whole;
+			// one with a part missing or damaged is written again from
+			// this run's images (the parts that still match are kept).
+			if old, err = openArchiveStore(file + PartsSuffix); err != nil {
+				if !errors.Is(err, ErrBadParts) {
+					return nil, err
+				}
+				slog.Info("writing the split archive again: the earlier one does not read back", "reason", err.Error())
+				old = nil
+			}
+		}
+	}
+	if old != nil {
 		defer old.close()
 		if _, ok := old.entry(layoutFile); !ok {
 			return nil, fmt.Errorf("oci-archive:%s: %w (no %s in it); choose a new file name", file, ErrNotArchive, layoutFile)
+		}
+		_, isBundle := old.entry(BundleFile)
+		_, hasIndex := old.entry(indexFile)
+		if err := checkBundleMix(Target{Transport: TransportArchive, Path: file}, isBundle, hasIndex, writingBundle); err != nil {
+			return nil, err
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
@@ -78,7 +140,7 @@ func openArchive(ctx context.Context, file string) (*archiveWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &archiveWriter{file: file, staging: staging}
+	a := &archiveWriter{file: file, partSize: partSize, staging: staging}
 	if old != nil {
 		if err := a.unpack(ctx, old); err != nil {
 			staging.close()
@@ -90,7 +152,8 @@ func openArchive(ctx context.Context, file string) (*archiveWriter, error) {
 
 func (a *archiveWriter) close() { a.staging.close() }
 
-// removeStaleTemps removes temporary archives a killed run left beside file.
+// removeStaleTemps removes temporary archives and parts a killed run left
+// beside file.
 func removeStaleTemps(file string) error {
 	dir, prefix := filepath.Dir(file), "."+filepath.Base(file)+".tmp-"
 	entries, err := os.ReadDir(dir)
@@ -129,7 +192,14 @@ func (a *archiveWriter) unpack(ctx context.Context, old *archiveStore) error {
 			}
 			continue
 		}
-		if err := l.write(ctx, d, io.NewSectionReader(old.f, e.offset, e.size), func(int64) {}); err != nil {
+		if err := l.write(ctx, d, io.NewSectionReader(old.r, e.offset, e.size), func(int64) {}); err != nil {
+			return err
+		}
+	}
+	// A bundle's file comes along: the run writes it again, and it says
+	// what the staging layout is meanwhile.
+	if b, err := old.readFile(BundleFile, maxBundleFile); err == nil {
+		if err := l.writeTopFile(BundleFile, b); err != nil {
 			return err
 		}
 	}
@@ -154,123 +224,164 @@ func (a *archiveWriter) unpack(ctx context.Context, old *archiveStore) error {
 }
 
 // commit packs the staging layout into the archive and removes it.
-func (a *archiveWriter) commit(ctx context.Context) error {
+func (a *archiveWriter) commit(ctx context.Context) (archiveResult, error) {
 	l := a.staging
-	blobs, err := l.reachable()
+	blobs, err := l.reachable(ctx)
 	if err != nil {
-		return err
+		return archiveResult{}, err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(a.file), "."+filepath.Base(a.file)+".tmp-")
+	entries := make([]packBlob, len(blobs))
+	for i, d := range blobs {
+		entries[i] = packBlob{desc: d, open: func() (io.ReadCloser, error) { return os.Open(l.path(d.Digest)) }}
+	}
+	var files []packFile
+	for _, name := range []string{indexFile, BundleFile, layoutFile} {
+		data, err := os.ReadFile(filepath.Join(l.dir, name))
+		if errors.Is(err, fs.ErrNotExist) && name == BundleFile {
+			continue
+		}
+		if err != nil {
+			return archiveResult{}, err
+		}
+		files = append(files, packFile{name: name, data: data})
+	}
+	res, err := writeArchive(ctx, a.file, a.partSize, entries, files, func(int64, int) {})
 	if err != nil {
-		return fmt.Errorf("writing oci-archive:%s: %w", a.file, err)
+		return res, err
+	}
+	l.close()
+	if err := os.RemoveAll(l.dir); err != nil {
+		return res, fmt.Errorf("removing the staging layout %s: %w", l.dir, err)
+	}
+	return res, nil
+}
+
+// archiveResult is what writing an archive did.
+type archiveResult struct {
+	// Bytes is the archive's size; Parts and Written the parts of a split
+	// archive, and how many of them were written (the others matched).
+	Bytes          int64
+	Parts, Written int
+}
+
+// packBlob is a blob to pack, opened when its turn comes.
+type packBlob struct {
+	desc v1.Descriptor
+	open func() (io.ReadCloser, error)
+}
+
+// packFile is a top-level file of the layout (index.json, oci-layout, the
+// bundle file).
+type packFile struct {
+	name string
+	data []byte
+}
+
+// writeArchive writes the tar of blobs (sorted by digest) and files
+// (sorted by name) to file, through a temporary file renamed into place,
+// or, with a part size, as a split archive. counted is told the blob bytes
+// packed, with the index of the blob.
+func writeArchive(ctx context.Context, file string, partSize int64, blobs []packBlob, files []packFile, counted func(n int64, blob int)) (archiveResult, error) {
+	total := tarSize(blobs, files)
+	if partSize > 0 {
+		pw, err := newPartWriter(file, partSize, total)
+		if err != nil {
+			return archiveResult{}, err
+		}
+		if err := packTar(ctx, pw, blobs, files, counted); err != nil {
+			pw.abort()
+			return archiveResult{}, fmt.Errorf("writing oci-archive:%s: %w", file, err)
+		}
+		if err := pw.commit(); err != nil {
+			pw.abort()
+			return archiveResult{}, err
+		}
+		return archiveResult{Bytes: total, Parts: pw.n, Written: pw.Written}, nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-")
+	if err != nil {
+		return archiveResult{}, fmt.Errorf("writing oci-archive:%s: %w", file, err)
 	}
 	ok := false
+	disk := newDiskWriter()
 	defer func() {
+		disk.stop()
 		if !ok {
 			tmp.Close()
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err := l.pack(ctx, tmp, blobs); err != nil {
-		return fmt.Errorf("writing oci-archive:%s: %w", a.file, err)
+	err = packTar(ctx, writerFunc(func(p []byte) (int, error) { return len(p), disk.write(tmp, p) }), blobs, files, counted)
+	if ferr := disk.flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return archiveResult{}, fmt.Errorf("writing oci-archive:%s: %w", file, err)
 	}
 	if err := tmp.Chmod(0o644); err != nil {
-		return err
+		return archiveResult{}, err
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing oci-archive:%s: %w", a.file, err)
+		return archiveResult{}, fmt.Errorf("writing oci-archive:%s: %w", file, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing oci-archive:%s: %w", a.file, err)
+		return archiveResult{}, fmt.Errorf("writing oci-archive:%s: %w", file, err)
 	}
-	if err := os.Rename(tmp.Name(), a.file); err != nil {
-		return fmt.Errorf("writing oci-archive:%s: %w", a.file, err)
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return archiveResult{}, fmt.Errorf("writing oci-archive:%s: %w", file, err)
 	}
 	ok = true
-	l.close()
-	if err := os.RemoveAll(l.dir); err != nil {
-		return fmt.Errorf("removing the staging layout %s: %w", l.dir, err)
-	}
-	return nil
+	return archiveResult{Bytes: total}, nil
 }
 
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
 // reachable lists the blobs index.json leads to that the layout holds
-// (the other platforms of a partial index are not there), sorted.
-func (l *layout) reachable() ([]v1.Descriptor, error) {
-	seen := map[v1.Hash]v1.Descriptor{}
-	var visit func(d v1.Descriptor, depth int) error
-	visit = func(d v1.Descriptor, depth int) error {
-		if _, ok := seen[d.Digest]; ok {
-			return nil
-		}
-		if d.Digest.Algorithm != "sha256" || len(d.Digest.Hex) != 64 {
-			return fmt.Errorf("%w: descriptor digest %q is not sha256", ErrUnsupported, d.Digest)
-		}
-		st, err := os.Stat(l.path(d.Digest))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		d.Size = st.Size()
-		seen[d.Digest] = d
-		if !d.MediaType.IsIndex() && !d.MediaType.IsImage() {
-			return nil
-		}
-		if depth > maxIndexDepth {
-			return fmt.Errorf("%w: indexes nested deeper than %d", ErrUnsupported, maxIndexDepth)
-		}
-		data, err := os.ReadFile(l.path(d.Digest))
-		if err != nil {
-			return err
-		}
-		if d.MediaType.IsIndex() {
-			idx, err := v1.ParseIndexManifest(bytes.NewReader(data))
-			if err != nil {
-				return fmt.Errorf("parsing index %s: %w", d.Digest, err)
-			}
-			for _, c := range idx.Manifests {
-				if err := visit(c, depth+1); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		mf, err := v1.ParseManifest(bytes.NewReader(data))
-		if err != nil {
-			return fmt.Errorf("parsing manifest %s: %w", d.Digest, err)
-		}
-		if err := visit(mf.Config, depth+1); err != nil {
-			return err
-		}
-		for _, b := range mf.Layers {
-			if err := visit(b, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
+// (the other platforms of a partial index are not there, nor the blobs a
+// bundle leaves out), sorted by digest.
+func (l *layout) reachable(ctx context.Context) ([]v1.Descriptor, error) {
+	s, err := openLayoutStore(OCI(l.dir), registryclient.Options{})
+	if err != nil {
+		return nil, err
 	}
-	for _, d := range l.index.Manifests {
-		if err := visit(d, 0); err != nil {
-			return nil, err
-		}
+	defer s.close()
+	r, err := s.reach(ctx, false)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]v1.Descriptor, 0, len(seen))
-	for _, d := range seen {
-		out = append(out, d)
+	blobs := r.Blobs()
+	out := make([]v1.Descriptor, len(blobs))
+	for i, b := range blobs {
+		out[i] = v1.Descriptor{Digest: b.Digest, Size: b.Size}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Digest.Hex < out[j].Digest.Hex })
 	return out, nil
 }
 
 // epoch is the modification time of every archive entry.
 var epoch = time.Unix(0, 0).UTC()
 
-// pack writes the layout as a tar: blobs/, blobs/sha256/, the blobs,
-// index.json and oci-layout, in that (sorted) order, each blob hashed
-// again as it is read.
-func (l *layout) pack(ctx context.Context, w io.Writer, blobs []v1.Descriptor) error {
+// tarSize is the size of the tar packTar writes: a 512-byte header per
+// entry (every name fits a ustar header), contents padded to 512 bytes,
+// two zero blocks at the end.
+func tarSize(blobs []packBlob, files []packFile) int64 {
+	const block = 512
+	pad := func(n int64) int64 { return (n + block - 1) / block * block }
+	total := int64(2*block) + 2*block // the two directories, the end
+	for _, b := range blobs {
+		total += block + pad(b.desc.Size)
+	}
+	for _, f := range files {
+		total += block + pad(int64(len(f.data)))
+	}
+	return total
+}
+
+// packTar writes the tar: blobs/, blobs/sha256/, the blobs, then the
+// top-level files, in that (sorted) order, each blob hashed again as it is
+// read.
+func packTar(ctx context.Context, w io.Writer, blobs []packBlob, files []packFile, counted func(n int64, blob int)) error {
 	bw := bufio.NewWriterSize(w, copyBufferSize)
 	tw := tar.NewWriter(bw)
 	dir := func(name string) error {
@@ -287,36 +398,37 @@ func (l *layout) pack(ctx context.Context, w io.Writer, blobs []v1.Descriptor) e
 	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
-	for _, d := range blobs {
+	for i, b := range blobs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		f, err := os.Open(l.path(d.Digest))
+		d := b.desc
+		rc, err := b.open()
 		if err != nil {
-			return err
+			return fmt.Errorf("blob %s: %w", d.Digest, err)
 		}
 		h := sha256.New()
 		err = file("blobs/sha256/"+d.Digest.Hex, d.Size)
+		var n int64
 		if err == nil {
-			_, err = io.CopyBuffer(io.MultiWriter(tw, h), io.LimitReader(f, d.Size), *bp)
+			n, err = io.CopyBuffer(io.MultiWriter(tw, h, countWriter(func(m int) { counted(int64(m), i) })), io.LimitReader(rc, d.Size), *bp)
 		}
-		f.Close()
+		rc.Close()
 		if err != nil {
 			return err
+		}
+		if n != d.Size {
+			return fmt.Errorf("blob %s: %w: got %d bytes, want %d", d.Digest, ErrDigestMismatch, n, d.Size)
 		}
 		if got := hex.EncodeToString(h.Sum(nil)); got != d.Digest.Hex {
-			return fmt.Errorf("blob %s in %s: %w: got sha256:%s", d.Digest, l.dir, ErrDigestMismatch, got)
+			return fmt.Errorf("blob %s: %w: got sha256:%s", d.Digest, ErrDigestMismatch, got)
 		}
 	}
-	for _, name := range []string{indexFile, layoutFile} {
-		data, err := os.ReadFile(filepath.Join(l.dir, name))
-		if err != nil {
+	for _, f := range files {
+		if err := file(f.name, int64(len(f.data))); err != nil {
 			return err
 		}
-		if err := file(name, int64(len(data))); err != nil {
-			return err
-		}
-		if _, err := tw.Write(data); err != nil {
+		if _, err := tw.Write(f.data); err != nil {
 			return err
 		}
 	}
@@ -324,4 +436,11 @@ func (l *layout) pack(ctx context.Context, w io.Writer, blobs []v1.Descriptor) e
 		return err
 	}
 	return bw.Flush()
+}
+
+type countWriter func(int)
+
+func (c countWriter) Write(p []byte) (int, error) {
+	c(len(p))
+	return len(p), nil
 }

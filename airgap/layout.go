@@ -297,12 +297,16 @@ func (l *layout) writeManifest(ctx context.Context, m manifestBlob) error {
 	return l.write(ctx, d, bytes.NewReader(m.Data), func(int64) {})
 }
 
-// setIndex writes index.json: the existing entries for other names kept,
-// one entry per mirrored image, sorted by name, written atomically.
-func (l *layout) setIndex(images []*image) error {
+// setIndex writes index.json: the existing entries for other names kept
+// (unless replace), one entry per mirrored image, sorted by name, written
+// atomically.
+func (l *layout) setIndex(images []*image, replace bool) error {
 	byName := map[string]v1.Descriptor{}
 	var keep []v1.Descriptor
 	for _, d := range l.index.Manifests {
+		if replace {
+			break
+		}
 		if n, ok := d.Annotations[AnnotationRefName]; ok {
 			byName[n] = d
 		} else {
@@ -310,15 +314,7 @@ func (l *layout) setIndex(images []*image) error {
 		}
 	}
 	for _, im := range images {
-		byName[im.Ref] = v1.Descriptor{
-			MediaType: im.Top.MediaType,
-			Size:      int64(len(im.Top.Data)),
-			Digest:    im.Top.Digest,
-			Annotations: map[string]string{
-				AnnotationRefName:        im.Ref,
-				AnnotationContainerdName: im.Ref,
-			},
-		}
+		byName[im.Ref] = indexEntry(im)
 	}
 	names := make([]string, 0, len(byName))
 	for n := range byName {
@@ -329,17 +325,47 @@ func (l *layout) setIndex(images []*image) error {
 	for _, n := range names {
 		idx.Manifests = append(idx.Manifests, byName[n])
 	}
+	data, err := encodeIndex(&idx)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(l.dir, indexFile), data); err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Join(l.dir, indexFile), err)
+	}
+	l.index = &idx
+	return nil
+}
+
+// indexEntry is the index.json entry of a mirrored image.
+func indexEntry(im *image) v1.Descriptor {
+	return v1.Descriptor{
+		MediaType: im.Top.MediaType,
+		Size:      int64(len(im.Top.Data)),
+		Digest:    im.Top.Digest,
+		Annotations: map[string]string{
+			AnnotationRefName:        im.Ref,
+			AnnotationContainerdName: im.Ref,
+		},
+	}
+}
+
+// encodeIndex is index.json's bytes.
+func encodeIndex(idx *v1.IndexManifest) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(idx); err != nil {
-		return fmt.Errorf("encoding %s: %w", indexFile, err)
+		return nil, fmt.Errorf("encoding %s: %w", indexFile, err)
 	}
-	if err := writeFileAtomic(filepath.Join(l.dir, indexFile), b.Bytes()); err != nil {
-		return fmt.Errorf("writing %s: %w", filepath.Join(l.dir, indexFile), err)
+	return b.Bytes(), nil
+}
+
+// writeTopFile writes a file beside index.json, atomically.
+func (l *layout) writeTopFile(name string, data []byte) error {
+	if err := writeFileAtomic(filepath.Join(l.dir, name), data); err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Join(l.dir, name), err)
 	}
-	l.index = &idx
 	return nil
 }
 

@@ -119,7 +119,7 @@ func (c *LayoutContent) OpenBlob(d v1.Hash, offset int64) (io.ReadCloser, error)
 		if !ok {
 			return nil, fmt.Errorf("%s: %w", d, ErrBlobNotInLayout)
 		}
-		return io.NopCloser(io.NewSectionReader(a.f, e.offset+offset, e.size-offset)), nil
+		return io.NopCloser(io.NewSectionReader(a.r, e.offset+offset, e.size-offset)), nil
 	}
 	rc, _, err := c.src.store.open(d)
 	if errors.Is(err, errMissing) {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/errgroup"
@@ -28,8 +29,15 @@ type Options struct {
 	AllPlatforms bool
 	// From is where images are read: the zero Target for their registries
 	// (through registries.conf mirrors), or an OCI layout (oci:DIR or
-	// oci-archive:FILE).
+	// oci-archive:FILE, split or not). A differential bundle there is
+	// applied: the blobs it leaves out must be at the destination.
 	From Target
+	// Bundle, when set, makes the destination (oci:DIR or
+	// oci-archive:FILE) a differential bundle.
+	Bundle *BundleOptions
+	// PartSize, when positive, writes an oci-archive:FILE destination as
+	// a split archive of parts of at most that many bytes.
+	PartSize int64
 	// Progress follows the copy; nil reports nothing.
 	Progress Progress
 }
@@ -42,7 +50,8 @@ type Summary struct {
 	// Signatures are the sigstore signature attachments copied with the
 	// images (counted apart from Images by the caller, which knows them).
 	Signatures int `json:"signatures,omitempty"`
-	// Blobs are the unique config and layer blobs of those images.
+	// Blobs are the unique config and layer blobs of those images (in a
+	// bundle, those it holds).
 	Blobs int `json:"blobs"`
 	// Manifests are the manifests stored (indexes and image manifests).
 	Manifests int `json:"manifests"`
@@ -59,10 +68,29 @@ type Summary struct {
 	// (registry destinations).
 	Uploads int `json:"blob_uploads"`
 	Mounts  int `json:"blob_mounts"`
+	// Omitted and OmittedBytes are the blobs a differential bundle leaves
+	// out (writing one), or that the destination had to hold already
+	// (applying one).
+	Omitted      int   `json:"blobs_omitted,omitempty"`
+	OmittedBytes int64 `json:"bytes_omitted,omitempty"`
+	// Bundle is set when a differential bundle was written or applied.
+	Bundle string `json:"bundle,omitempty"`
+	// ArchiveBytes is the size of an archive written; Parts and
+	// PartsWritten the parts of a split one, and how many of them this
+	// run wrote (the others were there already, byte for byte).
+	ArchiveBytes int64 `json:"archive_bytes,omitempty"`
+	Parts        int   `json:"parts,omitempty"`
+	PartsWritten int   `json:"parts_written,omitempty"`
 	// Duration is the wall time of the run.
 	Duration time.Duration `json:"-"`
 	Seconds  float64       `json:"seconds"`
 }
+
+// Bundle values of Summary.
+const (
+	BundleWritten = "written"
+	BundleApplied = "applied"
+)
 
 // Mirror copies every image of refs from opts.From to the target, verified:
 // for the plan's arch only (an index keeps its digest and holds only that
@@ -72,6 +100,13 @@ type Summary struct {
 // destination registry (other repositories mount them). Failures of some
 // images do not stop the others; the error names the first failed image
 // and how many failed.
+//
+// With opts.Bundle, the destination is a differential bundle: the blobs
+// the bases reach are left out (see BundleFile). With a bundle as
+// opts.From, the bundle is applied: every blob it leaves out must be at
+// the destination, which is checked before anything is written; into a
+// new oci-archive: destination, the bundle is copied as it is (cut into
+// parts, or joined).
 func Mirror(ctx context.Context, refs []string, to Target, opts Options) (*Summary, error) {
 	start := time.Now()
 	if opts.Progress == nil {
@@ -81,6 +116,12 @@ func Mirror(ctx context.Context, refs []string, to Target, opts Options) (*Summa
 	if opts.From.Transport != "" && sameTarget(opts.From, to) {
 		return nil, fmt.Errorf("%w %q: it is also the source", ErrBadDestination, to)
 	}
+	if opts.Bundle != nil && to.Transport != TransportOCI && to.Transport != TransportArchive {
+		return nil, fmt.Errorf("%w %q: a differential bundle is written to oci:DIR or oci-archive:FILE, carried to the site, and applied there with mirror --from", ErrBadDestination, to)
+	}
+	if opts.PartSize > 0 && to.Transport != TransportArchive {
+		return nil, fmt.Errorf("%w %q: only an oci-archive:FILE is written in parts", ErrBadDestination, to)
+	}
 	m := &mirrorer{opts: opts, to: to, refs: refs}
 	src, err := openSource(ctx, opts)
 	if err != nil {
@@ -88,26 +129,76 @@ func Mirror(ctx context.Context, refs []string, to Target, opts Options) (*Summa
 	}
 	defer src.close()
 	m.src = src
+	if ls, ok := src.(*layoutSource); ok && ls.bundle != nil {
+		if opts.Bundle != nil {
+			return nil, fmt.Errorf("%w: %s is a differential bundle, which lacks the blobs its base holds: make the new bundle from the images' registries or a full layout", ErrBadSource, opts.From)
+		}
+		m.from = ls.bundle
+		m.copyBundle = to.Transport == TransportArchive && !archiveExists(to.Path)
+	}
+	images, errs := m.resolveAll(ctx, refs)
+	switch {
+	case opts.Bundle != nil:
+		if err := m.planBundle(ctx, images, errs); err != nil {
+			return nil, err
+		}
+	case m.copyBundle:
+		if err := m.planBundleCopy(images, errs); err != nil {
+			return nil, err
+		}
+	case m.from != nil:
+		if err := m.planApply(images); err != nil {
+			return nil, err
+		}
+	}
 	var archive *archiveWriter
 	switch to.Transport {
 	case TransportOCI, TransportDir:
+		if m.from != nil && !m.copyBundle {
+			// Nothing is created for a bundle the destination cannot
+			// take.
+			if err := m.checkBaseBeforeOpen(to.Path, images); err != nil {
+				return nil, err
+			}
+		}
 		if m.layout, err = openLayout(to.Path); err != nil {
 			return nil, err
 		}
 		defer m.layout.close()
+		if err := m.layout.checkBundleDestination(to, m.bundleOut != nil); err != nil {
+			return nil, err
+		}
+		if m.from != nil && !m.copyBundle {
+			if err := m.checkBaseLayout(ctx, images); err != nil {
+				return nil, err
+			}
+		}
 	case TransportArchive:
-		if archive, err = openArchive(ctx, to.Path); err != nil {
+		if m.from != nil && !m.copyBundle {
+			if err := m.checkBaseArchive(ctx, to.Path, images); err != nil {
+				return nil, err
+			}
+		}
+		if _, layoutSrc := src.(*layoutSource); layoutSrc && !archiveExists(to.Path) {
+			sum, err := m.packDirect(ctx, images, errs)
+			return m.finish(sum, err, start)
+		}
+		if archive, err = openArchive(ctx, to.Path, opts.PartSize, m.bundleOut != nil); err != nil {
 			return nil, err
 		}
 		defer archive.close()
 		m.layout = archive.staging
+		if err := m.layout.checkBundleDestination(to, m.bundleOut != nil); err != nil {
+			return nil, err
+		}
 	}
-	images, errs := m.resolveAll(ctx, refs)
 	var sum *Summary
 	if m.layout != nil {
 		sum, err = m.copyToLayout(ctx, images, errs)
 		if err == nil && archive != nil {
-			err = archive.commit(ctx)
+			var res archiveResult
+			res, err = archive.commit(ctx)
+			sum.ArchiveBytes, sum.Parts, sum.PartsWritten = res.Bytes, res.Parts, res.Written
 		}
 		if err != nil && archive != nil && sum != nil {
 			err = fmt.Errorf("%w (the completed images are kept in %s; run mirror again to resume)", err, archive.staging.dir)
@@ -115,10 +206,25 @@ func Mirror(ctx context.Context, refs []string, to Target, opts Options) (*Summa
 	} else {
 		sum, err = m.copyToRegistry(ctx, images, errs)
 	}
+	return m.finish(sum, err, start)
+}
+
+// finish completes the summary.
+func (m *mirrorer) finish(sum *Summary, err error, start time.Time) (*Summary, error) {
 	if sum != nil {
-		sum.Destination = to.String()
+		sum.Destination = m.to.String()
 		sum.Duration = time.Since(start)
 		sum.Seconds = sum.Duration.Round(time.Millisecond).Seconds()
+		switch {
+		case m.bundleOut != nil:
+			sum.Bundle = BundleWritten
+		case m.from != nil:
+			sum.Bundle = BundleApplied
+		}
+		for _, o := range m.skip {
+			sum.Omitted++
+			sum.OmittedBytes += o.Size
+		}
 	}
 	return sum, err
 }
@@ -159,6 +265,22 @@ type mirrorer struct {
 	to     Target
 	src    source
 	layout *layout
+
+	// from is the bundle the source is, if it is one: applied to the
+	// destination, or copied (copyBundle) into a new archive.
+	from       *Bundle
+	copyBundle bool
+	// skip are the blobs left out: of the bundle being written or copied
+	// (held by its base), or of the bundle being applied (held by the
+	// destination, checked before anything is written).
+	skip map[v1.Hash]OmittedBlob
+	// bundleOut is the BundleFile the destination gets.
+	bundleOut []byte
+	// mountFrom is, for a blob a registry destination must already hold,
+	// a repository of it that has it; present the repository@digest pairs
+	// found there while checking (not asked again).
+	mountFrom map[v1.Hash]name.Repository
+	present   map[string]bool
 }
 
 // selection is which platforms of an index are copied: all of them for a
@@ -199,9 +321,9 @@ type blobTask struct {
 	images []int
 }
 
-// blobTasks lists the unique blobs of the images, largest first so that
-// the long copies start early, and the unique bytes.
-func blobTasks(images []*image) ([]*blobTask, int64) {
+// blobTasks lists the unique blobs of the images but those in skip,
+// largest first so that the long copies start early, and their bytes.
+func blobTasks(images []*image, skip map[v1.Hash]OmittedBlob) ([]*blobTask, int64) {
 	byDigest := map[v1.Hash]*blobTask{}
 	var tasks []*blobTask
 	var total int64
@@ -210,6 +332,9 @@ func blobTasks(images []*image) ([]*blobTask, int64) {
 			continue
 		}
 		for _, b := range im.Blobs {
+			if _, ok := skip[b.Digest]; ok {
+				continue
+			}
 			t := byDigest[b.Digest]
 			if t == nil {
 				t = &blobTask{desc: b, from: im}
@@ -232,28 +357,47 @@ func blobTasks(images []*image) ([]*blobTask, int64) {
 	return tasks, total
 }
 
-func (m *mirrorer) startProgress(images []*image) {
+// startProgress starts the progress with the bytes to copy: skip's
+// blobs are not.
+func (m *mirrorer) startProgress(images []*image, skip map[v1.Hash]OmittedBlob) {
 	sizes := make([]ImageBytes, len(images))
 	for i, im := range images {
 		sizes[i].Ref = m.refs[i]
-		if im != nil {
-			sizes[i].Bytes = im.Bytes()
+		if im == nil {
+			continue
+		}
+		for _, b := range im.Blobs {
+			if _, ok := skip[b.Digest]; !ok {
+				sizes[i].Bytes += b.Size
+			}
 		}
 	}
-	_, total := blobTasks(images)
+	_, total := blobTasks(images, skip)
 	m.opts.Progress.Start(sizes, total)
 }
 
 func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []error) (*Summary, error) {
-	tasks, _ := blobTasks(images)
+	tasks, _ := blobTasks(images, m.skip)
 	remaining := make([]int, len(images))
 	for i, im := range images {
-		if im != nil {
-			remaining[i] = len(im.Blobs)
+		if im == nil {
+			continue
+		}
+		for _, b := range im.Blobs {
+			if _, ok := m.skip[b.Digest]; !ok {
+				remaining[i]++
+			}
+		}
+	}
+	if m.bundleOut != nil {
+		// First, so that a layout with the file and an index.json that
+		// does not name every image yet reads as an incomplete bundle.
+		if err := m.layout.writeTopFile(BundleFile, m.bundleOut); err != nil {
+			return nil, err
 		}
 	}
 	p := m.opts.Progress
-	m.startProgress(images)
+	m.startProgress(images, m.skip)
 
 	var (
 		mu      sync.Mutex
@@ -332,8 +476,9 @@ func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []err
 		}
 	}
 	// Always written, so that even an empty plan leaves a valid layout;
-	// entries of earlier runs are kept.
-	if err := m.layout.setIndex(ok); err != nil {
+	// entries of earlier runs are kept, but in a bundle, which names
+	// exactly its images.
+	if err := m.layout.setIndex(ok, m.bundleOut != nil); err != nil {
 		return nil, err
 	}
 	if m.to.Transport == TransportDir {
@@ -341,7 +486,7 @@ func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []err
 			return nil, err
 		}
 	}
-	sum.count(ok)
+	sum.count(ok, m.written())
 	return sum, failures(images, errs)
 }
 
@@ -403,12 +548,24 @@ func describeBlob(t *blobTask, err error) error {
 	return fmt.Errorf("blob %s from %s: %w", t.desc.Digest, repo, err)
 }
 
-// count records the images copied and their distinct blobs and manifests.
-func (s *Summary) count(copied []*image) {
+// written is what a bundle being written or copied leaves out: not
+// counted among the destination's blobs.
+func (m *mirrorer) written() map[v1.Hash]OmittedBlob {
+	if m.bundleOut != nil {
+		return m.skip
+	}
+	return nil
+}
+
+// count records the images copied and their distinct blobs (but those
+// left out) and manifests.
+func (s *Summary) count(copied []*image, left map[v1.Hash]OmittedBlob) {
 	blobs, manifests := map[v1.Hash]bool{}, map[v1.Hash]bool{}
 	for _, im := range copied {
 		for _, b := range im.Blobs {
-			blobs[b.Digest] = true
+			if _, ok := left[b.Digest]; !ok {
+				blobs[b.Digest] = true
+			}
 		}
 		for _, mb := range im.Manifests {
 			manifests[mb.Digest] = true

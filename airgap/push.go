@@ -41,7 +41,7 @@ func (m *mirrorer) copyToRegistry(ctx context.Context, images []*image, errs []e
 		dst[i] = repo
 	}
 	p := m.opts.Progress
-	m.startProgress(images)
+	m.startProgress(images, nil)
 	pusher, err := remote.NewPusher(reg.Remote(ctx)...)
 	if err != nil {
 		return nil, fmt.Errorf("setting up registry access: %w", err)
@@ -51,7 +51,14 @@ func (m *mirrorer) copyToRegistry(ctx context.Context, images []*image, errs []e
 		return nil, fmt.Errorf("setting up registry access: %w", err)
 	}
 
-	tasks, _ := blobTasks(images)
+	if m.from != nil {
+		// Before anything is pushed: every blob the bundle leaves out is
+		// in the destination repository, or in one it can be mounted from.
+		if err := m.checkBaseRegistry(ctx, images, dst); err != nil {
+			return nil, err
+		}
+	}
+	tasks, _ := blobTasks(images, nil)
 	var (
 		mu      sync.Mutex
 		sum     = &Summary{}
@@ -114,7 +121,7 @@ func (m *mirrorer) copyToRegistry(ctx context.Context, images []*image, errs []e
 		})
 	}
 	g.Wait()
-	sum.count(ok)
+	sum.count(ok, nil)
 	return sum, failures(images, errs)
 }
 
@@ -131,15 +138,22 @@ func (m *mirrorer) pushBlob(ctx context.Context, pusher *remote.Pusher, puller *
 	reg := m.opts.Registry
 	has := make([]bool, len(repos))
 	var mountFrom *name.Repository
+	if r, ok := m.mountFrom[t.desc.Digest]; ok {
+		mountFrom = &r // a blob the applied bundle leaves out
+	}
 	for i, repo := range repos {
 		// With a pull-only token, some registries refuse to say anything
 		// about a repository that does not exist yet: unknown is "not
 		// there", and the upload's own check (with push access) decides.
-		ok, err := blobExists(ctx, puller, repo, t.desc.Digest)
-		if ctx.Err() != nil {
-			return st, ctx.Err()
+		if m.present[repo.String()+"@"+t.desc.Digest.String()] {
+			has[i] = true // found while checking the bundle's base
+		} else {
+			ok, err := blobExists(ctx, puller, repo, t.desc.Digest)
+			if ctx.Err() != nil {
+				return st, ctx.Err()
+			}
+			has[i] = ok && err == nil
 		}
-		has[i] = ok && err == nil
 		if has[i] {
 			st.present++
 			if mountFrom == nil {

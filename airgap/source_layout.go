@@ -44,6 +44,15 @@ type layoutSource struct {
 	store  blobStore
 	reg    registryclient.Options
 	byName map[string]v1.Descriptor
+	// entries are index.json's, as they are.
+	entries []v1.Descriptor
+	// indexDigest is the sha256 of index.json: what a bundle records of a
+	// layout it was made against.
+	indexDigest v1.Hash
+	// bundle is the layout's BundleFile, when it is a differential
+	// bundle; bundleData its bytes.
+	bundle     *Bundle
+	bundleData []byte
 }
 
 var _ source = (*layoutSource)(nil)
@@ -51,11 +60,39 @@ var _ source = (*layoutSource)(nil)
 // maxIndexFile bounds index.json: one entry per image is a few hundred bytes.
 const maxIndexFile = 16 << 20
 
+// openLayoutSource opens a layout to read its images by name: every
+// index.json entry must name one (see readIndex), and a differential
+// bundle's file must agree with index.json.
 func openLayoutSource(from Target, reg registryclient.Options) (*layoutSource, error) {
+	s, err := openLayoutStore(from, reg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.readIndex(s.entries); err != nil {
+		s.close()
+		return nil, fmt.Errorf("reading %s of %s: %w", indexFile, from, err)
+	}
+	if s.bundle != nil {
+		if err := s.bundle.matchIndex(s.byName); err != nil {
+			s.close()
+			return nil, fmt.Errorf("reading %s of %s: %w", BundleFile, from, err)
+		}
+	}
+	return s, nil
+}
+
+// openLayoutStore opens a layout (a directory, an archive or a split
+// archive) and reads its index.json and, if it has one, its BundleFile.
+func openLayoutStore(from Target, reg registryclient.Options) (*layoutSource, error) {
 	var store blobStore
 	var err error
-	if st, serr := os.Stat(from.Path); serr == nil && st.Mode().IsRegular() && from.Transport == TransportOCI {
-		from.Transport = TransportArchive // oci:FILE: an archive, as skopeo's oci: would not take it
+	if from.Transport == TransportOCI {
+		// oci:FILE: an archive, as skopeo's oci: would not take it.
+		if st, serr := os.Stat(from.Path); serr == nil && st.Mode().IsRegular() {
+			from.Transport = TransportArchive
+		} else if _, ok, _ := splitFile(from.Path); ok {
+			from.Transport = TransportArchive
+		}
 	}
 	switch from.Transport {
 	case TransportOCI:
@@ -83,9 +120,20 @@ func openLayoutSource(from Target, reg registryclient.Options) (*layoutSource, e
 		store.close()
 		return nil, fmt.Errorf("reading %s of %s: %w", indexFile, from, err)
 	}
-	if err := s.readIndex(idx.Manifests); err != nil {
+	s.entries = idx.Manifests
+	s.indexDigest, _, _ = v1.SHA256(bytes.NewReader(data))
+	bdata, err := store.readFile(BundleFile, maxBundleFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		store.close()
-		return nil, fmt.Errorf("reading %s of %s: %w", indexFile, from, err)
+		return nil, fmt.Errorf("reading %s of %s: %w", BundleFile, from, err)
+	default:
+		if s.bundle, err = ParseBundle(BundleFile+" of "+from.String(), bdata); err != nil {
+			store.close()
+			return nil, err
+		}
+		s.bundleData = bdata
 	}
 	return s, nil
 }
@@ -197,10 +245,13 @@ func (s *layoutSource) openBlob(_ context.Context, _ *image, d v1.Descriptor) (i
 
 // dirStore is a layout directory, read through the input gate: a blob or
 // index that is a named pipe or device is refused without blocking, and a
-// symlink out of the layout is refused rather than followed.
+// symlink out of the layout is refused rather than followed. Blobs are
+// opened through an os.Root of their own (the gate's files stop at its
+// 32 MiB limit; a layer may be gigabytes, bounded by its descriptor).
 type dirStore struct {
 	dir  string
 	fsys fs.FS
+	root *os.Root
 }
 
 func openDirStore(dir string) (*dirStore, error) {
@@ -215,11 +266,15 @@ func openDirStore(dir string) (*dirStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening oci:%s: %w", dir, unwrapPath(err))
 	}
-	return &dirStore{dir: dir, fsys: fsys}, nil
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening oci:%s: %w", dir, unwrapPath(err))
+	}
+	return &dirStore{dir: dir, fsys: fsys, root: root}, nil
 }
 
 func (s *dirStore) open(d v1.Hash) (io.ReadCloser, int64, error) {
-	f, err := s.fsys.Open(path.Join("blobs", d.Algorithm, d.Hex))
+	f, err := s.root.OpenFile(path.Join("blobs", d.Algorithm, d.Hex), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("%s: %w", d, errMissing)
 	}
@@ -242,7 +297,7 @@ func (s *dirStore) readFile(name string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-func (s *dirStore) close() error { return nil }
+func (s *dirStore) close() error { return s.root.Close() }
 
 func readAtMost(r io.Reader, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
@@ -259,8 +314,11 @@ func readAtMost(r io.Reader, limit int64) ([]byte, error) {
 // unpacking it: one pass over the headers (seeking past file contents)
 // records where each file is, and blobs are read in place.
 type archiveStore struct {
-	f     *os.File
+	r     io.ReaderAt
+	c     io.Closer
 	files map[string]archiveEntry
+	// parts is the list of a split archive (nil for one file).
+	parts *PartSet
 }
 
 type archiveEntry struct{ offset, size int64 }
@@ -268,7 +326,25 @@ type archiveEntry struct{ offset, size int64 }
 // maxArchiveEntries bounds the archive's table of contents.
 const maxArchiveEntries = 1 << 20
 
+// openArchiveStore opens an archive: one file, or a split archive (its
+// set name, its list or its first part), every part verified first.
 func openArchiveStore(file string) (*archiveStore, error) {
+	base, split, err := splitFile(file)
+	if err != nil {
+		return nil, err
+	}
+	if split {
+		pr, err := openParts(base)
+		if err != nil {
+			return nil, err
+		}
+		files, err := scanArchive(io.NewSectionReader(pr, 0, pr.Size()))
+		if err != nil {
+			pr.Close()
+			return nil, fmt.Errorf("reading oci-archive:%s: %w", base, err)
+		}
+		return &archiveStore{r: pr, c: pr, files: files, parts: pr.set}, nil
+	}
 	// Never blocks on a named pipe; only a regular file is read.
 	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -283,7 +359,7 @@ func openArchiveStore(file string) (*archiveStore, error) {
 		f.Close()
 		return nil, fmt.Errorf("reading oci-archive:%s: %w", file, err)
 	}
-	return &archiveStore{f: f, files: files}, nil
+	return &archiveStore{r: f, c: f, files: files}, nil
 }
 
 // scanArchive lists the regular files of a tar: cleaned name -> where its
@@ -345,7 +421,7 @@ func (s *archiveStore) open(d v1.Hash) (io.ReadCloser, int64, error) {
 	if !ok {
 		return nil, 0, fmt.Errorf("%s: %w", d, errMissing)
 	}
-	return io.NopCloser(io.NewSectionReader(s.f, e.offset, e.size)), e.size, nil
+	return io.NopCloser(io.NewSectionReader(s.r, e.offset, e.size)), e.size, nil
 }
 
 func (s *archiveStore) readFile(name string, limit int64) ([]byte, error) {
@@ -353,10 +429,10 @@ func (s *archiveStore) readFile(name string, limit int64) ([]byte, error) {
 	if !ok {
 		return nil, fs.ErrNotExist
 	}
-	return readAtMost(io.NewSectionReader(s.f, e.offset, e.size), limit)
+	return readAtMost(io.NewSectionReader(s.r, e.offset, e.size), limit)
 }
 
-func (s *archiveStore) close() error { return s.f.Close() }
+func (s *archiveStore) close() error { return s.c.Close() }
 
 func unwrapPath(err error) error {
 	var pe *fs.PathError

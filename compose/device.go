@@ -59,6 +59,10 @@ type DeviceRegistry struct {
 	// MirrorInsecure lets the device reach the mirror over plain HTTP or
 	// without verifying its certificate.
 	MirrorInsecure bool
+	// OSImage is the bootc image the device updates from (build
+	// --bootc-image): its registry is sent to the mirror too, where
+	// `mirror --image` puts it.
+	OSImage string
 }
 
 // ErrBadPullSecret is wrapped by the pull secret's errors.
@@ -87,7 +91,11 @@ func AddDeviceRegistry(p *plan.Plan, d DeviceRegistry) ([]string, error) {
 			return nil, fmt.Errorf("--mirror-registry %q: %w", d.Mirror, err)
 		}
 		mirror = airgap.Target{Transport: airgap.TransportDocker, Registry: host, Prefix: prefix}
-		conf, err := MirrorConf(p.ImageRefs(), mirror, d.MirrorInsecure)
+		refs := p.ImageRefs()
+		if d.OSImage != "" {
+			refs = append(refs, d.OSImage)
+		}
+		conf, err := MirrorConf(refs, mirror, d.MirrorInsecure)
 		if err != nil {
 			return nil, err
 		}

@@ -38,6 +38,11 @@ type DeviceTrust struct {
 	// Mirror is the --mirror-registry (REGISTRY[/PREFIX]): the device reads
 	// the signatures there too.
 	Mirror string
+	// OSImage is the bootc image the device runs and updates from (build
+	// --bootc-image): with Keys, its repository requires a signature by
+	// one of them too, so that `bootc upgrade` and `bootc switch` take a
+	// signed OS image and refuse an unsigned one.
+	OSImage string
 }
 
 // AddDeviceTrust adds the trust policy, the keys and the registries.d entry
@@ -51,7 +56,11 @@ func AddDeviceTrust(p *plan.Plan, d DeviceTrust) error {
 	if err != nil {
 		return err
 	}
-	scopes, err := sigverify.Scopes(p.ImageRefs())
+	refs := p.ImageRefs()
+	if d.OSImage != "" {
+		refs = append(refs, d.OSImage)
+	}
+	scopes, err := sigverify.Scopes(refs)
 	if err != nil {
 		return err
 	}

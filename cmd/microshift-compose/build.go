@@ -158,7 +158,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if err := checkExpectID(expectID); err != nil {
 				return err
 			}
-			if err := inst.Validate(steps.boot.Enabled); err != nil {
+			if err := inst.Validate(steps.boot.Enabled, trust.enabled() || steps.dev.Mirror != ""); err != nil {
 				return err
 			}
 			instOpts, err := inst.options()
@@ -307,10 +307,15 @@ func (b *buildSteps) request(req *compose.Request) error {
 // It prints nothing: the warnings of the device options are recorded in
 // the plan, osbuild's in the output, and compose.Summarize holds them all.
 func (b *buildSteps) build(ctx context.Context, p *plan.Plan) (*compose.Output, error) {
-	if err := b.dev.apply(p); err != nil {
+	// The bootc image the device updates from, when build names it.
+	var osImage string
+	if b.installer != nil {
+		osImage = b.installer.BootcImage
+	}
+	if err := b.dev.apply(p, osImage); err != nil {
 		return nil, err
 	}
-	if err := b.trust.applyDevice(p, b.dev.Mirror, b.boot.Enabled); err != nil {
+	if err := b.trust.applyDevice(p, b.dev.Mirror, b.boot.Enabled, osImage); err != nil {
 		return nil, err
 	}
 	if b.installerInputs != nil {

@@ -37,9 +37,10 @@ func (o *deviceOptions) Validate() error {
 }
 
 // apply adds the device files to the plan and records the warnings in it
-// (the lock, build's summary and stderr show them).
-func (o *deviceOptions) apply(p *plan.Plan) error {
-	warnings, err := compose.AddDeviceRegistry(p, compose.DeviceRegistry{PullSecret: o.PullSecret, Mirror: o.Mirror, MirrorCA: o.MirrorCA, MirrorInsecure: o.MirrorInsecure})
+// (the lock, build's summary and stderr show them); osImage is the bootc
+// image the device updates from (or "").
+func (o *deviceOptions) apply(p *plan.Plan, osImage string) error {
+	warnings, err := compose.AddDeviceRegistry(p, compose.DeviceRegistry{PullSecret: o.PullSecret, Mirror: o.Mirror, MirrorCA: o.MirrorCA, MirrorInsecure: o.MirrorInsecure, OSImage: osImage})
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func (o *installerOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.BIB, "bib", false, "also write "+installer.BIBConfigFile+" for bootc-image-builder (needs --bootc): for the disk images (qcow2, raw, ami, vmdk) the user and an LVM disk layout (the volume group of --lvmd's default device class, root and --filesystem volumes, the rest free for LVMS), or with --kickstart the kickstart for --type anaconda-iso")
 	f.StringVar(&o.OSTreeURL, "ostree-url", "", "URL of the ostree repository serving the commit built from blueprint.toml: the payload of --kickstart and of an --image-type that installs a commit (edge-installer, edge-simplified-installer, edge-raw-image, edge-ami, edge-vsphere); without credentials, which would be written to microshift.ks and the lock")
 	f.StringVar(&o.OSTreeRef, "ostree-ref", "", "ref of that commit (default: osbuild's for the distro and arch, e.g. rhel/9/x86_64/edge)")
-	f.StringVar(&o.BootcImage, "bootc-image", "", "bootc image (registry/repository:tag or @digest) the kickstart installs with ostreecontainer and the device updates from")
+	f.StringVar(&o.BootcImage, "bootc-image", "", "bootc image (registry/repository:tag or @digest) the kickstart installs with ostreecontainer and the device updates from: with --verify-key its repository needs a signature by the key, with --mirror-registry its registry is sent to the mirror")
 	f.StringVar(&o.User, "user", "", "user the device gets, in the wheel group, without a password: logs in with --ssh-key (blueprint, kickstart, bootc-image-builder config)")
 	f.StringVar(&o.SSHKey, "ssh-key", "", "SSH public key file (authorized_keys lines) of --user")
 	f.StringArrayVar(&o.Filesystems, "filesystem", nil, "MOUNT=SIZE, repeatable: minimum size of a filesystem (/=20GiB sizes the root logical volume of the kickstart and the --bib disk, default 10GiB; /boot its partition; other mount points get a logical volume of their own, below /var only for --bib)")
@@ -49,7 +49,10 @@ func (o *installerOptions) addFlags(cmd *cobra.Command) {
 
 // Validate checks the flags and their combinations; files are read by
 // options.
-func (o *installerOptions) Validate(bootc bool) error {
+// deviceUpdates says whether the device's trust (--verify-key, --policy)
+// or registries (--mirror-registry) are written: --bootc-image then also
+// names the bootc image the device updates from.
+func (o *installerOptions) Validate(bootc, deviceUpdates bool) error {
 	if (o.User == "") != (o.SSHKey == "") {
 		return usageError{fmt.Errorf("--user and --ssh-key go together: the user logs in with the key only")}
 	}
@@ -70,8 +73,8 @@ func (o *installerOptions) Validate(bootc bool) error {
 		if o.OSTreeURL != "" {
 			return usageError{fmt.Errorf("--bootc-image and --ostree-url are two payloads for the kickstart: choose one")}
 		}
-		if !o.Kickstart {
-			return usageError{fmt.Errorf("--bootc-image is what the kickstart installs: add --kickstart")}
+		if !o.Kickstart && !deviceUpdates {
+			return usageError{fmt.Errorf("--bootc-image is what the kickstart installs and the device updates from: add --kickstart, or --verify-key or --mirror-registry for its updates")}
 		}
 		if safetext.RegistryCredentials(o.BootcImage) {
 			return usageError{fmt.Errorf("--bootc-image holds credentials (user:password@ before the registry), which microshift.ks and compose.lock.json would carry: name the image without them and give the registry's credentials with --pull-secret (an auth file, written 0600 to /etc/ostree/auth.json for the installer)")}

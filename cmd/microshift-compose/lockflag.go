@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,14 +23,15 @@ func (o *lockOptions) addFlags(cmd *cobra.Command) {
 var selectionFlags = []string{"profile", "with", "without", "arch", "config", "lvmd", "allow-unpinned", "allow-red-boot", "catalog", "release", "release-dir", "plugin-timeout"}
 
 // Validate refuses --lock together with selection flags: the lock already
-// says what is selected.
-func (o *lockOptions) Validate(cmd *cobra.Command) error {
+// says what is selected. keep are flags the command uses for something
+// else beside the lock.
+func (o *lockOptions) Validate(cmd *cobra.Command, keep ...string) error {
 	if o.Path == "" {
 		return nil
 	}
 	var set []string
 	for _, n := range selectionFlags {
-		if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
+		if f := cmd.Flags().Lookup(n); f != nil && f.Changed && !slices.Contains(keep, n) {
 			set = append(set, "--"+n)
 		}
 	}

@@ -25,12 +25,13 @@ func newMirrorCmd() *cobra.Command {
 		reg          registryOptions
 		format       formatOptions
 		trust        trustOptions
+		bnd          bundleOptions
 		to, from     string
 		allPlatforms bool
 		quiet        bool
 	)
 	cmd := &cobra.Command{
-		Use:   "mirror --to DESTINATION (--profile NAME | --lock compose.lock.json | --from oci:DIR|oci-archive:FILE)",
+		Use:   "mirror --to DESTINATION (--profile NAME | --lock compose.lock.json | --from oci:DIR|oci-archive:FILE) [--since OLD]... [--image REF]... [--max-size SIZE]",
 		Short: "Copy every image of a plan into an OCI layout, an archive file or a mirror registry, verified and resumable",
 		Long: `mirror copies every image a plan needs, by digest, from its registry (or from
 an OCI layout with --from) to a destination:
@@ -84,13 +85,54 @@ policy rule, with the destination untouched. The signature attachments are then
 copied with the images (to a registry by their tag too), so the next hop can
 verify them again. Without --policy or --verify-key, signatures are neither
 checked nor copied (the build host's /etc/containers/policy.json is not read:
-pass it with --policy to apply it).`,
+pass it with --policy to apply it).
+
+Day 2, across the air gap:
+
+  --since OLD                  (repeatable) writes a differential bundle to oci:DIR or
+                               oci-archive:FILE: every image of the plan is named in
+                               index.json and every manifest and index is there, but the
+                               config and layer blobs OLD reaches are left out. OLD is what
+                               the site holds already: a compose.lock.json (its images'
+                               manifests are read from the source: the registries, or
+                               --from), an oci:DIR layout, or an oci-archive:FILE (split or
+                               not; a bundle itself, whose own base then counts too). A lock
+                               for another arch is refused. The layout's
+                               microshift-compose-bundle.json records the composition IDs,
+                               the images, the base (composition IDs, index.json digests)
+                               and every blob left out, by digest and size.
+  --from BUNDLE                applies a differential bundle: before anything is written,
+                               every blob it leaves out must be at the destination (a
+                               layout: present, right size and digest; a registry: in the
+                               image's repository, or mountable from another); if not, one
+                               line names a missing blob and an image that needs it, and
+                               nothing is written. Blobs go first, manifests after them,
+                               index.json last (renamed into place); tags after their
+                               manifests. Applying twice changes nothing. Into a new
+                               oci-archive:FILE, a bundle is copied as a bundle (joined,
+                               or cut into other parts).
+  --image REF                  (repeatable) copies an image beyond the plan, first of all
+                               the bootc OS image built from build --bootc's Containerfile,
+                               verified with --policy/--verify-key like the plan's; digest-
+                               pinned unless --allow-unpinned. With --since it is
+                               differential too (give the previous bundle as a --since: a
+                               lock does not list it).
+  --max-size SIZE              writes oci-archive:FILE as parts FILE.001, FILE.002, … of
+                               at most SIZE (4GiB, 700MB; 4000MB for FAT32 media) and
+                               FILE.parts.json (order, size and sha256 of each, the total).
+                               The parts are byte ranges of the one archive: cat FILE.0*
+                               gives it back. --from takes FILE, FILE.001 or
+                               FILE.parts.json and checks every part before reading; a
+                               missing, truncated, corrupt or misordered part is named. A
+                               rerun writes only the parts missing or different.`,
 		Example: `  microshift-compose mirror --profile full --arch x86_64 --to oci:out/images
   microshift-compose mirror --lock out/compose.lock.json --to dir:out/images
   microshift-compose mirror --lock out/compose.lock.json --to oci-archive:microshift-images.tar
   microshift-compose mirror --from oci-archive:microshift-images.tar --to docker://mirror.example.com:5000/microshift
   microshift-compose mirror --lock out/compose.lock.json --to docker://mirror.example.com:5000/microshift --authfile auth.json
-  microshift-compose mirror --lock out/compose.lock.json --verify-key redhat-release-key3.pub --to oci-archive:microshift-images.tar`,
+  microshift-compose mirror --lock out/compose.lock.json --verify-key redhat-release-key3.pub --to oci-archive:microshift-images.tar
+  microshift-compose mirror --lock new/compose.lock.json --since old/compose.lock.json --image quay.io/example/microshift-os@sha256:… --to oci-archive:day2.tar --max-size 4000MB
+  microshift-compose mirror --from oci-archive:day2.tar.001 --to docker://mirror.example.com:5000/microshift`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if to == "" {
@@ -115,10 +157,13 @@ pass it with --policy to apply it).`,
 			if err := trust.Validate(); err != nil {
 				return err
 			}
+			if err := bnd.Validate(target, sel.AllowUnpinned); err != nil {
+				return err
+			}
 			if from != "" && trust.enabled() {
 				return usageError{errors.New("--policy and --verify-key check signatures in the images' registries, and --from reads a layout: verify when mirroring from the registries (the signatures are copied into the layout with the images), or load the layout into a registry and verify there")}
 			}
-			var refs []string
+			var refs, compositions []string
 			var arch releases.Arch
 			if from != "" && lock.Path == "" && sel.Profile == "" {
 				for _, n := range selectionFlags {
@@ -126,15 +171,35 @@ pass it with --policy to apply it).`,
 						return usageError{fmt.Errorf("--%s selects a plan: add --profile (or --lock), or drop it to copy every image of %s", n, from)}
 					}
 				}
+				if len(bnd.Images) > 0 {
+					return usageError{fmt.Errorf("--image adds images beyond the plan; without --lock or --profile, every image of %s is copied already", from)}
+				}
 				if refs, err = airgap.LayoutImages(source, registryclient.Options{}); err != nil {
 					return err
 				}
 			} else {
-				p, err := planFrom(cmd, &lock, &cat, &rel, &sel, &rnd)
+				// --allow-unpinned is for the --image references too,
+				// with a lock.
+				var keep []string
+				if len(bnd.Images) > 0 {
+					keep = []string{"allow-unpinned"}
+				}
+				p, err := planFrom(cmd, &lock, &cat, &rel, &sel, &rnd, keep...)
 				if err != nil {
 					return err
 				}
-				refs, arch = p.ImageRefs(), releases.Arch(p.Arch)
+				refs, arch = bnd.withImages(p.ImageRefs()), releases.Arch(p.Arch)
+				if p.ID != "" {
+					compositions = []string{p.ID}
+				}
+			}
+			bases, err := bnd.bases()
+			if err != nil {
+				return err
+			}
+			partSize, err := bnd.partSize()
+			if err != nil {
+				return err
 			}
 			// Nothing to copy is a mistake (an edited or truncated lock, an
 			// empty layout), not a mirror of nothing that exits 0.
@@ -164,13 +229,18 @@ pass it with --policy to apply it).`,
 				}
 				copyRefs = append(slices.Clone(refs), sigs...)
 			}
-			sum, err := airgap.Mirror(cmd.Context(), copyRefs, target, airgap.Options{
+			opts := airgap.Options{
 				Registry:     rc,
 				Arch:         arch,
 				AllPlatforms: allPlatforms,
 				From:         source,
+				PartSize:     partSize,
 				Progress:     newProgress(cmd.ErrOrStderr(), quiet),
-			})
+			}
+			if len(bases) > 0 {
+				opts.Bundle = &airgap.BundleOptions{Since: bases, Compositions: compositions, Extra: bnd.Images}
+			}
+			sum, err := airgap.Mirror(cmd.Context(), copyRefs, target, opts)
 			if err != nil {
 				return fmt.Errorf("mirroring to %s: %w", target, err)
 			}
@@ -192,6 +262,7 @@ pass it with --policy to apply it).`,
 	reg.addFlags(cmd)
 	format.addFlags(cmd)
 	trust.addFlags(cmd, "every image must satisfy before anything is copied; the signatures are copied with the images")
+	bnd.addFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "destination: oci:DIR, dir:DIR, oci-archive:FILE or docker://REGISTRY/PREFIX")
 	f.StringVar(&from, "from", "", "read the images from an OCI layout, oci:DIR or oci-archive:FILE, instead of their registries")
@@ -202,23 +273,45 @@ pass it with --policy to apply it).`,
 
 // printMirrorSummary prints the one-line summary of a mirror.
 func printMirrorSummary(w io.Writer, to airgap.Target, sum *airgap.Summary) {
-	head := fmt.Sprintf("mirrored %d images (%d blobs, %d manifests) to %s", sum.Images, sum.Blobs, sum.Manifests, sum.Destination)
+	what := fmt.Sprintf("%d images", sum.Images)
 	if sum.Signatures > 0 {
-		head = fmt.Sprintf("mirrored %d images and %d %s (%d blobs, %d manifests) to %s", sum.Images, sum.Signatures, text.Plural(sum.Signatures, "signature", "signatures"), sum.Blobs, sum.Manifests, sum.Destination)
+		what = fmt.Sprintf("%d images and %d %s", sum.Images, sum.Signatures, text.Plural(sum.Signatures, "signature", "signatures"))
 	}
+	verb := "mirrored"
+	switch sum.Bundle {
+	case airgap.BundleWritten:
+		verb = "wrote a differential bundle of"
+	case airgap.BundleApplied:
+		verb = "applied a differential bundle of"
+	}
+	head := fmt.Sprintf("%s %s (%d blobs, %d manifests) to %s", verb, what, sum.Blobs, sum.Manifests, sum.Destination)
+	var detail string
 	if to.Transport == airgap.TransportDocker {
-		fmt.Fprintf(w, "%s: %s uploaded in %d %s, %s mounted from other repositories in %d %s, %s already present, in %.1fs\n",
-			head, humanBytes(sum.Fetched), sum.Uploads, text.Plural(sum.Uploads, "blob", "blobs"),
-			humanBytes(sum.Mounted), sum.Mounts, text.Plural(sum.Mounts, "blob", "blobs"), humanBytes(sum.Skipped), sum.Duration.Seconds())
-		return
+		detail = fmt.Sprintf("%s uploaded in %d %s, %s mounted from other repositories in %d %s, %s already present",
+			humanBytes(sum.Fetched), sum.Uploads, text.Plural(sum.Uploads, "blob", "blobs"),
+			humanBytes(sum.Mounted), sum.Mounts, text.Plural(sum.Mounts, "blob", "blobs"), humanBytes(sum.Skipped))
+	} else {
+		detail = fmt.Sprintf("%s fetched, %s already present", humanBytes(sum.Fetched), humanBytes(sum.Skipped))
 	}
-	fmt.Fprintf(w, "%s: %s fetched, %s already present, in %.1fs\n", head, humanBytes(sum.Fetched), humanBytes(sum.Skipped), sum.Duration.Seconds())
+	switch sum.Bundle {
+	case airgap.BundleWritten:
+		detail += fmt.Sprintf("; %d %s (%s) left out, held by the base", sum.Omitted, text.Plural(sum.Omitted, "blob", "blobs"), humanBytes(sum.OmittedBytes))
+	case airgap.BundleApplied:
+		detail += fmt.Sprintf("; the %d %s (%s) it leaves out were there", sum.Omitted, text.Plural(sum.Omitted, "blob", "blobs"), humanBytes(sum.OmittedBytes))
+	}
+	if sum.Parts > 0 {
+		detail += fmt.Sprintf("; %s in %d %s, %d written", humanBytes(sum.ArchiveBytes), sum.Parts, text.Plural(sum.Parts, "part", "parts"), sum.PartsWritten)
+	} else if sum.ArchiveBytes > 0 {
+		detail += fmt.Sprintf("; archive %s", humanBytes(sum.ArchiveBytes))
+	}
+	fmt.Fprintf(w, "%s: %s, in %.1fs\n", head, detail, sum.Duration.Seconds())
 }
 
 // planFrom is the plan a registry command works on: the lock file's, or
 // the selection's.
-func planFrom(cmd *cobra.Command, lock *lockOptions, cat *catalogOptions, rel *releaseOptions, sel *selectionOptions, rnd *renderOptions) (*plan.Plan, error) {
-	if err := lock.Validate(cmd); err != nil {
+// keep are selection flags allowed beside --lock.
+func planFrom(cmd *cobra.Command, lock *lockOptions, cat *catalogOptions, rel *releaseOptions, sel *selectionOptions, rnd *renderOptions, keep ...string) (*plan.Plan, error) {
+	if err := lock.Validate(cmd, keep...); err != nil {
 		return nil, err
 	}
 	if lock.Path != "" {

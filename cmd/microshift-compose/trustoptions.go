@@ -41,17 +41,18 @@ func (o *trustOptions) addBuildFlags(cmd *cobra.Command) {
 }
 
 // applyDevice adds the device's policy, keys and registries.d entry to the
-// plan, and warns that a generated policy rejects the bootc image's own
-// updates unless they come from the plan's repositories.
-func (o *trustOptions) applyDevice(p *plan.Plan, mirror string, bootc bool) error {
+// plan; osImage (--bootc-image), the bootc image the device updates from,
+// gets a rule like the plan's images. Without it, a generated policy
+// rejects the bootc image's own updates: a warning says so.
+func (o *trustOptions) applyDevice(p *plan.Plan, mirror string, bootc bool, osImage string) error {
 	if !o.enabled() {
 		return nil
 	}
-	if err := compose.AddDeviceTrust(p, compose.DeviceTrust{Policy: o.Policy, Keys: o.Keys, Mirror: mirror}); err != nil {
+	if err := compose.AddDeviceTrust(p, compose.DeviceTrust{Policy: o.Policy, Keys: o.Keys, Mirror: mirror, OSImage: osImage}); err != nil {
 		return err
 	}
-	if o.Policy == "" && bootc {
-		p.Warnings = append(p.Warnings, "the device's "+compose.PolicyPath+" from --verify-key rejects every image outside the plan's repositories, the bootc image that 'bootc upgrade' pulls included: give your own --policy to allow it")
+	if o.Policy == "" && bootc && osImage == "" {
+		p.Warnings = append(p.Warnings, "the device's "+compose.PolicyPath+" from --verify-key rejects every image outside the plan's repositories, the bootc image that 'bootc upgrade' pulls included: name it with --bootc-image (its repository then needs a signature by the key) or give your own --policy")
 	}
 	return nil
 }

@@ -1,0 +1,525 @@
+package airgap
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"golang.org/x/sync/errgroup"
+)
+
+// planBundle works out the differential bundle to write: what the bases
+// reach, read from the source (a lock's images) or from the base layouts
+// themselves; the config and layer blobs of the new images that the bases
+// reach are left out. Every image must have been read: a bundle names
+// every image of the plan or is not written.
+func (m *mirrorer) planBundle(ctx context.Context, images []*image, errs []error) error {
+	if err := failures(images, errs); err != nil {
+		return err
+	}
+	bo := m.opts.Bundle
+	if len(bo.Since) == 0 {
+		return errors.New("a differential bundle needs at least one base")
+	}
+	base := NewReach()
+	var bases []BundleBase
+	for _, b := range bo.Since {
+		if b.Layout.Transport != "" {
+			s, err := openLayoutStore(b.Layout, m.opts.Registry)
+			if err != nil {
+				return fmt.Errorf("reading the base %s: %w", b.Layout, err)
+			}
+			r, err := s.reach(ctx, true)
+			entries, digest, bundle := len(s.entries), s.indexDigest, s.bundle
+			s.close()
+			if err != nil {
+				return fmt.Errorf("reading the base %s: %w", b.Layout, err)
+			}
+			if bundle != nil && bundle.Arch != "" && m.opts.Arch != "" && bundle.Arch != string(m.opts.Arch) {
+				return fmt.Errorf("--since %s: %w: it is a bundle for %s, this one is for %s", b.Layout, ErrOtherArch, bundle.Arch, m.opts.Arch)
+			}
+			bb := BundleBase{Index: digest.String(), Images: entries}
+			if bundle != nil {
+				bb.Compositions = bundle.Compositions
+			}
+			bases = append(bases, bb)
+			base.Union(r)
+			continue
+		}
+		if b.Arch != "" && m.opts.Arch != "" && b.Arch != m.opts.Arch {
+			return fmt.Errorf("--since %s: %w: it is a plan for %s, this bundle is for %s; a base must be what the same devices hold", b.Name, ErrOtherArch, b.Arch, m.opts.Arch)
+		}
+		// The base's images as the site holds them: with the platforms
+		// this destination gets.
+		imgs, err := resolveEach(ctx, m.src, b.Refs, m.selection(), jobs(m.opts))
+		if err != nil {
+			return fmt.Errorf("reading the base %s: %w", b.Name, err)
+		}
+		bases = append(bases, BundleBase{Composition: b.Composition, Image: b.Image, Images: len(b.Refs)})
+		base.Union(reachOf(imgs))
+	}
+	m.skip = map[v1.Hash]OmittedBlob{}
+	for _, im := range images {
+		for _, d := range im.Blobs {
+			if r, ok := base.Get(d.Digest); ok && r.Size == d.Size {
+				m.skip[d.Digest] = OmittedBlob{Digest: d.Digest.String(), Size: d.Size, In: r.Image}
+			}
+		}
+	}
+	extra := map[string]bool{}
+	for _, r := range bo.Extra {
+		extra[r] = true
+	}
+	out := &Bundle{Schema: bundleSchema, Arch: string(m.opts.Arch), Compositions: slices.Clone(bo.Compositions), Base: bases}
+	slices.Sort(out.Compositions)
+	out.Compositions = slices.Compact(out.Compositions)
+	seen := map[string]bool{}
+	for _, im := range images {
+		if !seen[im.Ref] {
+			seen[im.Ref] = true
+			out.Images = append(out.Images, BundleImage{Ref: im.Ref, Digest: im.Top.Digest.String(), Extra: extra[im.Ref]})
+		}
+	}
+	return m.setBundleOut(out)
+}
+
+// setBundleOut sorts the bundle's lists, adds the omitted blobs (m.skip)
+// and encodes it.
+func (m *mirrorer) setBundleOut(b *Bundle) error {
+	sort.Slice(b.Images, func(i, j int) bool { return b.Images[i].Ref < b.Images[j].Ref })
+	b.Omitted, b.OmittedBytes = nil, 0
+	for _, o := range m.skip {
+		b.Omitted = append(b.Omitted, o)
+		b.OmittedBytes += o.Size
+	}
+	sort.Slice(b.Omitted, func(i, j int) bool { return b.Omitted[i].Digest < b.Omitted[j].Digest })
+	data, err := b.encode()
+	if err != nil {
+		return err
+	}
+	// What is written is what the far side reads: parse it back.
+	if _, err := ParseBundle(BundleFile, data); err != nil {
+		return err
+	}
+	m.bundleOut = data
+	return nil
+}
+
+// planBundleCopy prepares copying the source bundle into a new archive
+// (re-cut into parts, or joined): the same bundle, for the images copied.
+func (m *mirrorer) planBundleCopy(images []*image, errs []error) error {
+	if err := failures(images, errs); err != nil {
+		return err
+	}
+	if err := m.planApply(images); err != nil {
+		return err
+	}
+	b := *m.from
+	b.Images = nil
+	byRef := map[string]BundleImage{}
+	for _, im := range m.from.Images {
+		byRef[im.Ref] = im
+	}
+	seen := map[string]bool{}
+	for _, im := range images {
+		if !seen[im.Ref] {
+			seen[im.Ref] = true
+			b.Images = append(b.Images, byRef[im.Ref])
+		}
+	}
+	return m.setBundleOut(&b)
+}
+
+// planApply takes the blobs the source bundle leaves out that the images
+// reach (the destination must hold them), and checks that every other
+// blob of the images is in the bundle: a bundle that lacks a blob it does
+// not list as left out is damaged, and refused before anything is written.
+func (m *mirrorer) planApply(images []*image) error {
+	omitted := m.from.omittedSet()
+	ls := m.src.(*layoutSource)
+	m.skip = map[v1.Hash]OmittedBlob{}
+	for _, im := range images {
+		if im == nil {
+			continue
+		}
+		for _, d := range im.Blobs {
+			if o, ok := omitted[d.Digest]; ok && o.Size == d.Size {
+				m.skip[d.Digest] = o
+				continue
+			}
+			rc, size, err := ls.store.open(d.Digest)
+			if err != nil {
+				if errors.Is(err, errMissing) {
+					return fmt.Errorf("%s: %w: %s needs blob %s, which the bundle neither holds nor lists as left out", ls.desc, ErrBadBundle, im.Ref, d.Digest)
+				}
+				return fmt.Errorf("%s: %w", ls.desc, err)
+			}
+			rc.Close()
+			if size != d.Size {
+				return fmt.Errorf("%s: blob %s: %w: %d bytes, the manifest of %s says %d", ls.desc, d.Digest, ErrDigestMismatch, size, im.Ref, d.Size)
+			}
+		}
+	}
+	return nil
+}
+
+// needer maps each left-out blob to the first image (in the plan's order)
+// that needs it.
+func (m *mirrorer) needer(images []*image) map[v1.Hash]string {
+	out := map[v1.Hash]string{}
+	for _, im := range images {
+		if im == nil {
+			continue
+		}
+		for _, d := range im.Blobs {
+			if _, ok := m.skip[d.Digest]; ok {
+				if _, seen := out[d.Digest]; !seen {
+					out[d.Digest] = im.Ref
+				}
+			}
+		}
+	}
+	return out
+}
+
+// baseMissing is the one-line refusal of a bundle whose base the
+// destination lacks: the first missing blob (by digest), an image that
+// needs it, how many more are missing, and what the base was.
+func (m *mirrorer) baseMissing(missing []v1.Hash, images []*image) error {
+	slices.SortFunc(missing, compareHex)
+	d := missing[0]
+	o := m.skip[d]
+	more := ""
+	if len(missing) > 1 {
+		more = fmt.Sprintf(" (and %d more of the %d blobs it leaves out)", len(missing)-1, len(m.skip))
+	}
+	return fmt.Errorf("%w: blob %s (%d bytes), which %s needs, is not there%s; the bundle %s was made against %s: mirror that to the destination first, then the bundle",
+		ErrBaseMissing, d, o.Size, m.needer(images)[d], more, m.opts.From, m.from.describeBase())
+}
+
+// checkBaseBeforeOpen refuses, before the destination layout is created,
+// a bundle that leaves out blobs when the destination holds no layout.
+func (m *mirrorer) checkBaseBeforeOpen(dir string, images []*image) error {
+	if len(m.skip) == 0 {
+		return nil
+	}
+	if st, err := os.Stat(filepath.Join(dir, layoutFile)); err == nil && st.Mode().IsRegular() {
+		return nil
+	}
+	missing := make([]v1.Hash, 0, len(m.skip))
+	for d := range m.skip {
+		missing = append(missing, d)
+	}
+	return m.baseMissing(missing, images)
+}
+
+// checkBaseLayout checks, under the layout's lock, that the destination
+// holds every blob the bundle leaves out: present, the right size, and
+// hashing to its digest. A damaged one counts as missing and is left as
+// it is.
+func (m *mirrorer) checkBaseLayout(ctx context.Context, images []*image) error {
+	store, err := openDirStore(m.layout.dir)
+	if err != nil {
+		return err
+	}
+	if err := m.checkBaseStore(ctx, store, images); err != nil {
+		return err
+	}
+	for d := range m.skip {
+		m.layout.markVerified(d)
+	}
+	return nil
+}
+
+// checkBaseArchive checks an archive destination (the site's images in
+// one file, split or not, or the staging layout of an unfinished run)
+// before it is opened for writing.
+func (m *mirrorer) checkBaseArchive(ctx context.Context, file string, images []*image) error {
+	if len(m.skip) == 0 {
+		return nil
+	}
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+	var store blobStore
+	var err error
+	switch {
+	case exists(file):
+		store, err = openArchiveStore(file)
+	case exists(file + PartsSuffix):
+		store, err = openArchiveStore(file + PartsSuffix)
+	case exists(filepath.Join(stagingDir(file), layoutFile)):
+		store, err = openDirStore(stagingDir(file))
+	default:
+		return m.checkBaseBeforeOpen(file, images)
+	}
+	if err != nil {
+		return err
+	}
+	defer store.close()
+	return m.checkBaseStore(ctx, store, images)
+}
+
+// checkBaseStore hashes every left-out blob in store, concurrently.
+func (m *mirrorer) checkBaseStore(ctx context.Context, store blobStore, images []*image) error {
+	var (
+		mu      sync.Mutex
+		missing []v1.Hash
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs(m.opts))
+	for d, o := range m.skip {
+		g.Go(func() error {
+			ok, err := storeHolds(gctx, store, d, o.Size)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				mu.Lock()
+				missing = append(missing, d)
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("checking %s for the bundle's base: %w", m.to, err)
+	}
+	if len(missing) > 0 {
+		return m.baseMissing(missing, images)
+	}
+	return nil
+}
+
+// storeHolds reports whether store has blob d of size bytes with that
+// digest.
+func storeHolds(ctx context.Context, store blobStore, d v1.Hash, size int64) (bool, error) {
+	rc, n, err := store.open(d)
+	if errors.Is(err, errMissing) || errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer rc.Close()
+	if n != size {
+		return false, nil
+	}
+	h := sha256.New()
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	if _, err := io.CopyBuffer(h, ctxReader{ctx, rc}, *bp); err != nil {
+		return false, err
+	}
+	return hex.EncodeToString(h.Sum(nil)) == d.Hex, nil
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// checkBaseRegistry checks that every blob the bundle leaves out is in the
+// destination repository of each image that needs it, or in a repository
+// of the registry it can be mounted from (another image's, or the base
+// image's the bundle names); it records where to mount from.
+func (m *mirrorer) checkBaseRegistry(ctx context.Context, images []*image, dst []name.Repository) error {
+	if len(m.skip) == 0 {
+		return nil
+	}
+	reg := m.opts.Registry
+	puller, err := remote.NewPuller(reg.Remote(ctx)...)
+	if err != nil {
+		return fmt.Errorf("setting up registry access: %w", err)
+	}
+	// The destination repositories each blob is needed in.
+	need := map[v1.Hash][]name.Repository{}
+	for i, im := range images {
+		if im == nil {
+			continue
+		}
+		for _, d := range im.Blobs {
+			if _, ok := m.skip[d.Digest]; ok && !slices.ContainsFunc(need[d.Digest], func(r name.Repository) bool { return r.String() == dst[i].String() }) {
+				need[d.Digest] = append(need[d.Digest], dst[i])
+			}
+		}
+	}
+	var (
+		mu      sync.Mutex
+		missing []v1.Hash
+	)
+	m.mountFrom = map[v1.Hash]name.Repository{}
+	m.present = map[string]bool{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs(m.opts))
+	for d, repos := range need {
+		g.Go(func() error {
+			// Every repository that needs it is asked (the push asks no
+			// more); one that lacks it mounts it from one that has it, or
+			// from the base image's repository.
+			var from *name.Repository
+			for _, r := range repos {
+				ok, err := blobExists(gctx, puller, r, d)
+				if gctx.Err() != nil {
+					return gctx.Err()
+				}
+				if ok && err == nil {
+					mu.Lock()
+					m.present[r.String()+"@"+d.String()] = true
+					mu.Unlock()
+					if from == nil {
+						from = &r
+					}
+				}
+			}
+			if from == nil {
+				if in := m.skip[d].In; in != "" {
+					if ref, err := reg.ParseReference(in); err == nil {
+						if r, err := m.to.Repository(reg, ref.Context()); err == nil {
+							if ok, err := blobExists(gctx, puller, r, d); ok && err == nil {
+								from = &r
+							}
+						}
+					}
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if from == nil {
+				missing = append(missing, d)
+			} else {
+				m.mountFrom[d] = *from
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("checking %s for the bundle's base: %w", m.to, err)
+	}
+	if len(missing) > 0 {
+		return m.baseMissing(missing, images)
+	}
+	return nil
+}
+
+// checkBundleDestination refuses to mix bundles and full layouts: a plain
+// mirror into a bundle would leave a layout that lacks blobs and no
+// longer says so; a bundle into a layout holding images would be neither.
+func (l *layout) checkBundleDestination(to Target, writingBundle bool) error {
+	_, err := os.Stat(filepath.Join(l.dir, BundleFile))
+	return checkBundleMix(to, err == nil, len(l.index.Manifests) > 0, writingBundle)
+}
+
+func checkBundleMix(to Target, isBundle, hasImages, writingBundle bool) error {
+	switch {
+	case isBundle && !writingBundle:
+		return fmt.Errorf("%w %q: it is a differential bundle (it has %s): apply it with mirror --from %s, or mirror to another destination", ErrBadDestination, to, BundleFile, to)
+	case !isBundle && writingBundle && hasImages:
+		return fmt.Errorf("%w %q: it holds images and is not a differential bundle: --since writes a new bundle; choose a new destination", ErrBadDestination, to)
+	}
+	return nil
+}
+
+// packDirect writes an archive straight from a layout source: the images'
+// manifests (read and verified already) and blobs (hashed on the way),
+// with no staging layout. Nothing is written unless every image was read.
+func (m *mirrorer) packDirect(ctx context.Context, images []*image, errs []error) (*Summary, error) {
+	if err := failures(images, errs); err != nil {
+		return nil, err
+	}
+	p := m.opts.Progress
+	m.startProgress(images, m.skip)
+	tasks, _ := blobTasks(images, m.skip)
+	byDigest := map[v1.Hash]int{} // -> task, or -1 for a manifest
+	var entries []packBlob
+	var users [][]int
+	for _, t := range tasks {
+		byDigest[t.desc.Digest] = len(entries)
+		entries = append(entries, packBlob{desc: t.desc, open: func() (io.ReadCloser, error) { return m.src.openBlob(ctx, t.from, t.desc) }})
+		users = append(users, t.images)
+	}
+	var ok []*image
+	seen := map[string]bool{}
+	idx := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
+	for _, im := range images {
+		for _, mb := range im.Manifests {
+			if _, dup := byDigest[mb.Digest]; dup {
+				continue
+			}
+			byDigest[mb.Digest] = len(entries)
+			entries = append(entries, packBlob{desc: v1.Descriptor{Digest: mb.Digest, Size: int64(len(mb.Data))}, open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(mb.Data)), nil }})
+			users = append(users, nil)
+		}
+		if !seen[im.Ref] {
+			seen[im.Ref] = true
+			idx.Manifests = append(idx.Manifests, indexEntry(im))
+		}
+		ok = append(ok, im)
+	}
+	sort.Slice(idx.Manifests, func(i, j int) bool {
+		return idx.Manifests[i].Annotations[AnnotationRefName] < idx.Manifests[j].Annotations[AnnotationRefName]
+	})
+	order := make([]int, len(entries))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(i, j int) bool { return entries[order[i]].desc.Digest.Hex < entries[order[j]].desc.Digest.Hex })
+	sorted := make([]packBlob, len(entries))
+	sortedUsers := make([][]int, len(entries))
+	for i, j := range order {
+		sorted[i], sortedUsers[i] = entries[j], users[j]
+	}
+	index, err := encodeIndex(&idx)
+	if err != nil {
+		return nil, err
+	}
+	files := []packFile{{name: indexFile, data: index}}
+	if m.bundleOut != nil {
+		files = append(files, packFile{name: BundleFile, data: m.bundleOut})
+	}
+	files = append(files, packFile{name: layoutFile, data: []byte(layoutVersion)})
+	if err := os.MkdirAll(filepath.Dir(m.to.Path), 0o755); err != nil {
+		return nil, fmt.Errorf("creating the directory of %s: %w", m.to, err)
+	}
+	if err := removeStaleTemps(m.to.Path); err != nil {
+		return nil, err
+	}
+	sum := &Summary{}
+	var mu sync.Mutex
+	res, err := writeArchive(ctx, m.to.Path, m.opts.PartSize, sorted, files, func(n int64, blob int) {
+		if u := sortedUsers[blob]; u != nil {
+			mu.Lock()
+			sum.Fetched += n
+			mu.Unlock()
+			p.Add(n, u)
+		}
+	})
+	for i := range images {
+		p.Done(i, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sum.ArchiveBytes, sum.Parts, sum.PartsWritten = res.Bytes, res.Parts, res.Written
+	sum.count(ok, m.written())
+	return sum, nil
+}
