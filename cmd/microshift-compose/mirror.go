@@ -83,11 +83,24 @@ copied: its sigstore signatures (the sha256-<digest>.sig attachments cosign
 pushes beside it) are verified offline (no transparency log, no Fulcio). One
 refused image (unsigned, signed by another key, signed for another repository,
 a signature that does not match) fails the command, naming each image and the
-policy rule, with the destination untouched. The signature attachments are then
-copied with the images (to a registry by their tag too), so the next hop can
-verify them again. Without --policy or --verify-key, signatures are neither
-checked nor copied (the build host's /etc/containers/policy.json is not read:
-pass it with --policy to apply it).
+policy rule, with the destination untouched. What is attached to the images
+is then copied with them (--referrers, on by default here), so the next hop
+can verify it again. Without --policy or --verify-key, signatures are not
+checked (the build host's /etc/containers/policy.json is not read: pass it
+with --policy to apply it).
+
+Attachments (--referrers): with each digest-pinned image, cosign's
+sha256-<digest>.sig, .att and .sbom tags and its OCI 1.1 referrers (cosign
+signature bundles, attestations, SBOMs: manifests whose subject is the image,
+listed by the registry's referrers API or the sha256-<digest> referrers tag).
+A referrer whose subject is not the image is refused, before anything is
+written. A registry destination gets the referrers with their subject (and
+the referrers tag where it lacks the API); oci: and oci-archive: name them in
+index.json (REPO@sha256:<referrer>, with their artifactType), where mirror
+--from --referrers finds them again by subject. With --verify-key, every
+sigstore bundle among them must be signed by one of the keys for its image
+(sigstore-go, offline), or nothing is mirrored; with --policy, bundles are
+copied unverified (containers/image reads only the .sig tags).
 
 Day 2, across the air gap:
 
