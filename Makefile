@@ -98,8 +98,15 @@ completions: build
 
 release-assets: man completions
 
+# `make bench` runs every section of hack/bench.sh; `make bench day2` (any
+# section names after bench) only those.
+BENCH_SECTIONS := resolve render scale validate matrix verify mirror registry rss day2 day2_bundles day2_split
 bench: build
-	./hack/bench.sh
+	./hack/bench.sh $(filter $(BENCH_SECTIONS),$(MAKECMDGOALS))
+ifneq ($(filter bench,$(MAKECMDGOALS)),)
+$(BENCH_SECTIONS):
+	@:
+endif
 
 # Runs each fuzz target for FUZZTIME (default 60s: every target must run
 # 60 s clean). hack/fuzz.sh prints each target's wall time.

@@ -76,7 +76,10 @@ type BundleImage struct {
 // sha256 of its index.json, and the compositions it records if it is a
 // bundle itself).
 type BundleBase struct {
-	Composition  string   `json:"composition,omitempty"`
+	Composition string `json:"composition,omitempty"`
+	// Image is an image the site holds (--since REF@sha256:…): the OS
+	// image its devices run, which no lock names.
+	Image        string   `json:"image,omitempty"`
 	Index        string   `json:"index,omitempty"`
 	Compositions []string `json:"compositions,omitempty"`
 	// Images is how many images the base names.
@@ -103,6 +106,8 @@ type Base struct {
 	Composition string
 	Arch        releases.Arch
 	Layout      Target
+	// Image, with Refs holding it alone, is an image the site holds.
+	Image string
 }
 
 // BundleOptions make Mirror write a differential bundle.
@@ -174,6 +179,12 @@ func ParseBundle(display string, data []byte) (*Bundle, error) {
 		switch {
 		case base.Composition != "" && base.Index != "":
 			return bad("base[%d] has both a composition and an index", i)
+		case base.Image != "" && (base.Composition != "" || base.Index != ""):
+			return bad("base[%d] has an image and a composition or an index", i)
+		case base.Image != "":
+			if !validReference(registryclient.Options{}, base.Image) || !strings.Contains(base.Image, "@sha256:") {
+				return bad("base[%d].image %q is not an image reference pinned by digest", i, clip(base.Image))
+			}
 		case base.Composition != "":
 			if err := checkIDs(fmt.Sprintf("base[%d].composition", i), []string{base.Composition}); err != nil {
 				return bad("%v", err)
@@ -268,6 +279,8 @@ func (b *Bundle) describeBase() string {
 				ids[i] = shortID(c)
 			}
 			parts = append(parts, "the bundle of composition "+strings.Join(ids, ", "))
+		case base.Image != "":
+			parts = append(parts, "the image "+base.Image)
 		case base.Index != "":
 			parts = append(parts, "the layout whose index.json is "+shortID(strings.TrimPrefix(base.Index, "sha256:")))
 		default:

@@ -69,7 +69,7 @@ func (m *mirrorer) planBundle(ctx context.Context, images []*image, errs []error
 		if err != nil {
 			return fmt.Errorf("reading the base %s: %w", b.Name, err)
 		}
-		bases = append(bases, BundleBase{Composition: b.Composition, Images: len(b.Refs)})
+		bases = append(bases, BundleBase{Composition: b.Composition, Image: b.Image, Images: len(b.Refs)})
 		base.Union(reachOf(imgs))
 	}
 	m.skip = map[v1.Hash]OmittedBlob{}

@@ -172,6 +172,22 @@ func LayoutReach(ctx context.Context, from Target, reg registryclient.Options) (
 // reach walks the layout's index.json (see LayoutReach): the blobs it
 // holds, and with withOmitted those its bundle file says it leaves out.
 func (s *layoutSource) reach(ctx context.Context, withOmitted bool) (*Reach, error) {
+	return s.reachEntries(ctx, s.entries, reachOptions{withOmitted: withOmitted})
+}
+
+// reachOptions say what a walk of a layout counts.
+type reachOptions struct {
+	// withOmitted counts the blobs a bundle leaves out as reached.
+	withOmitted bool
+	// referenced counts every config and layer blob a manifest the
+	// layout holds names, present or not, with its descriptor's size:
+	// what must not be removed (prune), rather than what can be read.
+	referenced bool
+}
+
+// reachEntries walks entries (index.json's, or some of them).
+func (s *layoutSource) reachEntries(ctx context.Context, entries []v1.Descriptor, o reachOptions) (*Reach, error) {
+	withOmitted := o.withOmitted
 	r := NewReach()
 	omitted := map[v1.Hash]OmittedBlob{}
 	if s.bundle != nil && withOmitted {
@@ -192,6 +208,10 @@ func (s *layoutSource) reach(ctx context.Context, withOmitted bool) (*Reach, err
 			return err
 		}
 		if !d.MediaType.IsIndex() && !d.MediaType.IsImage() {
+			if o.referenced {
+				r.add(Reached{Digest: d.Digest, Size: d.Size, Image: image})
+				return nil
+			}
 			rc, size, err := s.store.open(d.Digest)
 			if err == nil {
 				rc.Close()
@@ -248,7 +268,7 @@ func (s *layoutSource) reach(ctx context.Context, withOmitted bool) (*Reach, err
 		}
 		return nil
 	}
-	for i, d := range s.entries {
+	for i, d := range entries {
 		image := d.Annotations[AnnotationRefName]
 		if image == "" {
 			image = fmt.Sprintf("%s entry %d", indexFile, i+1)

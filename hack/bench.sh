@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints the performance figures the issues ask for. Run with `make bench`
 # (which builds bin/microshift-compose first). Sections: build, resolve,
-# render, scale, validate, matrix, verify, mirror, registry, rss (`./hack/bench.sh registry` runs one).
+# render, scale, validate, matrix, verify, mirror, registry, rss, day2 (`./hack/bench.sh registry` runs one;
+# `make bench day2` the day-2 section alone; day2_bundles and day2_split are its halves).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Makefile exports these; set them when the script runs on its own.
@@ -12,7 +13,7 @@ fi
 export CGO_ENABLED="${CGO_ENABLED:-0}"
 BIN=${BIN:-bin/microshift-compose} # BIN=... compares another build
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(build resolve render scale validate matrix verify mirror registry rss)
+[ ${#sections[@]} -eq 0 ] && sections=(build resolve render scale validate matrix verify mirror registry rss day2)
 
 ensure() { # ensure <command> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
@@ -530,6 +531,199 @@ PY
   rss "release update --payload: 999,000 values (decoded)" release update "$d/rel" --payload "x86_64=$d/payload-8m.json" --dry-run
   rss "release update --payload: 22 MB (refused by size)" release update "$d/rel" --payload "x86_64=$d/payload-22m.json" --dry-run
   rm -rf "$d"
+}
+
+# day2: what crosses the air gap on day 2 (day2_bundles, then day2_split;
+# each runs alone too: `./hack/bench.sh day2_split`). The bench set (24
+# images, ~1 GiB unique, three shared 128 MiB bases) at two releases (the
+# second replaces a layer of every third image) and a minimal plan of its
+# first 8 images.
+# 1. Bytes written by mirror --since for minimal -> full and release 1 ->
+#    release 2, against the new unique blobs plus every manifest of the new
+#    plan (computed from the full archives with Python's tarfile: goal
+#    1.00x), beside the full archive and the ratio saved.
+# 2. Applying the release-2 bundle vs mirror --from the full release-2
+#    archive, into a registry and into a layout that hold release 1 (each
+#    destination prepared twice, identically): wall time.
+# 3. Prune of the layout that took both releases, keeping release 2: the
+#    bytes prune frees against the bytes of the blob files no image of
+#    release 2 reaches (walked from index.json with Python: goal 1.00x).
+# 4. (day2_split) Split and rejoin of a ~2.2 GB archive (64 images):
+#    mirror --from the archive --max-size 700MB, and mirror --from the
+#    first part into one file, against cat of the same bytes (each followed
+#    by sync of what it wrote, as mirror syncs its files): throughput (goal
+#    >= 0.8x) and peak RSS (goal < 100 MB); the joined archive must be the
+#    original, byte for byte. DAY2_SPLIT_IMAGES=N sets the set's size.
+#    Everything is removed at the end (~15 GB at the peak).
+day2_work=
+day2_cleanup() {
+  reg_cleanup
+  if [ -n "$day2_work" ]; then rm -rf "$day2_work"; fi
+  day2_work=
+}
+
+bench_day2() {
+  bench_day2_bundles
+  bench_day2_split
+}
+
+bench_day2_bundles() {
+  echo "== day 2: differential bundles (goal: bytes = new unique blobs + manifests, 1.00x), applying them, prune (goal: freed = unreachable, 1.00x)"
+  ensure docker-registry docker-registry
+  ensure curl curl
+  [ -x /usr/bin/time ] || ensure time time
+  day2_work=$(mktemp -d "${TMPDIR:-/tmp}/mc-bench-day2.XXXXXX")
+  reg_work=$day2_work/registries
+  trap day2_cleanup EXIT
+  local w=$day2_work src sa sb
+  src=$(free_port) sa=$(free_port) sb=$(free_port)
+  start_registry "$reg_work/src" "$src"
+  start_registry "$reg_work/site-a" "$sa"
+  start_registry "$reg_work/site-b" "$sb"
+  echo "set, release 1: $(go run ./hack/benchmirror -registry "127.0.0.1:$src" -lock "$w/r1.lock.json" -minimal 8 -lock-minimal "$w/minimal.lock.json")"
+  echo "set, release 2: $(go run ./hack/benchmirror -registry "127.0.0.1:$src" -lock "$w/r2.lock.json" -release 2)"
+  local m=("$BIN" mirror --quiet --output json)
+  "${m[@]}" --lock "$w/minimal.lock.json" --to "oci-archive:$w/minimal.tar" >/dev/null
+  "${m[@]}" --lock "$w/r1.lock.json" --to "oci-archive:$w/r1.tar" >/dev/null
+  "${m[@]}" --lock "$w/r2.lock.json" --to "oci-archive:$w/r2.tar" >/dev/null
+  "${m[@]}" --lock "$w/r1.lock.json" --since "$w/minimal.lock.json" --to "oci-archive:$w/minimal-to-full.tar" >"$w/minimal-to-full.json"
+  "${m[@]}" --lock "$w/r2.lock.json" --since "$w/r1.lock.json" --to "oci-archive:$w/r1-to-r2.tar" >"$w/r1-to-r2.json"
+  python3 - "$w" <<'PY'
+import json, sys, tarfile
+w = sys.argv[1]
+def blobs(path):
+    """digest -> size of the blobs, and the digests of the manifests and indexes index.json reaches."""
+    with tarfile.open(path) as t:
+        sizes = {m.name[len("blobs/sha256/"):]: m.size for m in t.getmembers() if m.isfile() and m.name.startswith("blobs/sha256/")}
+        manifests, todo = set(), [d["digest"][7:] for d in json.load(t.extractfile("index.json"))["manifests"]]
+        while todo:
+            d = todo.pop()
+            if d in manifests:
+                continue
+            manifests.add(d)
+            doc = json.load(t.extractfile("blobs/sha256/" + d))
+            todo += [c["digest"][7:] for c in doc.get("manifests", [])]
+    return sizes, manifests
+mib = lambda b: f"{b / 2**20:,.1f} MiB"
+for name, old, new in (("minimal -> full", "minimal", "r1"), ("release 1 -> release 2", "r1", "r2")):
+    bundle = {"minimal": "minimal-to-full", "r1": "r1-to-r2"}[old]
+    o, _ = blobs(f"{w}/{old}.tar")
+    n, nm = blobs(f"{w}/{new}.tar")
+    b, _ = blobs(f"{w}/{bundle}.tar")
+    want = sum(s for d, s in n.items() if d in nm or d not in o)
+    new_unique = sum(s for d, s in n.items() if d not in nm and d not in o)
+    got = sum(b.values())
+    import os
+    size, full = os.path.getsize(f"{w}/{bundle}.tar"), os.path.getsize(f"{w}/{new}.tar")
+    summ = json.load(open(f"{w}/{bundle}.json"))
+    print(f"{name}: bundle blobs {got:,} bytes = new unique blobs {new_unique:,} + manifests {want - new_unique:,} -> {got / want:.2f}x; "
+          f"{summ['blobs_omitted']} blobs ({mib(summ['bytes_omitted'])}) left out")
+    print(f"  archive: bundle {mib(size)} vs full {mib(full)}: {size / full:.3f} of it, {100 * (1 - size / full):.1f}% saved (tar headers and the bundle file: {size - got:,} bytes)")
+PY
+
+  # Applying: into two registries and two layouts holding release 1.
+  "${m[@]}" --from "oci-archive:$w/r1.tar" --to "docker://127.0.0.1:$sa/site" >/dev/null
+  "${m[@]}" --from "oci-archive:$w/r1.tar" --to "docker://127.0.0.1:$sb/site" >/dev/null
+  "${m[@]}" --from "oci-archive:$w/r1.tar" --to "oci:$w/site-a" >/dev/null
+  cp -a "$w/site-a" "$w/site-b"
+  local t
+  for t in "apply the bundle|--from oci-archive:$w/r1-to-r2.tar --to docker://127.0.0.1:$sa/site" \
+    "mirror --from the full archive|--from oci-archive:$w/r2.tar --to docker://127.0.0.1:$sb/site" \
+    "apply the bundle|--from oci-archive:$w/r1-to-r2.tar --to oci:$w/site-a" \
+    "mirror --from the full archive|--from oci-archive:$w/r2.tar --to oci:$w/site-b"; do
+    local label=${t%%|*} args=${t#*|}
+    cat "$w/r1-to-r2.tar" "$w/r2.tar" >/dev/null # both warm
+    # shellcheck disable=SC2086
+    /usr/bin/time -o "$w/apply.time" -f '%e %M' "${m[@]}" $args >"$w/apply.json"
+    read -r secs kb <"$w/apply.time"
+    python3 - "$label" "${args##* }" "$secs" "$kb" "$w/apply.json" <<'PY'
+import json, sys
+label, to, secs, kb, path = sys.argv[1:]
+s = json.load(open(path))
+moved = s["bytes_fetched"]
+print(f"{label:32} into {to.split(':')[0]:7}: {float(secs):6.2f} s wall, peak RSS {int(kb) / 1024:5.1f} MiB, {moved / 2**20:7.1f} MiB written or uploaded, {s['bytes_skipped'] / 2**20:7.1f} MiB found present")
+PY
+  done
+
+  # Prune: site-a holds release 1 and release 2; keep release 2.
+  python3 - "$w/site-a" "$w/r2.lock.json" >"$w/unreachable" <<'PY'
+import json, os, sys
+site, lock = sys.argv[1:]
+keep = {i["ref"] for i in json.load(open(lock))["images"]}
+blobs = os.path.join(site, "blobs", "sha256")
+reached, todo = set(), [d for d in json.load(open(os.path.join(site, "index.json")))["manifests"]
+                        if d.get("annotations", {}).get("org.opencontainers.image.ref.name") in keep]
+while todo:
+    d = todo.pop()
+    h = d["digest"][7:]
+    if h in reached:
+        continue
+    reached.add(h)
+    if d["mediaType"].endswith(("manifest.v1+json", "manifest.v2+json", "list.v2+json", "index.v1+json")) and os.path.exists(os.path.join(blobs, h)):
+        doc = json.load(open(os.path.join(blobs, h)))
+        todo += doc.get("manifests", []) + ([doc["config"]] if "config" in doc else []) + doc.get("layers", [])
+print(sum(os.path.getsize(os.path.join(blobs, f)) for f in os.listdir(blobs) if f not in reached))
+PY
+  local before after
+  before=$(du -sb "$w/site-a/blobs" | cut -f1)
+  /usr/bin/time -o "$w/prune.time" -f '%e %M' "$BIN" prune --keep "$w/r2.lock.json" --apply --output json "oci:$w/site-a" >"$w/prune.json"
+  after=$(du -sb "$w/site-a/blobs" | cut -f1)
+  python3 - "$w/prune.json" "$(cat "$w/unreachable")" "$before" "$after" "$(cat "$w/prune.time")" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+unreachable, before, after = (int(a) for a in sys.argv[2:5])
+secs, kb = sys.argv[5].split()
+mib = lambda b: f"{b / 2**20:,.1f} MiB"
+print(f"prune --keep release 2: freed {r['bytes_freed']:,} bytes ({mib(r['bytes_freed'])}, {len(r['blobs'])} blobs, {len(r['images'])} images) "
+      f"vs {unreachable:,} bytes no kept image reaches -> {r['bytes_freed'] / unreachable:.2f}x; "
+      f"the layout's blobs went from {mib(before)} to {mib(after)} ({mib(before - after)} on disk); {float(secs):.2f} s, peak RSS {int(kb) / 1024:.1f} MiB")
+PY
+  day2_cleanup
+}
+
+bench_day2_split() {
+  echo "== day 2: split and rejoin (goal: >= 0.8x cat, peak RSS < 100 MB)"
+  ensure docker-registry docker-registry
+  ensure curl curl
+  [ -x /usr/bin/time ] || ensure time time
+  day2_work=$(mktemp -d "${TMPDIR:-/tmp}/mc-bench-day2.XXXXXX")
+  trap day2_cleanup EXIT
+  local w=$day2_work src n=${DAY2_SPLIT_IMAGES:-64}
+  local m=("$BIN" mirror --quiet --output json)
+  src=$(free_port)
+  reg_work=$w/registries-big
+  start_registry "$reg_work/src" "$src"
+  echo "set, $n images: $(go run ./hack/benchmirror -registry "127.0.0.1:$src" -lock "$w/big.lock.json" -images "$n" -prefix big)"
+  "${m[@]}" --lock "$w/big.lock.json" --to "oci-archive:$w/big.tar" >/dev/null
+  reg_cleanup
+  local bytes
+  bytes=$(stat -c %s "$w/big.tar")
+  timed() { # timed <name> <command...>: GNU time %e %M into $w/<name>.time
+    local name=$1; shift
+    sync # what the step before wrote is not this one's to flush
+    /usr/bin/time -o "$w/$name.time" -f '%e %M' "$@" >/dev/null
+  }
+  cat "$w/big.tar" >/dev/null
+  timed split "${m[@]}" --from "oci-archive:$w/big.tar" --to "oci-archive:$w/set.tar" --max-size 700MB
+  cat "$w/big.tar" >/dev/null
+  timed cat-split sh -c "cat '$w/big.tar' >'$w/copy.tar' && sync '$w/copy.tar'"
+  rm -f "$w/copy.tar"
+  cat "$w"/set.tar.0* >/dev/null
+  timed join "${m[@]}" --from "oci-archive:$w/set.tar.001" --to "oci-archive:$w/joined.tar"
+  cat "$w"/set.tar.0* >/dev/null
+  timed cat-join sh -c "cat '$w'/set.tar.0* >'$w/cat-joined.tar' && sync '$w/cat-joined.tar'"
+  local same=no
+  cmp -s "$w/joined.tar" "$w/big.tar" && cmp -s "$w/cat-joined.tar" "$w/big.tar" && same=yes
+  python3 - "$bytes" "$(ls "$w"/set.tar.0* | wc -l)" "$same" "$(cat "$w/split.time")" "$(cat "$w/cat-split.time")" "$(cat "$w/join.time")" "$(cat "$w/cat-join.time")" <<'PY'
+import sys
+n, parts, same = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+(s, skb), (cs, _), (j, jkb), (cj, _) = (a.split() for a in sys.argv[4:8])
+gbs = lambda t: n / float(t) / 1e9
+print(f"archive: {n:,} bytes ({n / 1e9:.2f} GB), {parts} parts of at most 700 MB; joined = original: {same}")
+print(f"split:  mirror --max-size {float(s):5.2f} s ({gbs(s):.2f} GB/s), cat {float(cs):5.2f} s ({gbs(cs):.2f} GB/s): {float(cs) / float(s):.2f}x cat; peak RSS {int(skb) / 1024:.1f} MiB")
+print(f"rejoin: mirror --from the parts {float(j):5.2f} s ({gbs(j):.2f} GB/s), cat {float(cj):5.2f} s ({gbs(cj):.2f} GB/s): {float(cj) / float(j):.2f}x cat; peak RSS {int(jkb) / 1024:.1f} MiB")
+PY
+  day2_cleanup
 }
 
 for s in "${sections[@]}"; do "bench_$s"; done

@@ -34,7 +34,7 @@ const minPartSize = 1 << 20
 
 func (o *bundleOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringArrayVar(&o.Since, "since", nil, "write a differential bundle that leaves out the blobs OLD reaches, OLD being what the site holds already: a compose.lock.json (its images' manifests are read from the source), an oci:DIR layout or an oci-archive:FILE (split or not, a bundle itself too); repeatable")
+	f.StringArrayVar(&o.Since, "since", nil, "write a differential bundle that leaves out the blobs OLD reaches, OLD being what the site holds already: a compose.lock.json (its images' manifests are read from the source), an image REF@sha256:… (the OS image the devices run, which no lock names), an oci:DIR layout or an oci-archive:FILE (split or not, a bundle itself too); repeatable")
 	f.StringArrayVar(&o.Images, "image", nil, "copy this image too, beyond the plan (the bootc OS image built from the Containerfile first of all), verified with --policy/--verify-key as the plan's; digest-pinned unless --allow-unpinned; repeatable")
 	f.StringVar(&o.MaxSize, "max-size", "", "write --to oci-archive:FILE as numbered parts FILE.001, FILE.002, … of at most SIZE each (e.g. 4GiB, 700MB; at least 1MiB) and FILE.parts.json listing their sizes and sha256; a rerun writes only the parts missing or different")
 }
@@ -117,6 +117,11 @@ func (o *bundleOptions) bases() ([]airgap.Base, error) {
 				return nil, usageError{fmt.Errorf("--since: %w", err)}
 			}
 			out = append(out, airgap.Base{Name: s, Layout: t})
+			continue
+		}
+		if _, err := os.Stat(s); err != nil && strings.Contains(s, "@sha256:") && checkExtraImage(s, false) == nil {
+			// An image the site holds: the OS image its devices run.
+			out = append(out, airgap.Base{Name: s, Refs: []string{s}, Image: s})
 			continue
 		}
 		if st, err := os.Stat(s); err == nil && st.IsDir() || looksLikeArchive(s) {

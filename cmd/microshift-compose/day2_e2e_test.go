@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -45,6 +46,65 @@ func nextRelease(t *testing.T, p *testutil.Pusher, prev string) string {
 	dir := t.TempDir()
 	writeFileMode(t, filepath.Join(dir, "release-x86_64.json"), data, 0o644)
 	return dir
+}
+
+// readmeBlocks returns the shell code blocks of README.md's section
+// heading (to the next "## "), each as its lines with backslash
+// continuations joined and indented blocks of a list included.
+func readmeBlocks(t *testing.T, heading string) [][]string {
+	t.Helper()
+	text := string(mustReadFile(t, filepath.Join("..", "..", "README.md")))
+	start := strings.Index(text, "\n"+heading+"\n")
+	if start < 0 {
+		t.Fatalf("README.md has no section %q", heading)
+	}
+	text = text[start+len(heading)+2:]
+	if end := strings.Index(text, "\n## "); end >= 0 {
+		text = text[:end]
+	}
+	var blocks [][]string
+	var cur []string
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case !in && trimmed == "```sh":
+			in, cur = true, nil
+		case in && trimmed == "```":
+			in = false
+			blocks = append(blocks, cur)
+		case in && len(cur) > 0 && strings.HasSuffix(cur[len(cur)-1], "\\"):
+			cur[len(cur)-1] = strings.TrimSuffix(cur[len(cur)-1], "\\") + trimmed
+		case in:
+			cur = append(cur, trimmed)
+		}
+	}
+	return blocks
+}
+
+// readmeCommand finds the one line of block that starts with prefix and
+// returns its words after the prefix, with replace applied to each.
+func readmeCommand(t *testing.T, block []string, prefix string, replace *strings.Replacer) []string {
+	t.Helper()
+	var found []string
+	for _, line := range block {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			if found != nil {
+				t.Fatalf("README.md has two lines starting with %q", prefix)
+			}
+			found = []string{}
+			if before, _, ok := strings.Cut(rest, " #"); ok {
+				rest = before
+			}
+			for _, w := range strings.Fields(rest) {
+				found = append(found, replace.Replace(w))
+			}
+		}
+	}
+	if found == nil {
+		t.Fatalf("README.md has no line starting with %q in %q", prefix, block)
+	}
+	return found
 }
 
 // TestDay2AcrossTheAirGap runs README's "Day 2" commands with real parts:
@@ -131,10 +191,29 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 		t.Errorf("a refused bundle was written")
 	}
 
+	// The README's commands, with its names replaced by the test's; parts
+	// of 1 MiB, as the test's images are small.
+	blocks := readmeBlocks(t, "## Day 2 across the air gap: bundles, parts, the OS image, prune")
+	if len(blocks) < 3 {
+		t.Fatalf("README's day 2 section has %d code blocks, want the flow, a layout and rpm-ostree", len(blocks))
+	}
+	names := strings.NewReplacer(
+		"registry.example.com/microshift-os@sha256:…day1", os1,
+		"registry.example.com/microshift-os@sha256:…", os2,
+		"cosign.pub", pub,
+		"mirror.example.com:5000/microshift", mirrorLoc,
+		"4GiB", "1MiB",
+		"/var/srv/site", filepath.Join(work, "site-layout"))
+	carry := readmeCommand(t, blocks[0], "microshift-compose mirror --lock ", names)
+	farSide := readmeCommand(t, blocks[0], "microshift-compose mirror --from ", names)
+	switchTo := readmeCommand(t, blocks[0], "sudo bootc switch ", names)
+	if len(switchTo) != 1 || switchTo[0] != os2 {
+		t.Fatalf("README's bootc switch names %q, want the OS image mirror --image carried", switchTo)
+	}
+
 	// Day 2: only what changed, the OS image included, in parts: exactly
 	// the full archive's blob bytes less those left out.
-	out := must("mirror", "--lock", "day2/compose.lock.json", "--image", os2, "--verify-key", pub,
-		"--since", "oci-archive:day1.tar", "--to", "oci-archive:day2.tar", "--max-size", "1MiB", "--quiet", "--output", "json")
+	out := must(append(append([]string{"mirror", "--lock"}, carry...), "--quiet", "--output", "json")...)
 	full := must("mirror", "--lock", "day2/compose.lock.json", "--image", os2, "--verify-key", pub, "--to", "oci-archive:day2-full.tar", "--quiet", "--output", "json")
 	var fullSum, bundleSum airgap.Summary
 	if err := json.Unmarshal([]byte(full), &fullSum); err != nil {
@@ -143,15 +222,15 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &bundleSum); err != nil {
 		t.Fatal(err)
 	}
-	if bundleSum.Bundle != airgap.BundleWritten || bundleSum.Fetched+bundleSum.OmittedBytes != fullSum.Fetched || bundleSum.Parts != 2 || bundleSum.ArchiveBytes >= fullSum.ArchiveBytes {
-		t.Errorf("bundle %+v, full archive %+v: want the full archive's blob bytes less those left out, in 2 parts", bundleSum, fullSum)
+	// The day-1 OS image as a base: the OS layer both share stays behind.
+	if bundleSum.Bundle != airgap.BundleWritten || bundleSum.Fetched+bundleSum.OmittedBytes != fullSum.Fetched || bundleSum.Parts < 2 || bundleSum.ArchiveBytes+osBase.Desc.Size > fullSum.ArchiveBytes {
+		t.Errorf("bundle %+v, full archive %+v: want the full archive's blob bytes less those left out, the OS base layer (%d bytes) among them, in parts", bundleSum, fullSum, osBase.Desc.Size)
 	}
 	t.Logf("day 2: differential bundle %d bytes in %d parts (%d blob bytes, %d left out), full archive %d bytes: %.1f%%",
 		bundleSum.ArchiveBytes, bundleSum.Parts, bundleSum.Fetched, bundleSum.OmittedBytes, fullSum.ArchiveBytes, 100*float64(bundleSum.ArchiveBytes)/float64(fullSum.ArchiveBytes))
 	// A rerun writes no part.
-	out = must("mirror", "--lock", "day2/compose.lock.json", "--image", os2, "--verify-key", pub,
-		"--since", "oci-archive:day1.tar", "--to", "oci-archive:day2.tar", "--max-size", "1MiB", "--quiet")
-	if !regexp.MustCompile(`^wrote a differential bundle of 10 images and 10 signatures \(\d+ blobs, \d+ manifests\) to oci-archive:day2.tar: 0 B fetched, [0-9.]+ [KM]iB already present; 37 blobs \([0-9.]+ [KM]iB\) left out, held by the base; [0-9.]+ [KM]iB in 2 parts, 0 written, in`).MatchString(out) {
+	out = must(append(append([]string{"mirror", "--lock"}, carry...), "--quiet")...)
+	if !regexp.MustCompile(`^wrote a differential bundle of 10 images and 10 signatures \(\d+ blobs, \d+ manifests\) to oci-archive:day2.tar: 0 B fetched, [0-9.]+ [KM]iB already present; \d+ blobs \([0-9.]+ [KM]iB\) left out, held by the base; [0-9.]+ [KM]iB in \d parts, 0 written, in`).MatchString(out) {
 		t.Errorf("bundle rerun summary = %q", out)
 	}
 
@@ -169,10 +248,10 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 	for _, f := range []string{"day2.tar.001", "day2.tar" + airgap.PartsSuffix} {
 		writeFileMode(t, filepath.Join(lost, f), mustReadFile(t, filepath.Join(work, f)), 0o644)
 	}
-	refused(run("mirror", "--from", "oci-archive:lost/day2.tar.001", "--quiet", "--to", "docker://"+mirrorLoc), "part 2 of 2 (day2.tar.002) is missing")
+	refused(run("mirror", "--from", "oci-archive:lost/day2.tar.001", "--quiet", "--to", "docker://"+mirrorLoc), fmt.Sprintf("part 2 of %d (day2.tar.002) is missing", bundleSum.Parts))
 
-	// Far side: applied, then applied again (nothing moves).
-	out = must("mirror", "--from", "oci-archive:day2.tar.001", "--to", "docker://"+mirrorLoc, "--quiet")
+	// Far side: applied as README says, then applied again (nothing moves).
+	out = must(append(append([]string{"mirror", "--from"}, farSide...), "--quiet")...)
 	if !strings.HasPrefix(out, "applied a differential bundle of 10 images and 10 signatures") {
 		t.Errorf("apply summary = %q", out)
 	}
@@ -180,6 +259,24 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 	if !strings.Contains(out, ": 0 B uploaded in 0 blobs, 0 B mounted from other repositories in 0 blobs,") {
 		t.Errorf("applying again moved something: %q", out)
 	}
+
+	// Without a registry: README's second block, day 1 and the bundle into
+	// a layout, and the OS image read from it as bootc switch
+	// --transport oci names it.
+	for _, line := range blocks[1] {
+		if rest, ok := strings.CutPrefix(line, "microshift-compose mirror --from "); ok {
+			must(append(append([]string{"mirror", "--from"}, readmeCommand(t, []string{rest}, "", names)...), "--quiet")...)
+		}
+	}
+	layoutRef := readmeCommand(t, blocks[1], "sudo bootc switch --transport oci ", names)
+	if len(layoutRef) != 1 || layoutRef[0] != filepath.Join(work, "site-layout")+":"+os2 {
+		t.Fatalf("README's bootc switch --transport oci names %q", layoutRef)
+	}
+	raw := newUserEnv(t).must(t, skopeoBin, "--insecure-policy", "inspect", "--raw", "oci:"+layoutRef[0])
+	if !strings.HasSuffix(os2, "@sha256:"+sha256Hex([]byte(raw))) {
+		t.Errorf("skopeo read %s out of the layout with another digest", layoutRef[0])
+	}
+	newUserEnv(t).must(t, skopeoBin, "--insecure-policy", "copy", "oci:"+layoutRef[0], "oci:"+filepath.Join(t.TempDir(), "os")+":os")
 
 	// The device, as build describes it: the drop-in sends the source
 	// registry to the site; the policy needs the key's signature for the
@@ -205,7 +302,7 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	trust.RegistriesDir = filepath.Join(files, filepath.Dir(compose.RegistriesDPath))
-	results, err := sigverify.Verify(context.Background(), trust, []string{os2, refs2[0], os3}, registryclient.Options{RegistriesConf: conf})
+	results, err := sigverify.Verify(context.Background(), trust, []string{switchTo[0], refs2[0], os3}, registryclient.Options{RegistriesConf: conf})
 	if err != nil {
 		t.Fatal(err)
 	}

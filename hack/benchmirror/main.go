@@ -8,6 +8,14 @@
 // shares, and three layers of its own (about 9 MiB each): about 1 GiB of
 // unique bytes, over a third of it in shared layers, and about 4 GiB if
 // every image were pulled on its own.
+//
+// -release 2 is the next release of that set, for `make bench day2`: every
+// third image gets a new layer in place of its last own one (the bases and
+// the common layer stay), so a third of the manifests and configs change.
+// -minimal N with -lock-minimal FILE also writes a lock of the first N
+// images: a smaller plan of the same release. -prefix names the
+// repositories (bench/img-NN by default), so that two sets can share one
+// registry.
 package main
 
 import (
@@ -29,40 +37,60 @@ func main() {
 		nBase  = flag.Int("bases", 3, "number of shared base layers")
 		baseMB = flag.Int("base-mib", 128, "size of each base layer, MiB")
 		ownKB  = flag.Int("own-kib", 9*1024, "size of each image's own layers, KiB")
+		rel    = flag.Int("release", 1, "release of the set: 1, or 2 (every third image has a new layer)")
+		nMin   = flag.Int("minimal", 0, "also write -lock-minimal with the first N images")
+		minLk  = flag.String("lock-minimal", "", "compose.lock.json of the first -minimal images")
+		prefix = flag.String("prefix", "bench", "repository prefix: PREFIX/img-NN")
 	)
 	flag.Parse()
-	if *host == "" || *lock == "" {
-		fmt.Fprintln(os.Stderr, "benchmirror: -registry and -lock are required")
+	if *host == "" || *lock == "" || (*rel != 1 && *rel != 2) || (*nMin > 0) != (*minLk != "") {
+		fmt.Fprintln(os.Stderr, "benchmirror: -registry and -lock are required, -release is 1 or 2, -minimal goes with -lock-minimal")
 		os.Exit(2)
 	}
-	if err := run(*host, *lock, *nImg, *nBase, int64(*baseMB)<<20, int64(*ownKB)<<10); err != nil {
+	set := benchSet{host: *host, lock: *lock, images: *nImg, bases: *nBase, baseSize: int64(*baseMB) << 20, ownSize: int64(*ownKB) << 10,
+		release: *rel, minimal: *nMin, minimalLock: *minLk, prefix: *prefix}
+	if err := set.run(); err != nil {
 		fmt.Fprintln(os.Stderr, "benchmirror:", err)
 		os.Exit(1)
 	}
 }
 
-func run(host, lockPath string, nImg, nBase int, baseSize, ownSize int64) error {
-	p := &testutil.Pusher{Host: host}
+type benchSet struct {
+	host, lock, minimalLock, prefix string
+	images, bases, release, minimal int
+	baseSize, ownSize               int64
+}
+
+func (b benchSet) run() error {
+	p := &testutil.Pusher{Host: b.host}
 	var mu sync.Mutex // Pusher is not safe for concurrent use
 	common := testutil.NewLayer(7, 8<<20)
-	bases := make([]testutil.Layer, nBase)
+	bases := make([]testutil.Layer, b.bases)
 	for i := range bases {
-		bases[i] = testutil.NewLayer(uint64(100+i), baseSize)
+		bases[i] = testutil.NewLayer(uint64(100+i), b.baseSize)
 	}
-	refs := make([]string, nImg)
+	refs := make([]string, b.images)
 	var unique, shared, naive int64
 	shared = common.Desc.Size
-	for _, b := range bases {
-		shared += b.Desc.Size
+	for _, l := range bases {
+		shared += l.Desc.Size
 	}
 	unique = shared
-	for i := range nImg {
-		layers := []testutil.Layer{bases[i%nBase], common}
+	changed := 0
+	for i := range b.images {
+		layers := []testutil.Layer{bases[i%b.bases], common}
 		for j := range 3 {
-			layers = append(layers, testutil.NewLayer(uint64(1000+i*10+j), ownSize+int64(i*4096+j)))
+			seed := uint64(1000 + i*10 + j)
+			if b.release == 2 && i%3 == 0 && j == 2 {
+				seed = uint64(50000 + i) // the next release's layer
+			}
+			layers = append(layers, testutil.NewLayer(seed, b.ownSize+int64(i*4096+j)))
+		}
+		if b.release == 2 && i%3 == 0 {
+			changed++
 		}
 		mu.Lock()
-		ref, err := p.PushImage(fmt.Sprintf("bench/img-%02d", i), "amd64", layers)
+		ref, err := p.PushImage(fmt.Sprintf("%s/img-%02d", b.prefix, i), "amd64", layers)
 		mu.Unlock()
 		if err != nil {
 			return err
@@ -74,8 +102,21 @@ func run(host, lockPath string, nImg, nBase int, baseSize, ownSize int64) error 
 			img += l.Desc.Size
 		}
 		naive += img
-		unique += img - bases[i%nBase].Desc.Size - common.Desc.Size
+		unique += img - bases[i%b.bases].Desc.Size - common.Desc.Size
 	}
+	if err := writeLock(b.lock, refs); err != nil {
+		return err
+	}
+	if b.minimal > 0 {
+		if err := writeLock(b.minimalLock, refs[:min(b.minimal, len(refs))]); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("images=%d unique_bytes=%d shared_bytes=%d naive_bytes=%d release=%d changed=%d\n", b.images, unique, shared, naive, b.release, changed)
+	return nil
+}
+
+func writeLock(path string, refs []string) error {
 	lock := plan.Plan{Schema: plan.Schema, Arch: "x86_64", Profile: "bench"}
 	for _, r := range refs {
 		lock.Images = append(lock.Images, plan.Image{Ref: r, Pinned: true, Uses: []plan.ImageUse{{Component: "bench"}}})
@@ -84,9 +125,5 @@ func run(host, lockPath string, nImg, nBase int, baseSize, ownSize int64) error 
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(lockPath, data, 0o644); err != nil {
-		return err
-	}
-	fmt.Printf("images=%d unique_bytes=%d shared_bytes=%d naive_bytes=%d\n", nImg, unique, shared, naive)
-	return nil
+	return os.WriteFile(path, data, 0o644)
 }
