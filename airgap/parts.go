@@ -12,7 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
+
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 )
 
 // A split archive (mirror --max-size) is the bytes of one oci-archive tar
@@ -67,9 +68,9 @@ type Part struct {
 // PartName is the name of part i (from 1) of the split archive FILE.
 func PartName(file string, i int) string { return fmt.Sprintf("%s.%03d", file, i) }
 
-var partNumber = regexp.MustCompile(`\.([0-9]{3})$`)
+var partNumber = lazyregexp.New(`\.([0-9]{3})$`)
 
-var hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hexDigest = lazyregexp.New(`^[0-9a-f]{64}$`)
 
 // ParsePartSet decodes and checks the list of the split archive file (the
 // path of the set, without the suffix): strictly (an unknown field is an

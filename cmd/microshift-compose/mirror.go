@@ -99,7 +99,7 @@ the referrers tag where it lacks the API); oci: and oci-archive: name them in
 index.json (REPO@sha256:<referrer>, with their artifactType), where mirror
 --from --referrers finds them again by subject. With --verify-key, every
 sigstore bundle among them must be signed by one of the keys for its image
-(sigstore-go, offline), or nothing is mirrored; with --policy, bundles are
+(offline), or nothing is mirrored; with --policy, bundles are
 copied unverified (containers/image reads only the .sig tags).
 
 Day 2, across the air gap:

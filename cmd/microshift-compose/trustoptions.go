@@ -125,7 +125,7 @@ func (o *trustOptions) signatureRefs(ctx context.Context, refs []string, reg reg
 
 // verifyBundles checks the sigstore bundles among atts (cosign
 // --new-bundle-format signatures and attestations, attached as OCI 1.1
-// referrers) with the --verify-key keys through sigstore-go: each must be
+// referrers) with the --verify-key keys: each must be
 // signed by one of them for the image it is attached to. With --policy,
 // which containers/image evaluates and which has no rule for bundles, they
 // are copied unverified, and a warning says so. what is the action that
