@@ -339,9 +339,10 @@ func (l *layout) setIndex(images []*image, replace bool) error {
 // indexEntry is the index.json entry of a mirrored image.
 func indexEntry(im *image) v1.Descriptor {
 	return v1.Descriptor{
-		MediaType: im.Top.MediaType,
-		Size:      int64(len(im.Top.Data)),
-		Digest:    im.Top.Digest,
+		MediaType:    im.Top.MediaType,
+		Size:         int64(len(im.Top.Data)),
+		Digest:       im.Top.Digest,
+		ArtifactType: im.ArtifactType,
 		Annotations: map[string]string{
 			AnnotationRefName:        im.Ref,
 			AnnotationContainerdName: im.Ref,

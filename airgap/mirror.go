@@ -47,9 +47,14 @@ type Summary struct {
 	Destination string `json:"destination"`
 	// Images are the images in the destination after the run.
 	Images int `json:"images"`
-	// Signatures are the sigstore signature attachments copied with the
-	// images (counted apart from Images by the caller, which knows them).
-	Signatures int `json:"signatures,omitempty"`
+	// Signatures, Attestations and SBOMs are the cosign attachments
+	// (sha256-HEX.sig, .att and .sbom tags) copied with the images, and
+	// Referrers their OCI 1.1 referrers (signature bundles, attestations,
+	// SBOMs), all counted apart from Images.
+	Signatures   int `json:"signatures,omitempty"`
+	Attestations int `json:"attestations,omitempty"`
+	SBOMs        int `json:"sboms,omitempty"`
+	Referrers    int `json:"referrers,omitempty"`
 	// Blobs are the unique config and layer blobs of those images (in a
 	// bundle, those it holds).
 	Blobs int `json:"blobs"`
@@ -137,6 +142,9 @@ func Mirror(ctx context.Context, refs []string, to Target, opts Options) (*Summa
 		m.copyBundle = to.Transport == TransportArchive && !archiveExists(to.Path)
 	}
 	images, errs := m.resolveAll(ctx, refs)
+	if err := checkSubjects(refs, images, opts.Registry); err != nil {
+		return nil, err
+	}
 	switch {
 	case opts.Bundle != nil:
 		if err := m.planBundle(ctx, images, errs); err != nil {
@@ -571,7 +579,22 @@ func (s *Summary) count(copied []*image, left map[v1.Hash]OmittedBlob) {
 			manifests[mb.Digest] = true
 		}
 	}
-	s.Images, s.Blobs, s.Manifests = len(copied), len(blobs), len(manifests)
+	s.Blobs, s.Manifests = len(blobs), len(manifests)
+	s.Images, s.Signatures, s.Attestations, s.SBOMs, s.Referrers = 0, 0, 0, 0, 0
+	for _, im := range copied {
+		switch {
+		case im.Subject != nil:
+			s.Referrers++
+		case AttachmentKind(im.Ref) == KindSignature:
+			s.Signatures++
+		case AttachmentKind(im.Ref) == KindAttestation:
+			s.Attestations++
+		case AttachmentKind(im.Ref) == KindSBOM:
+			s.SBOMs++
+		default:
+			s.Images++
+		}
+	}
 }
 
 // jobs is the concurrency bound: --jobs, or the default.

@@ -97,28 +97,51 @@ func (m *mirrorer) copyToRegistry(ctx context.Context, images []*image, errs []e
 	g.Wait()
 
 	// Manifests, children before the index that lists them, once every
-	// blob of the image is in place.
+	// blob of the image is in place; the referrers after the images, one
+	// at a time per subject: a registry without the referrers API gets
+	// them through the subject's sha256-<hex> tag, which each push reads
+	// and rewrites.
 	var ok []*image
 	var okMu sync.Mutex
-	g = errgroup.Group{}
-	g.SetLimit(jobs(m.opts))
-	for i, im := range images {
-		if im == nil {
-			p.Done(i, errs[i])
-			continue
-		}
-		g.Go(func() error {
-			err := m.pushManifests(ctx, pusher, im, dst[i], blobErr)
+	pushAll := func(list []int) error {
+		for _, i := range list {
+			err := m.pushManifests(ctx, pusher, images[i], dst[i], blobErr)
 			if err != nil {
 				errs[i] = err
 			} else {
 				okMu.Lock()
-				ok = append(ok, im)
+				ok = append(ok, images[i])
 				okMu.Unlock()
 			}
 			p.Done(i, err)
-			return nil
-		})
+		}
+		return nil
+	}
+	var plain []int
+	bySubject := map[string][]int{}
+	var subjects []string
+	for i, im := range images {
+		switch {
+		case im == nil:
+			p.Done(i, errs[i])
+		case im.Subject != nil:
+			key := dst[i].String() + "@" + im.Subject.Digest.String()
+			if bySubject[key] == nil {
+				subjects = append(subjects, key)
+			}
+			bySubject[key] = append(bySubject[key], i)
+		default:
+			plain = append(plain, i)
+		}
+	}
+	g = errgroup.Group{}
+	g.SetLimit(jobs(m.opts))
+	for _, i := range plain {
+		g.Go(func() error { return pushAll([]int{i}) })
+	}
+	g.Wait()
+	for _, key := range subjects {
+		g.Go(func() error { return pushAll(bySubject[key]) })
 	}
 	g.Wait()
 	sum.count(ok, nil)

@@ -60,6 +60,10 @@ type image struct {
 	Sparse bool
 	// Platforms is how many image manifests are copied.
 	Platforms int
+	// Subject is set when Top is an OCI 1.1 referrer: what it refers to.
+	// ArtifactType is Top's (else its config's media type).
+	Subject      *v1.Descriptor
+	ArtifactType string
 }
 
 // Bytes is the sum of the image's blob sizes.
@@ -104,6 +108,12 @@ func resolve(ctx context.Context, src source, ref string, sel selection) (*image
 	im, err := src.top(ctx, ref)
 	if err != nil {
 		return nil, err
+	}
+	if f, err := parseReferrer(im.Top.Data); err == nil {
+		im.Subject = f.Subject
+		if f.Subject != nil || f.ArtifactType != "" {
+			im.ArtifactType = f.artifactType()
+		}
 	}
 	seen := map[v1.Hash]bool{}
 	add := func(d v1.Descriptor) {

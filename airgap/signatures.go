@@ -18,8 +18,12 @@ import (
 
 // SignatureTag is the tag cosign and containers/image give the sigstore
 // signatures of the image with digest ("sha256:HEX"): "sha256-HEX.sig".
-func SignatureTag(digest string) string {
-	return strings.Replace(digest, ":", "-", 1) + ".sig"
+func SignatureTag(digest string) string { return attachmentTag(digest, ".sig") }
+
+// attachmentTag is cosign's tag for an attachment of the image with
+// digest: sha256-HEX and the suffix (.sig, .att, .sbom).
+func attachmentTag(digest, suffix string) string {
+	return strings.Replace(digest, ":", "-", 1) + suffix
 }
 
 // SignatureRefs lists the sigstore signature attachments of the digest

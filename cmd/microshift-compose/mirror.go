@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,7 @@ func newMirrorCmd() *cobra.Command {
 		bnd          bundleOptions
 		to, from     string
 		allPlatforms bool
+		referrers    bool
 		quiet        bool
 	)
 	cmd := &cobra.Command{
@@ -81,11 +83,24 @@ copied: its sigstore signatures (the sha256-<digest>.sig attachments cosign
 pushes beside it) are verified offline (no transparency log, no Fulcio). One
 refused image (unsigned, signed by another key, signed for another repository,
 a signature that does not match) fails the command, naming each image and the
-policy rule, with the destination untouched. The signature attachments are then
-copied with the images (to a registry by their tag too), so the next hop can
-verify them again. Without --policy or --verify-key, signatures are neither
-checked nor copied (the build host's /etc/containers/policy.json is not read:
-pass it with --policy to apply it).
+policy rule, with the destination untouched. What is attached to the images
+is then copied with them (--referrers, on by default here), so the next hop
+can verify it again. Without --policy or --verify-key, signatures are not
+checked (the build host's /etc/containers/policy.json is not read: pass it
+with --policy to apply it).
+
+Attachments (--referrers): with each digest-pinned image, cosign's
+sha256-<digest>.sig, .att and .sbom tags and its OCI 1.1 referrers (cosign
+signature bundles, attestations, SBOMs: manifests whose subject is the image,
+listed by the registry's referrers API or the sha256-<digest> referrers tag).
+A referrer whose subject is not the image is refused, before anything is
+written. A registry destination gets the referrers with their subject (and
+the referrers tag where it lacks the API); oci: and oci-archive: name them in
+index.json (REPO@sha256:<referrer>, with their artifactType), where mirror
+--from --referrers finds them again by subject. With --verify-key, every
+sigstore bundle among them must be signed by one of the keys for its image
+(offline), or nothing is mirrored; with --policy, bundles are
+copied unverified (containers/image reads only the .sig tags).
 
 Day 2, across the air gap:
 
@@ -223,6 +238,28 @@ Day 2, across the air gap:
 				if err := trust.verify(cmd.Context(), cmd.ErrOrStderr(), refs, rc, "nothing was mirrored"); err != nil {
 					return err
 				}
+			}
+			// Without a plan, --from copies every image of the layout,
+			// what is attached to them included.
+			planned := from == "" || lock.Path != "" || sel.Profile != ""
+			if !cmd.Flags().Changed("referrers") {
+				referrers = trust.enabled()
+			}
+			switch {
+			case referrers && planned:
+				atts, err := airgap.Attachments(cmd.Context(), refs, source, rc)
+				if err != nil {
+					return err
+				}
+				if err := trust.verifyBundles(cmd.ErrOrStderr(), atts, "nothing was mirrored"); err != nil {
+					return err
+				}
+				copyRefs = slices.Clone(refs)
+				for _, a := range atts {
+					copyRefs = append(copyRefs, a.Ref)
+				}
+			case trust.enabled():
+				// What is copied is what was verified: the signatures.
 				sigs, err := trust.signatureRefs(cmd.Context(), refs, rc)
 				if err != nil {
 					return err
@@ -244,9 +281,6 @@ Day 2, across the air gap:
 			if err != nil {
 				return fmt.Errorf("mirroring to %s: %w", target, err)
 			}
-			if sum.Images == len(copyRefs) {
-				sum.Images, sum.Signatures = countSignatures(copyRefs)
-			}
 			if format.json() {
 				return printJSON(cmd.OutOrStdout(), sum)
 			}
@@ -267,6 +301,7 @@ Day 2, across the air gap:
 	f.StringVar(&to, "to", "", "destination: oci:DIR, dir:DIR, oci-archive:FILE or docker://REGISTRY/PREFIX")
 	f.StringVar(&from, "from", "", "read the images from an OCI layout, oci:DIR or oci-archive:FILE, instead of their registries")
 	f.BoolVar(&allPlatforms, "all-platforms", false, "copy every platform of multi-arch images, not only the plan's arch")
+	f.BoolVar(&referrers, "referrers", false, "copy what is attached to each image with it: OCI 1.1 referrers (cosign signature bundles, attestations, SBOMs; through the referrers API or the sha256-<digest> tag) and cosign's sha256-<digest>.sig, .att and .sbom tags (default: on with --policy or --verify-key)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }
@@ -274,8 +309,22 @@ Day 2, across the air gap:
 // printMirrorSummary prints the one-line summary of a mirror.
 func printMirrorSummary(w io.Writer, to airgap.Target, sum *airgap.Summary) {
 	what := fmt.Sprintf("%d images", sum.Images)
-	if sum.Signatures > 0 {
-		what = fmt.Sprintf("%d images and %d %s", sum.Images, sum.Signatures, text.Plural(sum.Signatures, "signature", "signatures"))
+	var attached []string
+	for _, a := range []struct {
+		n            int
+		one, several string
+	}{
+		{sum.Signatures, "signature", "signatures"},
+		{sum.Attestations, "attestation", "attestations"},
+		{sum.SBOMs, "SBOM", "SBOMs"},
+		{sum.Referrers, "referrer", "referrers"},
+	} {
+		if a.n > 0 {
+			attached = append(attached, fmt.Sprintf("%d %s", a.n, text.Plural(a.n, a.one, a.several)))
+		}
+	}
+	if len(attached) > 0 {
+		what += " and " + strings.Join(attached, ", ")
 	}
 	verb := "mirrored"
 	switch sum.Bundle {

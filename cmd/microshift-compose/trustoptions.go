@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -120,4 +121,45 @@ func (o *trustOptions) signatureRefs(ctx context.Context, refs []string, reg reg
 		return nil, nil
 	}
 	return airgap.SignatureRefs(ctx, refs, reg)
+}
+
+// verifyBundles checks the sigstore bundles among atts (cosign
+// --new-bundle-format signatures and attestations, attached as OCI 1.1
+// referrers) with the --verify-key keys: each must be
+// signed by one of them for the image it is attached to. With --policy,
+// which containers/image evaluates and which has no rule for bundles, they
+// are copied unverified, and a warning says so. what is the action that
+// will not happen.
+func (o *trustOptions) verifyBundles(stderr io.Writer, atts []airgap.Attachment, what string) error {
+	n := 0
+	for _, a := range atts {
+		if a.Bundle != nil {
+			n++
+		}
+	}
+	if n == 0 || !o.enabled() {
+		return nil
+	}
+	if len(o.Keys) == 0 {
+		warn(stderr, fmt.Sprintf("%d sigstore %s attached to the images %s copied unverified: --policy is evaluated by containers/image, which reads only the sha256-<digest>.sig signatures; give --verify-key to verify bundles too", n, text.Plural(n, "bundle", "bundles"), text.Plural(n, "is", "are")))
+		return nil
+	}
+	keys, err := sigverify.ReadKeys(o.Keys)
+	if err != nil {
+		return err
+	}
+	bv, err := sigverify.NewBundleVerifier(keys)
+	if err != nil {
+		return err
+	}
+	for _, a := range atts {
+		if a.Bundle == nil {
+			continue
+		}
+		_, digest, _ := strings.Cut(a.Image, "@")
+		if _, err := bv.Verify(a.Bundle, digest); err != nil {
+			return fmt.Errorf("verifying the sigstore bundle %s attached to %s with --verify-key: %w; %s", a.Ref, a.Image, err, what)
+		}
+	}
+	return nil
 }
