@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/BurntSushi/toml v1.5.1-0.20250403130103-3d3abc24416a
+	github.com/CycloneDX/cyclonedx-go v0.12.0
 	github.com/Masterminds/semver/v3 v3.4.0
 	github.com/Masterminds/sprig/v3 v3.3.0
 	github.com/cavaliergopher/cpio v1.0.1
@@ -11,6 +12,8 @@ require (
 	github.com/containers/storage v1.59.1
 	github.com/gobwas/glob v0.2.3
 	github.com/google/go-containerregistry v0.20.3
+	github.com/google/uuid v1.6.0
+	github.com/in-toto/attestation v1.1.2
 	github.com/klauspost/compress v1.18.0
 	github.com/kubernetes-csi/external-snapshotter/client/v8 v8.4.0
 	github.com/osbuild/blueprint v1.31.0
@@ -21,6 +24,7 @@ require (
 	github.com/russross/blackfriday/v2 v2.1.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/sassoftware/go-rpmutils v0.4.0
+	github.com/secure-systems-lab/go-securesystemslib v0.9.0
 	github.com/sigstore/sigstore v1.9.5
 	github.com/sirupsen/logrus v1.9.3
 	github.com/spdx/tools-golang v0.5.5
@@ -34,6 +38,7 @@ require (
 	golang.org/x/sync v0.19.0
 	golang.org/x/sys v0.48.0
 	golang.org/x/term v0.38.0
+	google.golang.org/protobuf v1.36.12
 	gopkg.in/ini.v1 v1.67.0
 	helm.sh/helm/v3 v3.19.0
 	k8s.io/api v0.35.0
@@ -102,7 +107,6 @@ require (
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/google/go-intervals v0.0.2 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/mux v1.8.1 // indirect
 	github.com/hashicorp/errwrap v1.1.0 // indirect
 	github.com/hashicorp/go-multierror v1.1.1 // indirect
@@ -133,7 +137,6 @@ require (
 	github.com/opencontainers/selinux v1.12.0 // indirect
 	github.com/proglottis/gpgme v0.1.4 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/secure-systems-lab/go-securesystemslib v0.9.0 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
 	github.com/sigstore/fulcio v1.6.6 // indirect
 	github.com/sigstore/protobuf-specs v0.4.1 // indirect
@@ -161,7 +164,6 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20251202230838-ff82c1b0f217 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20251202230838-ff82c1b0f217 // indirect
 	google.golang.org/grpc v1.79.3 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect

@@ -11,6 +11,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/airgap"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/compose/provenance"
 	"github.com/microshift-compose/microshift-compose/compose/sbom"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
@@ -28,11 +29,14 @@ func newBuildCmd() *cobra.Command {
 		trust  trustOptions
 		format formatOptions
 		inst   installerOptions
+		sign   signOptions
 		outDir string
 		force  bool
 	)
 	// --expect-id: the composition ID the build must have.
 	var expectID string
+	// --sbom-format: which SBOMs build writes.
+	sbomFormat := []string{string(sbom.FormatSPDX)}
 	steps := buildSteps{reg: &reg, trust: &trust}
 	cmd := &cobra.Command{
 		Use:   "build --profile NAME --output DIR",
@@ -166,6 +170,13 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			}
 			steps.installer = &instOpts
 			steps.installerInputs = inst.apply
+			if steps.sbom.Formats, err = sbomFormats(sbomFormat); err != nil {
+				return err
+			}
+			signer, err := sign.load()
+			if err != nil {
+				return err
+			}
 			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, steps.request)
 			if err != nil {
 				return err
@@ -180,6 +191,11 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			dir, err := compose.ExpandOutput(outDir, out.Plan)
 			if err != nil {
 				return usageError{err}
+			}
+			if signer != nil {
+				if err := provenance.Sign(cmd.Context(), out, signer, toolVersion()); err != nil {
+					return err
+				}
 			}
 			// What writing says (a killed build's leftovers) is printed
 			// at once, and recorded with the build's other warnings.
@@ -220,6 +236,8 @@ next build, and a mirrored images/ layout in one is recovered.`,
 	trust.addBuildFlags(cmd)
 	format.addFormatFlag(cmd, "summary format on stdout: text (one line) or json (the composition ID, every file written with its sha256, counts)")
 	inst.addFlags(cmd)
+	sign.addFlags(cmd)
+	addSBOMFormatFlag(cmd, &sbomFormat)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build and nothing else); {id}, {profile}, {arch} and {release} expand, e.g. 'out/{id}'")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --output even when it holds files a build does not write (a mirrored images/ layout is still kept)")
 	cmd.Flags().StringVar(&expectID, "expect-id", "", "fail, writing nothing, unless the composition ID is this one (64 hex digits): a CI job rebuilding a cell 'matrix --emit' planned checks it builds that composition")
