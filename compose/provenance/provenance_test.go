@@ -379,7 +379,6 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return m
 }
 
-
 // TestStatementTagOnly: an image named by tag only is no subject (it has
 // no digest); the lock, a subject, names it.
 func TestStatementTagOnly(t *testing.T) {
