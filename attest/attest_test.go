@@ -382,3 +382,18 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecrypt is what --sign-key costs before any signing: cosign's
+// scrypt key derivation (N=32768, r=8: 32 MiB), once per process.
+func BenchmarkDecrypt(b *testing.B) {
+	priv, _ := keyPair(b, "pw")
+	k, err := attest.ParseSigningKey("cosign.key", priv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := k.Decrypt([]byte("pw")); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -63,16 +63,45 @@ func (s *Signer) Public() crypto.PublicKey {
 // LoadSigner reads the cosign private key at path and decrypts it with
 // password (see PasswordEnv).
 func LoadSigner(path string, password []byte) (*Signer, error) {
-	data, err := inputfile.Read("signing key", path, maxKeyFile)
+	k, err := ReadSigningKey(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSigner(path, data, password)
+	return k.Decrypt(password)
 }
 
 // ParseSigner is LoadSigner on the file's bytes; display names the file
 // in messages.
 func ParseSigner(display string, data, password []byte) (*Signer, error) {
+	k, err := ParseSigningKey(display, data)
+	if err != nil {
+		return nil, err
+	}
+	return k.Decrypt(password)
+}
+
+// SigningKey is a cosign private key file read and checked, not yet
+// decrypted: decrypting is scrypt's work (cosign's parameters: tens to
+// hundreds of milliseconds, 32 MiB), which a caller may run beside other
+// work once the file is known to be a key.
+type SigningKey struct {
+	block   *pem.Block
+	display string
+}
+
+// ReadSigningKey reads the cosign private key file at path and checks that
+// it is one: one PEM block of cosign's encrypted private key type.
+func ReadSigningKey(path string) (*SigningKey, error) {
+	data, err := inputfile.Read("signing key", path, maxKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSigningKey(path, data)
+}
+
+// ParseSigningKey is ReadSigningKey on the file's bytes; display names the
+// file in messages.
+func ParseSigningKey(display string, data []byte) (*SigningKey, error) {
 	b, err := onePEMBlock(data)
 	if err != nil {
 		return nil, fmt.Errorf("signing key %s: %w: %v; cosign generate-key-pair writes one (cosign.key)", display, ErrNotKey, err)
@@ -86,21 +115,26 @@ func ParseSigner(display string, data, password []byte) (*Signer, error) {
 	default:
 		return nil, fmt.Errorf("signing key %s: %w: a %s block, not cosign's %s", display, ErrNotKey, b.Type, sigstorePrivateKeyType)
 	}
+	return &SigningKey{block: b, display: display}, nil
+}
+
+// Decrypt decrypts the key with password (nil is the empty password).
+func (k *SigningKey) Decrypt(password []byte) (*Signer, error) {
 	if password == nil {
 		password = []byte{}
 	}
-	priv, err := cryptoutils.UnmarshalPEMToPrivateKey(pem.EncodeToMemory(b), func(bool) ([]byte, error) { return password, nil })
+	priv, err := cryptoutils.UnmarshalPEMToPrivateKey(pem.EncodeToMemory(k.block), func(bool) ([]byte, error) { return password, nil })
 	if err != nil {
 		if strings.Contains(err.Error(), "decryption failed") {
-			return nil, fmt.Errorf("signing key %s: %w: %s does not decrypt it", display, ErrPassword, PasswordEnv)
+			return nil, fmt.Errorf("signing key %s: %w: %s does not decrypt it", k.display, ErrPassword, PasswordEnv)
 		}
-		return nil, fmt.Errorf("signing key %s: %w: %v", display, ErrNotKey, oneLine(err))
+		return nil, fmt.Errorf("signing key %s: %w: %v", k.display, ErrNotKey, oneLine(err))
 	}
 	sv, err := signature.LoadSignerVerifier(priv, crypto.SHA256)
 	if err != nil {
-		return nil, fmt.Errorf("signing key %s: %w: %v", display, ErrNotKey, oneLine(err))
+		return nil, fmt.Errorf("signing key %s: %w: %v", k.display, ErrNotKey, oneLine(err))
 	}
-	return &Signer{sv: sv, Path: display}, nil
+	return &Signer{sv: sv, Path: k.display}, nil
 }
 
 // Verifier checks signatures with a public key.

@@ -173,7 +173,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if steps.sbom.Formats, err = sbomFormats(sbomFormat); err != nil {
 				return err
 			}
-			signer, err := sign.load()
+			signer, err := sign.start()
 			if err != nil {
 				return err
 			}
@@ -192,8 +192,10 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if signer != nil {
-				if err := provenance.Sign(cmd.Context(), out, signer, toolVersion()); err != nil {
+			if s, err := signer(); err != nil {
+				return err
+			} else if s != nil {
+				if err := provenance.Sign(cmd.Context(), out, s, toolVersion()); err != nil {
 					return err
 				}
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -21,13 +22,33 @@ func (o *signOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.Key, "sign-key", "", "cosign private key (cosign.key) to sign "+compose.StatementFile+" with: an in-toto statement (SLSA provenance v1) of every file written and every image; the key's password is read from $"+attest.PasswordEnv)
 }
 
-// load reads and decrypts the key, before anything is resolved: a bad key
-// or password fails the build with nothing written. nil without --sign-key.
-func (o *signOptions) load() (*attest.Signer, error) {
+// start reads and checks the key file at once, so that a file that is no
+// cosign private key fails the build before anything is resolved, and
+// decrypts it (scrypt, cosign's parameters) beside the resolution and
+// rendering. The returned function waits for the signer; nil without
+// --sign-key. Either way nothing is written before it returns.
+func (o *signOptions) start() (func() (*attest.Signer, error), error) {
 	if o.Key == "" {
-		return nil, nil
+		return func() (*attest.Signer, error) { return nil, nil }, nil
 	}
-	return attest.LoadSigner(o.Key, []byte(os.Getenv(attest.PasswordEnv)))
+	k, err := attest.ReadSigningKey(o.Key)
+	if err != nil {
+		return nil, err
+	}
+	password := []byte(os.Getenv(attest.PasswordEnv))
+	type result struct {
+		s   *attest.Signer
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := k.Decrypt(password)
+		done <- result{s, err}
+	}()
+	return sync.OnceValues(func() (*attest.Signer, error) {
+		r := <-done
+		return r.s, r.err
+	}), nil
 }
 
 // toolVersion is the version and commit the statement names as its builder.

@@ -397,3 +397,30 @@ func TestStatementTagOnly(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSign is what --sign-key adds to a build of the full profile once
+// the key is decrypted: the statement (every file hashed) and its
+// signature.
+func BenchmarkSign(b *testing.B) {
+	out := build(b, "4.19", "full")
+	k := newKeys(b, "cosign")
+	for b.Loop() {
+		cp := *out
+		cp.Files = slices.Clone(out.Files)
+		if err := provenance.Sign(context.Background(), &cp, k.signer, tool); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkVerify is verify's work on a signed full-profile output: the
+// signature, the statement, every file hashed.
+func BenchmarkVerify(b *testing.B) {
+	k := newKeys(b, "cosign")
+	dir := signedOutput(b, build(b, "4.19", "full"), k)
+	for b.Loop() {
+		if _, err := provenance.Verify(context.Background(), dir, k.verifier); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
