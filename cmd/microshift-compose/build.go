@@ -307,6 +307,9 @@ func (b *buildSteps) Validate(cmd *cobra.Command) error {
 	if err := b.dev.Validate(); err != nil {
 		return err
 	}
+	if err := b.trust.validateBuild(); err != nil {
+		return err
+	}
 	bom, err := sbomOptions()
 	if err != nil {
 		return err
