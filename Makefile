@@ -128,7 +128,7 @@ image: build image-rootfs
 
 # make bench runs every section of hack/bench.sh; make bench rss (or any
 # other section names after bench) runs those.
-BENCH_SECTIONS := resolve render scale validate matrix verify mirror registry rss rss_inputs
+BENCH_SECTIONS := resolve render scale validate matrix verify mirror registry rss rss_inputs attest
 bench: build
 	./hack/bench.sh $(filter build $(BENCH_SECTIONS),$(filter-out bench,$(MAKECMDGOALS)))
 ifneq ($(filter bench,$(MAKECMDGOALS)),)

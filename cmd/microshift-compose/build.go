@@ -77,7 +77,11 @@ other image, as MicroShift's own sigstore test kickstart does; --policy FILE pla
 your containers-policy.json instead (keys given with it are placed too, for its
 keyPath entries). Either way /etc/containers/registries.d/50-microshift-compose.yaml
 turns on sigstore attachments for the plan's repositories and the --mirror-registry,
-so CRI-O, podman and bootc check what 'mirror --verify-key' checked.
+so CRI-O, podman and bootc check what 'mirror --verify-key' checked. With
+--certificate-identity (and --certificate-oidc-issuer, --fulcio-ca, --rekor-key for
+keyless signatures, or --ca-roots, --ca-intermediates for your own PKI) the policy
+requires a signature by that certificate identity instead (containers/image's fulcio
+or pki rule), and the certificates and Rekor key are placed in /etc/containers/sigstore.
 
 Installing devices: --kickstart writes microshift.ks, an Anaconda kickstart installing
 the ostree commit (--ostree-url, --ostree-ref) or a bootc image (--bootc-image): one LVM
