@@ -31,6 +31,13 @@ const (
 	FilesDir = "files"
 	// SBOMFile is the plan's SPDX 2.3 software bill of materials.
 	SBOMFile = "sbom.spdx.json"
+	// CycloneDXFile is the plan's CycloneDX 1.6 SBOM (--sbom-format
+	// cyclonedx), named as CycloneDX recommends (*.cdx.json).
+	CycloneDXFile = "sbom.cdx.json"
+	// StatementFile is the DSSE-signed in-toto statement of the output
+	// (build --sign-key): one envelope on one line, the in-toto bundle
+	// format, which cosign verify-blob-attestation reads as --signature.
+	StatementFile = "compose.intoto.jsonl"
 )
 
 // BuildOptions are how outputs are rendered and checked.
@@ -45,8 +52,9 @@ type BuildOptions struct {
 	// BootcImages is how its images get in: blueprints.BootcImagesMirror
 	// (the default) or blueprints.BootcImagesPull.
 	BootcImages string
-	// SBOM sets the SPDX document's creation time and the tool version it
-	// names; the zero value records the Unix epoch and no version.
+	// SBOM sets the SBOMs' creation time, the tool version they name and
+	// the formats written (SPDX alone by default); the zero value records
+	// the Unix epoch and no version.
 	SBOM sbom.Options
 	// Installer adds the installer outputs (microshift.ks, config.toml,
 	// installer.toml) and the user and filesystem customizations.
@@ -193,10 +201,18 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 	if err != nil {
 		return nil, err
 	}
-	var bom []byte
+	var boms []OutputFile
 	if !opts.noSBOM {
-		if bom, err = sbom.Encode(p, lock, opts.SBOM); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", SBOMFile, err)
+		for _, f := range opts.SBOM.Wanted() {
+			path := SBOMFile
+			if f == sbom.FormatCycloneDX {
+				path = CycloneDXFile
+			}
+			data, err := sbom.EncodeFormat(f, p, lock, opts.SBOM)
+			if err != nil {
+				return nil, fmt.Errorf("writing %s: %w", path, err)
+			}
+			boms = append(boms, OutputFile{Path: path, Data: data})
 		}
 	}
 	out := &Output{Plan: p, Warnings: warnings}
@@ -207,9 +223,7 @@ func Build(ctx context.Context, p *plan.Plan, opts BuildOptions) (*Output, error
 		OutputFile{Path: ImagesFile, Data: ImageList(p)},
 		OutputFile{Path: LockFile, Data: lock},
 	)
-	if bom != nil {
-		out.Files = append(out.Files, OutputFile{Path: SBOMFile, Data: bom})
-	}
+	out.Files = append(out.Files, boms...)
 	for _, f := range p.Files {
 		if f.Secret {
 			continue // only in the blueprint; a Containerfile mounts it as a build secret

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	cdx "github.com/CycloneDX/cyclonedx-go"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spdx/tools-golang/spdx"
 	"github.com/spdx/tools-golang/spdx/v2/common"
@@ -42,7 +43,7 @@ func TestSBOM(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					out, err := compose.Build(context.Background(), p, compose.BuildOptions{Bootc: p.Target.BootcBase != ""})
+					out, err := compose.Build(context.Background(), p, compose.BuildOptions{Bootc: p.Target.BootcBase != "", SBOM: sbom.Options{Formats: sbom.Formats}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -52,6 +53,11 @@ func TestSBOM(t *testing.T) {
 					}
 					doc := testutil.CheckSPDX(t, compose.SBOMFile, data.Data)
 					checkSBOMMatchesPlan(t, doc, out.Plan, out.File(compose.LockFile).Data)
+					cdxFile := out.File(compose.CycloneDXFile)
+					if cdxFile == nil {
+						t.Fatalf("build wrote no %s", compose.CycloneDXFile)
+					}
+					checkCycloneDXMatchesPlan(t, testutil.CheckCycloneDX(t, compose.CycloneDXFile, cdxFile.Data), out.Plan)
 				})
 			}
 		}
@@ -172,6 +178,47 @@ func checkSBOMMatchesPlan(t *testing.T, doc *spdx.Document, p *plan.Plan, lock [
 				t.Errorf("component %s does not DEPEND_ON image %s", u.Component, im.Ref)
 			}
 		}
+	}
+}
+
+// checkCycloneDXMatchesPlan checks that the CycloneDX document names the
+// plan: the composition, every component, every RPM with its purl and
+// every image with its digest as version and SHA-256 hash.
+func checkCycloneDXMatchesPlan(t *testing.T, bom *cdx.BOM, p *plan.Plan) {
+	t.Helper()
+	if bom.Metadata == nil || bom.Metadata.Component == nil || bom.Metadata.Component.Version != p.Release.Base {
+		t.Fatalf("metadata.component = %+v, want the composition at %s", bom.Metadata, p.Release.Base)
+	}
+	byName := map[string]cdx.Component{}
+	for _, c := range *bom.Components {
+		byName[string(c.Type)+" "+c.Name] = c
+	}
+	for _, c := range p.Components {
+		if _, ok := byName["application "+c.Name]; !ok {
+			t.Errorf("component %s is not in the CycloneDX document", c.Name)
+		}
+	}
+	for _, pkg := range p.Packages {
+		c, ok := byName["library "+pkg.Name]
+		if !ok || !strings.HasPrefix(c.PackageURL, "pkg:rpm/redhat/"+pkg.Name) {
+			t.Errorf("RPM %s: %+v", pkg.Name, c)
+		}
+	}
+	images := 0
+	for _, c := range *bom.Components {
+		if c.Type != cdx.ComponentTypeContainer {
+			continue
+		}
+		images++
+		if !strings.HasPrefix(c.PackageURL, "pkg:oci/") {
+			t.Errorf("image %s: purl %s", c.Name, c.PackageURL)
+		}
+		if hex, ok := strings.CutPrefix(c.Version, "sha256:"); ok && (c.Hashes == nil || (*c.Hashes)[0].Value != hex) {
+			t.Errorf("image %s: hashes %v, want its digest", c.Name, c.Hashes)
+		}
+	}
+	if images != len(p.Images) {
+		t.Errorf("%d container components, want the plan's %d images", images, len(p.Images))
 	}
 }
 

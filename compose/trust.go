@@ -35,6 +35,10 @@ type DeviceTrust struct {
 	// them for every repository of the plan (matchRepository), the
 	// bootc images directory accepted, everything else rejected.
 	Keys []string
+	// Identity is a certificate identity: the policy is generated from
+	// it (a sigstoreSigned rule with fulcio or pki, as for Keys), and the
+	// certificates and Rekor key it names are placed in SigstoreKeyDir.
+	Identity sigverify.Identity
 	// Mirror is the --mirror-registry (REGISTRY[/PREFIX]): the device reads
 	// the signatures there too.
 	Mirror string
@@ -49,7 +53,7 @@ type DeviceTrust struct {
 // to the plan's device files. The policy is the user's (parsed with
 // containers/image first) or generated from the keys and parsed back.
 func AddDeviceTrust(p *plan.Plan, d DeviceTrust) error {
-	if d.Policy == "" && len(d.Keys) == 0 {
+	if d.Policy == "" && len(d.Keys) == 0 && !d.Identity.Enabled() {
 		return nil
 	}
 	keys, err := sigverify.ReadKeys(d.Keys)
@@ -86,6 +90,20 @@ func AddDeviceTrust(p *plan.Plan, d DeviceTrust) error {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("policy %s: %s names %s, which this build does not place (--verify-key) nor this machine has: the device must hold it, or its rule refuses every image", d.Policy, f.Field, f.Path))
 		}
 		files = append(files, plan.File{Path: PolicyPath, Mode: "0644", Source: "--policy " + d.Policy, Data: t.JSON})
+	} else if d.Identity.Enabled() {
+		idFiles, err := sigverify.ReadIdentityFiles(d.Identity)
+		if err != nil {
+			return err
+		}
+		devicePath := func(f sigverify.IdentityFile) string { return f.DevicePath(SigstoreKeyDir) }
+		t, err := sigverify.IdentityTrust(d.Identity, idFiles, scopes, devicePath, sigverify.Scope{Transport: "dir", Scope: blueprints.BootcImagesPath})
+		if err != nil {
+			return err
+		}
+		files = append(files, plan.File{Path: PolicyPath, Mode: "0644", Source: "--certificate-identity " + d.Identity.Subject, Data: t.JSON})
+		for _, f := range idFiles {
+			files = append(files, plan.File{Path: devicePath(f), Mode: "0644", Source: f.Flag + " " + f.Path, Data: f.Data})
+		}
 	} else {
 		t, err := sigverify.KeyTrust(keys, scopes, DeviceKeyPath, sigverify.Scope{Transport: "dir", Scope: blueprints.BootcImagesPath})
 		if err != nil {
@@ -109,8 +127,11 @@ func AddDeviceTrust(p *plan.Plan, d DeviceTrust) error {
 		return err
 	}
 	source := "--verify-key"
-	if d.Policy != "" {
+	switch {
+	case d.Policy != "":
 		source = "--policy"
+	case d.Identity.Enabled():
+		source = "--certificate-identity"
 	}
 	files = append(files, plan.File{Path: RegistriesDPath, Mode: "0644", Source: source, Data: conf})
 	return addFiles(p, files)

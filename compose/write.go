@@ -166,6 +166,8 @@ var topLevel = map[string]bool{
 	ImagesFile:    false,
 	LockFile:      false,
 	SBOMFile:      false,
+	CycloneDXFile: false,
+	StatementFile: false,
 	Containerfile: false,
 	// Installer outputs.
 	KickstartFile:          false,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints the performance figures the issues ask for. Run with `make bench`
 # (which builds bin/microshift-compose first). Sections: build, resolve,
-# render, scale, validate, matrix, verify, mirror, registry, rss, day2 (`./hack/bench.sh registry` runs one;
+# render, scale, validate, matrix, verify, mirror, registry, rss, day2, attest (`./hack/bench.sh registry` runs one;
 # rss_trust runs the trust cases alone; day2_bundles and day2_split are day2's halves).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ fi
 export CGO_ENABLED="${CGO_ENABLED:-0}"
 BIN=${BIN:-bin/microshift-compose} # BIN=... compares another build
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(build resolve render scale validate matrix verify mirror registry rss day2)
+[ ${#sections[@]} -eq 0 ] && sections=(build resolve render scale validate matrix verify mirror registry rss day2 attest)
 
 ensure() { # ensure <command> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
@@ -803,6 +803,40 @@ print(f"split:  mirror --max-size {float(s):5.2f} s ({gbs(s):.2f} GB/s), cat {fl
 print(f"rejoin: mirror --from the parts {float(j):5.2f} s ({gbs(j):.2f} GB/s), cat {float(cj):5.2f} s ({gbs(cj):.2f} GB/s): {float(cj) / float(j):.2f}x cat; peak RSS {int(jkb) / 1024:.1f} MiB")
 PY
   day2_cleanup
+}
+
+# What build --sign-key and verify cost (issue 29: signing and verifying add
+# at most 10% to build): the full profile built with and without a signing
+# key (cosign's ECDSA key, scrypt-encrypted as cosign writes it; the key is
+# decrypted beside resolution and rendering), and verify of the signed
+# output, whole processes; then the same in process (attest, provenance).
+bench_attest() {
+  echo "== build --profile full with and without --sign-key, and verify of the signed output (goal: each <= 10% of build)"
+  ensure hyperfine hyperfine
+  local d
+  d=$(mktemp -d)
+  export MICROSHIFT_COMPOSE_CACHE="$d/cache"
+  [ -x bin/cosign ] || { echo "bench: bin/cosign is missing (make test-deps builds it)" >&2; exit 1; }
+  COSIGN_PASSWORD=bench bin/cosign generate-key-pair --output-key-prefix "$d/cosign" >/dev/null 2>&1
+  "$BIN" build --profile full --arch x86_64 --output "$d/plain" >/dev/null
+  COSIGN_PASSWORD=bench "$BIN" build --profile full --arch x86_64 --output "$d/signed" --sign-key "$d/cosign.key" >/dev/null
+  COSIGN_PASSWORD=bench hyperfine --warmup 3 --runs 30 -N --export-json "$d/h.json" \
+    "$BIN build --profile full --arch x86_64 --output $d/plain" \
+    "$BIN build --profile full --arch x86_64 --output $d/signed --sign-key $d/cosign.key" \
+    "$BIN verify $d/signed --key $d/cosign.pub" >/dev/null
+  unset MICROSHIFT_COMPOSE_CACHE
+  python3 - "$d/h.json" <<'PY'
+import json, sys
+plain, signed, verify = json.load(open(sys.argv[1]))["results"]
+cpu = lambda r: (r["user"] + r["system"]) * 1000
+for name, r in (("build", plain), ("build --sign-key", signed), ("verify", verify)):
+    print(f"{name}: median {r['median']*1000:.1f} ms wall (min {r['min']*1000:.1f}), {cpu(r):.1f} ms CPU, over {len(r['times'])} runs")
+print(f"signing adds {(signed['median']/plain['median']-1)*100:+.1f}% wall, {(cpu(signed)/cpu(plain)-1)*100:+.1f}% CPU to build")
+print(f"verify is {verify['median']/plain['median']*100:.1f}% of build's wall time, {cpu(verify)/cpu(plain)*100:.1f}% of its CPU")
+PY
+  go test ./attest ./compose/provenance -run '^$' -bench 'Decrypt|Sign$|Verify$' -benchtime 10x -benchmem | grep -E '^Benchmark' |
+    awk '{ name = $1; sub(/-[0-9]+$/, "", name); printf "in process: %-20s %7.1f ms, %s B\n", name, $3 / 1e6, $5 }'
+  rm -rf "$d"
 }
 
 for s in "${sections[@]}"; do "bench_$s"; done

@@ -11,6 +11,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/airgap"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/compose/provenance"
 	"github.com/microshift-compose/microshift-compose/compose/sbom"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
@@ -29,11 +30,14 @@ func newBuildCmd() *cobra.Command {
 		trust  trustOptions
 		format formatOptions
 		inst   installerOptions
+		sign   signOptions
 		outDir string
 		force  bool
 	)
 	// --expect-id: the composition ID the build must have.
 	var expectID string
+	// --sbom-format: which SBOMs build writes.
+	sbomFormat := []string{string(sbom.FormatSPDX)}
 	steps := buildSteps{reg: &reg, trust: &trust}
 	cmd := &cobra.Command{
 		Use:   "build --profile NAME --output DIR",
@@ -74,7 +78,11 @@ other image, as MicroShift's own sigstore test kickstart does; --policy FILE pla
 your containers-policy.json instead (keys given with it are placed too, for its
 keyPath entries). Either way /etc/containers/registries.d/50-microshift-compose.yaml
 turns on sigstore attachments for the plan's repositories and the --mirror-registry,
-so CRI-O, podman and bootc check what 'mirror --verify-key' checked.
+so CRI-O, podman and bootc check what 'mirror --verify-key' checked. With
+--certificate-identity (and --certificate-oidc-issuer, --fulcio-ca, --rekor-key for
+keyless signatures, or --ca-roots, --ca-intermediates for your own PKI) the policy
+requires a signature by that certificate identity instead (containers/image's fulcio
+or pki rule), and the certificates and Rekor key are placed in /etc/containers/sigstore.
 
 Installing devices: --kickstart writes microshift.ks, an Anaconda kickstart installing
 the ostree commit (--ostree-url, --ostree-ref) or a bootc image (--bootc-image): one LVM
@@ -167,6 +175,13 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			}
 			steps.installer = &instOpts
 			steps.installerInputs = inst.apply
+			if steps.sbom.Formats, err = sbomFormats(sbomFormat); err != nil {
+				return err
+			}
+			signer, err := sign.start()
+			if err != nil {
+				return err
+			}
 			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, hard.apply, steps.request)
 			if err != nil {
 				return err
@@ -181,6 +196,13 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			dir, err := compose.ExpandOutput(outDir, out.Plan)
 			if err != nil {
 				return usageError{err}
+			}
+			if s, err := signer(); err != nil {
+				return err
+			} else if s != nil {
+				if err := provenance.Sign(cmd.Context(), out, s, toolVersion()); err != nil {
+					return err
+				}
 			}
 			// What writing says (a killed build's leftovers) is printed
 			// at once, and recorded with the build's other warnings.
@@ -222,6 +244,8 @@ next build, and a mirrored images/ layout in one is recovered.`,
 	trust.addBuildFlags(cmd)
 	format.addFormatFlag(cmd, "summary format on stdout: text (one line) or json (the composition ID, every file written with its sha256, counts)")
 	inst.addFlags(cmd)
+	sign.addFlags(cmd)
+	addSBOMFormatFlag(cmd, &sbomFormat)
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build and nothing else); {id}, {profile}, {arch} and {release} expand, e.g. 'out/{id}'")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --output even when it holds files a build does not write (a mirrored images/ layout is still kept)")
 	cmd.Flags().StringVar(&expectID, "expect-id", "", "fail, writing nothing, unless the composition ID is this one (64 hex digits): a CI job rebuilding a cell 'matrix --emit' planned checks it builds that composition")
@@ -287,6 +311,9 @@ func (b *buildSteps) Validate(cmd *cobra.Command) error {
 		return err
 	}
 	if err := b.dev.Validate(); err != nil {
+		return err
+	}
+	if err := b.trust.validateBuild(); err != nil {
 		return err
 	}
 	bom, err := sbomOptions()

@@ -55,14 +55,6 @@ func (s *signer) cosignVerdicts(t *testing.T, pub, trustedRoot, ref string) map[
 	return out
 }
 
-func lastLine(s string) string {
-	lines := nonEmptyLines(s)
-	if len(lines) == 0 {
-		return ""
-	}
-	return lines[len(lines)-1]
-}
-
 // TestReferrersTravel: what cosign attaches to an image (a .sig signature,
 // an OCI 1.1 signature, a .att attestation, a sigstore-bundle attestation,
 // a .sbom) travels with it through mirror to another registry, to an

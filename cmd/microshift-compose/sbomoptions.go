@@ -1,8 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"slices"
+	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/sbom"
 )
 
@@ -23,4 +29,28 @@ func sbomOptions() (sbom.Options, error) {
 		opts.Created = t
 	}
 	return opts, nil
+}
+
+// addSBOMFormatFlag binds build's --sbom-format.
+func addSBOMFormatFlag(cmd *cobra.Command, formats *[]string) {
+	cmd.Flags().StringSliceVar(formats, "sbom-format", *formats, "SBOMs to write, comma-separated: spdx ("+compose.SBOMFile+", SPDX 2.3), cyclonedx ("+compose.CycloneDXFile+", CycloneDX 1.6)")
+	_ = cmd.RegisterFlagCompletionFunc("sbom-format", completeValues(string(sbom.FormatSPDX), string(sbom.FormatCycloneDX)))
+}
+
+// sbomFormats checks --sbom-format's values.
+func sbomFormats(values []string) ([]sbom.Format, error) {
+	var out []sbom.Format
+	for _, v := range values {
+		f := sbom.Format(strings.ToLower(strings.TrimSpace(v)))
+		if !slices.Contains(sbom.Formats, f) {
+			return nil, usageError{fmt.Errorf("--sbom-format %q: unknown format (want %s or %s, or both comma-separated)", v, sbom.FormatSPDX, sbom.FormatCycloneDX)}
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usageError{fmt.Errorf("--sbom-format: no format given (want %s, %s, or both)", sbom.FormatSPDX, sbom.FormatCycloneDX)}
+	}
+	return out, nil
 }

@@ -24,6 +24,21 @@ import (
 type trustOptions struct {
 	Policy string
 	Keys   []string
+	// Identity is the certificate identity (keyless or PKI) of cosign's
+	// flags.
+	Identity sigverify.Identity
+}
+
+// addIdentityFlags binds the certificate identity flags, cosign's names;
+// what says what the rule is for.
+func (o *trustOptions) addIdentityFlags(cmd *cobra.Command, what string) {
+	f := cmd.Flags()
+	f.StringVar(&o.Identity.Subject, "certificate-identity", "", "e-mail address the signing certificate must name (or, with --ca-roots, a host name): a sigstoreSigned rule with fulcio or pki (containers/image's), signedIdentity matchRepository, for every repository of the plan, everything else rejected; "+what)
+	f.StringVar(&o.Identity.Issuer, "certificate-oidc-issuer", "", "OIDC issuer the keyless (Fulcio) certificate must name, with --fulcio-ca and --rekor-key")
+	f.StringVar(&o.Identity.FulcioCA, "fulcio-ca", "", "PEM certificates of the Fulcio CA that issued keyless signing certificates (its root and intermediates), as cosign's SIGSTORE_ROOT_FILE")
+	f.StringVar(&o.Identity.RekorKey, "rekor-key", "", "PEM public key (ECDSA) of the Rekor transparency log whose signed entry timestamp dates a keyless signature, as cosign's SIGSTORE_REKOR_PUBLIC_KEY; checked offline")
+	f.StringVar(&o.Identity.CARoots, "ca-roots", "", "PEM root certificates of your own PKI the signing certificate must chain to (checked at the current time), instead of Fulcio")
+	f.StringVar(&o.Identity.CAIntermediates, "ca-intermediates", "", "PEM intermediate certificates of the PKI of --ca-roots")
 }
 
 // addFlags binds the flags; what says what the policy is for.
@@ -31,6 +46,7 @@ func (o *trustOptions) addFlags(cmd *cobra.Command, what string) {
 	f := cmd.Flags()
 	f.StringVar(&o.Policy, "policy", "", "containers-policy.json (podman's format) "+what+"; sigstore signatures are found as the sha256-<digest>.sig attachments cosign pushes (default: no policy, signatures are not checked)")
 	f.StringSliceVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) the plan's images must be signed with, repeatable (any key): a policy of sigstoreSigned with signedIdentity matchRepository for every repository of the plan, everything else rejected; "+what)
+	o.addIdentityFlags(cmd, what)
 }
 
 // addBuildFlags binds the flags of build, which places the policy on the
@@ -39,6 +55,7 @@ func (o *trustOptions) addBuildFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Policy, "policy", "", "containers-policy.json to place at "+compose.PolicyPath+" on the device, as it is (default: none is placed; the device keeps its own)")
 	f.StringSliceVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) to place at "+compose.SigstoreKeyDir+"/<name>.pub, repeatable; without --policy, the device's policy.json requires a sigstore signature by one of them for every repository of the plan and rejects every other image")
+	o.addIdentityFlags(cmd, "the device's policy.json, with the certificates and the Rekor key placed in "+compose.SigstoreKeyDir)
 }
 
 // applyDevice adds the device's policy, keys and registries.d entry to the
@@ -49,19 +66,35 @@ func (o *trustOptions) applyDevice(p *plan.Plan, mirror string, bootc bool, osIm
 	if !o.enabled() {
 		return nil
 	}
-	if err := compose.AddDeviceTrust(p, compose.DeviceTrust{Policy: o.Policy, Keys: o.Keys, Mirror: mirror, OSImage: osImage}); err != nil {
+	if err := compose.AddDeviceTrust(p, compose.DeviceTrust{Policy: o.Policy, Keys: o.Keys, Identity: o.Identity, Mirror: mirror, OSImage: osImage}); err != nil {
 		return err
 	}
 	if o.Policy == "" && bootc && osImage == "" {
-		p.Warnings = append(p.Warnings, "the device's "+compose.PolicyPath+" from --verify-key rejects every image outside the plan's repositories, the bootc image that 'bootc upgrade' pulls included: name it with --bootc-image (its repository then needs a signature by the key) or give your own --policy")
+		from := "--verify-key"
+		if o.Identity.Enabled() {
+			from = "--certificate-identity"
+		}
+		p.Warnings = append(p.Warnings, "the device's "+compose.PolicyPath+" from "+from+" rejects every image outside the plan's repositories, the bootc image that 'bootc upgrade' pulls included: name it with --bootc-image (its repository then needs a signature by the key) or give your own --policy")
 	}
 	return nil
 }
 
 // Validate checks the flag combination; the files are read by load.
 func (o *trustOptions) Validate() error {
-	if o.Policy != "" && len(o.Keys) > 0 {
-		return usageError{errors.New("--policy and --verify-key both say what to trust: give one (a policy names keys with keyPath)")}
+	if err := o.options().Validate(); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// validateBuild is Validate for build, where --verify-key keys go with
+// --policy (placed for its keyPath entries).
+func (o *trustOptions) validateBuild() error {
+	if o.Identity.Enabled() && (o.Policy != "" || len(o.Keys) > 0) {
+		return usageError{errors.New("--policy, --verify-key and the certificate identity flags (--certificate-identity, …) each say what the device trusts: give a policy (with its keys), keys, or an identity")}
+	}
+	if err := o.Identity.Validate(); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
@@ -69,7 +102,7 @@ func (o *trustOptions) Validate() error {
 func (o *trustOptions) enabled() bool { return o.options().Enabled() }
 
 func (o *trustOptions) options() sigverify.Options {
-	return sigverify.Options{Policy: o.Policy, Keys: o.Keys}
+	return sigverify.Options{Policy: o.Policy, Keys: o.Keys, Identity: o.Identity}
 }
 
 // verify checks refs against the policy and fails, naming every refused

@@ -56,6 +56,46 @@ type Options struct {
 	// ToolVersion is microshift-compose's version, named in the creator
 	// ("Tool: microshift-compose-<version>"); "" names the tool alone.
 	ToolVersion string
+	// Formats are the documents build writes; nil writes SPDX alone.
+	Formats []Format
+}
+
+// Format is an SBOM format build writes.
+type Format string
+
+// The formats, as --sbom-format names them.
+const (
+	FormatSPDX      Format = "spdx"
+	FormatCycloneDX Format = "cyclonedx"
+)
+
+// Formats lists every format, in the order build writes them.
+var Formats = []Format{FormatSPDX, FormatCycloneDX}
+
+// Wanted are the formats o asks for, in Formats order: SPDX alone when it
+// names none.
+func (o Options) Wanted() []Format {
+	if len(o.Formats) == 0 {
+		return []Format{FormatSPDX}
+	}
+	var out []Format
+	for _, f := range Formats {
+		if slices.Contains(o.Formats, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// EncodeFormat renders the document of format f (Encode, EncodeCycloneDX).
+func EncodeFormat(f Format, p *plan.Plan, lock []byte, opts Options) ([]byte, error) {
+	switch f {
+	case FormatSPDX:
+		return Encode(p, lock, opts)
+	case FormatCycloneDX:
+		return EncodeCycloneDX(p, lock, opts)
+	}
+	return nil, fmt.Errorf("unknown SBOM format %q (want %s or %s)", f, FormatSPDX, FormatCycloneDX)
 }
 
 // Encode renders the SPDX 2.3 JSON document of a plan: indented, keys in
@@ -158,21 +198,29 @@ func Document(p *plan.Plan, lock []byte, opts Options) (*spdx.Document, error) {
 		}
 	}
 
-	// RPMs, with the version constraint the blueprint requests.
+	// RPMs, with the version constraint the blueprint requests, or the
+	// build it pins to when the plan records it.
 	for _, pkg := range p.Packages {
 		id := ids.add("RPM", pkg.Name)
+		info := describeRPM(pkg, p)
 		sp := &spdx.Package{
 			PackageName:             pkg.Name,
 			PackageSPDXIdentifier:   id,
-			PackageVersion:          pkg.Version,
+			PackageVersion:          info.version,
 			PackageDownloadLocation: noAssertion,
 			PackageExternalReferences: []*spdx.PackageExternalReference{{
 				Category: common.CategoryPackageManager,
 				RefType:  purlType,
-				Locator:  rpmPURL(pkg, p),
+				Locator:  info.purl,
 			}},
-			PackageComment:        rpmComment(pkg.Version),
+			PackageComment:        info.comment,
 			PrimaryPackagePurpose: purposeRPM,
+		}
+		if info.nevra != "" {
+			sp.PackageFileName = info.nevra + ".rpm"
+		}
+		if info.sha256 != "" {
+			sp.PackageChecksums = []common.Checksum{{Algorithm: common.SHA256, Value: info.sha256}}
 		}
 		doc.Packages = append(doc.Packages, sp)
 		dependsOn(pkg.Components, id)
@@ -281,81 +329,99 @@ func rpmComment(v string) string {
 	}
 }
 
-// rpmPURL is pkg:rpm/redhat/<name>[@<version>]?distro=<distro>: the
-// version only when the plan pins one exactly (a purl version is a
-// version, not a constraint).
-func rpmPURL(pkg plan.Package, p *plan.Plan) string {
-	version := ""
-	if exactVersion(pkg.Version) {
-		version = pkg.Version
-	}
-	var q packageurl.Qualifiers
-	if d := targetDistro(p); d != "" {
-		q = packageurl.QualifiersFromMap(map[string]string{"distro": d})
-	}
-	return packageurl.NewPackageURL(packageurl.TypeRPM, rpmNamespace, pkg.Name, version, q, "").ToString()
+// imageInfo is what both SBOM formats say of one container image.
+type imageInfo struct {
+	// name is its repository and the release-file keys that name it
+	// ("quay.io/org/repo (key)": the images of an OpenShift release share
+	// one repository, the key tells them apart).
+	name string
+	keys []string
+	// version is the digest, or the tag of a tag-only reference.
+	version string
+	// algo and hex are the digest's, "" for a tag-only reference.
+	algo, hex string
+	purl      string
+	// source and comment say where it is pulled from and what names it.
+	source, comment string
+	// idSuffix tells images of one key apart in element IDs.
+	idSuffix string
+	purlName string
 }
 
-// imagePackage describes one container image: named by its repository and
-// the release-file keys that name it ("quay.io/org/repo (key)": the images
-// of an OpenShift release share one repository, the key tells them apart),
-// its digest as version and SHA-256 checksum, and a pkg:oci purl with its
-// repository.
-func imagePackage(im plan.Image, ids *idSet) (*spdx.Package, error) {
+// describeImage describes one image: a pkg:oci purl with its repository
+// (the purl type the purl specification and syft give OCI images), the
+// digest as version and checksum.
+func describeImage(im plan.Image) (imageInfo, error) {
 	ref, err := name.ParseReference(im.Ref, name.WeakValidation)
 	if err != nil {
-		return nil, fmt.Errorf("describing image %s: %w", im.Ref, err)
+		return imageInfo{}, fmt.Errorf("describing image %s: %w", im.Ref, err)
 	}
 	repo := ref.Context()
-	var keys, uses []string
+	var info imageInfo
+	var uses []string
 	for _, u := range im.Uses {
-		if !slices.Contains(keys, u.Key) {
-			keys = append(keys, u.Key)
+		if !slices.Contains(info.keys, u.Key) {
+			info.keys = append(info.keys, u.Key)
 		}
 		uses = append(uses, fmt.Sprintf("%s %s (%s)", u.File, u.Key, u.Component))
 	}
-	pkgName := repo.Name()
-	if len(keys) > 0 {
-		pkgName += " (" + strings.Join(keys, ", ") + ")"
+	info.name = repo.Name()
+	if len(info.keys) > 0 {
+		info.name += " (" + strings.Join(info.keys, ", ") + ")"
 	}
 	purlName := repo.RepositoryStr()
 	if i := strings.LastIndex(purlName, "/"); i >= 0 {
 		purlName = purlName[i+1:]
 	}
-	purlName = strings.ToLower(purlName)
+	info.purlName = strings.ToLower(purlName)
 	q := map[string]string{"repository_url": repo.Name()}
-	sp := &spdx.Package{
-		PackageName:             pkgName,
-		PackageDownloadLocation: noAssertion,
-		PrimaryPackagePurpose:   purposeImage,
-	}
 	// The purl's version is the digest; a tag-only reference
 	// (--allow-unpinned) has none, and its tag is a qualifier.
-	var version, idSuffix string
+	var purlVersion string
 	switch r := ref.(type) {
 	case name.Digest:
 		algo, hexSum, ok := strings.Cut(r.DigestStr(), ":")
 		if !ok {
-			return nil, fmt.Errorf("describing image %s: digest %q has no algorithm", im.Ref, r.DigestStr())
+			return imageInfo{}, fmt.Errorf("describing image %s: digest %q has no algorithm", im.Ref, r.DigestStr())
 		}
-		version = r.DigestStr()
-		sp.PackageVersion = version
-		sp.PackageChecksums = []common.Checksum{{Algorithm: common.ChecksumAlgorithm(strings.ToUpper(algo)), Value: hexSum}}
-		idSuffix = hexSum
+		info.version, purlVersion = r.DigestStr(), r.DigestStr()
+		info.algo, info.hex = algo, hexSum
+		info.idSuffix = hexSum
 	case name.Tag:
 		q["tag"] = r.TagStr()
-		sp.PackageVersion = r.TagStr()
+		info.version = r.TagStr()
 		s := sha256.Sum256([]byte(im.Ref))
-		idSuffix = hex.EncodeToString(s[:])
+		info.idSuffix = hex.EncodeToString(s[:])
 		uses = append(uses, "not pinned by digest (--allow-unpinned): the bytes behind the tag are not recorded")
 	}
-	sp.PackageSourceInfo = "pulled from " + im.Ref
-	sp.PackageComment = "named by " + strings.Join(uses, "; ")
-	sp.PackageSPDXIdentifier = ids.add("Image", firstOr(keys, purlName)+"-"+idSuffix[:min(12, len(idSuffix))])
+	info.source = "pulled from " + im.Ref
+	info.comment = "named by " + strings.Join(uses, "; ")
+	info.purl = packageurl.NewPackageURL(packageurl.TypeOCI, "", info.purlName, purlVersion, packageurl.QualifiersFromMap(q), "").ToString()
+	return info, nil
+}
+
+// imagePackage is the SPDX package of one container image.
+func imagePackage(im plan.Image, ids *idSet) (*spdx.Package, error) {
+	info, err := describeImage(im)
+	if err != nil {
+		return nil, err
+	}
+	sp := &spdx.Package{
+		PackageName:             info.name,
+		PackageVersion:          info.version,
+		PackageDownloadLocation: noAssertion,
+		PrimaryPackagePurpose:   purposeImage,
+		PackageSourceInfo:       info.source,
+		PackageComment:          info.comment,
+	}
+	if info.hex != "" {
+		sp.PackageChecksums = []common.Checksum{{Algorithm: common.ChecksumAlgorithm(strings.ToUpper(info.algo)), Value: info.hex}}
+	}
+	sp.PackageSPDXIdentifier = ids.add("Image", firstOr(info.keys, info.purlName)+"-"+info.idSuffix[:min(12, len(info.idSuffix))])
 	sp.PackageExternalReferences = []*spdx.PackageExternalReference{{
 		Category: common.CategoryPackageManager,
 		RefType:  purlType,
-		Locator:  packageurl.NewPackageURL(packageurl.TypeOCI, "", purlName, version, packageurl.QualifiersFromMap(q), "").ToString(),
+		Locator:  info.purl,
 	}}
 	return sp, nil
 }

@@ -35,10 +35,29 @@ type Options struct {
 	// Keys are PEM public keys (cosign's cosign.pub, or any PEM
 	// SubjectPublicKeyInfo) the plan's images must be signed with.
 	Keys []string
+	// Identity is the certificate identity the images must be signed by.
+	Identity Identity
 }
 
-// Enabled reports whether a policy or keys were given.
-func (o Options) Enabled() bool { return o.Policy != "" || len(o.Keys) > 0 }
+// Enabled reports whether a policy, keys or an identity were given.
+func (o Options) Enabled() bool {
+	return o.Policy != "" || len(o.Keys) > 0 || o.Identity.Enabled()
+}
+
+// Validate checks that one source of trust is given, and the identity
+// flags' combination.
+func (o Options) Validate() error {
+	n := 0
+	for _, given := range []bool{o.Policy != "", len(o.Keys) > 0, o.Identity.Enabled()} {
+		if given {
+			n++
+		}
+	}
+	if n > 1 {
+		return errors.New("--policy, --verify-key and the certificate identity flags (--certificate-identity, …) each say what to trust: give one (a policy names keys with keyPath, certificates with fulcio or pki)")
+	}
+	return o.Identity.Validate()
+}
 
 // Key is a public key read from a --verify-key file.
 type Key struct {
@@ -73,9 +92,20 @@ type Trust struct {
 // (matchRepository), on every repository of refs, and rejects any
 // other image. It returns nil when o gives neither.
 func Load(o Options, refs []string) (*Trust, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	switch {
-	case o.Policy != "" && len(o.Keys) > 0:
-		return nil, errors.New("--policy and --verify-key both say what to trust: give one (a policy can name the keys with keyPath)")
+	case o.Identity.Enabled():
+		files, err := ReadIdentityFiles(o.Identity)
+		if err != nil {
+			return nil, err
+		}
+		scopes, err := Scopes(refs)
+		if err != nil {
+			return nil, err
+		}
+		return IdentityTrust(o.Identity, files, scopes, nil)
 	case o.Policy != "":
 		return LoadPolicy(o.Policy)
 	case len(o.Keys) > 0:
@@ -237,6 +267,19 @@ func KeyTrust(keys []Key, scopes []string, keyPath func(Key) string, accept ...S
 	if err != nil {
 		return nil, fmt.Errorf("building the policy for %s: %w", strings.Join(names, ", "), err)
 	}
+	t, err := scopePolicy(req, scopes, accept)
+	if err != nil {
+		return nil, err
+	}
+	t.Source = "--verify-key " + strings.Join(names, ",")
+	t.Keys = keys
+	return t, nil
+}
+
+// scopePolicy is the policy requiring req of every docker scope, accepting
+// the accept scopes as they are and rejecting everything else; its JSON is
+// what is evaluated (parsed back).
+func scopePolicy(req signature.PolicyRequirement, scopes []string, accept []Scope) (*Trust, error) {
 	docker := signature.PolicyTransportScopes{}
 	for _, s := range scopes {
 		docker[s] = signature.PolicyRequirements{req}
@@ -261,7 +304,7 @@ func KeyTrust(keys []Key, scopes []string, keyPath func(Key) string, accept ...S
 	if err != nil {
 		return nil, fmt.Errorf("the generated policy does not parse: %w", err)
 	}
-	return &Trust{Source: "--verify-key " + strings.Join(names, ","), Policy: back, JSON: data, Keys: keys}, nil
+	return &Trust{Policy: back, JSON: data}, nil
 }
 
 // Scope is a policy scope of a transport.
