@@ -679,3 +679,32 @@ func first(v []string) string {
 	}
 	return v[0]
 }
+
+// TestREADMEHostileCounts holds the README's figures of the hostile suite
+// to the suite as TestHostileInputs runs it: the cases, the classes, and
+// round three's cases (trust/*, refs/*, rough/round3) and chart classes.
+func TestREADMEHostileCounts(t *testing.T) {
+	readme := strings.Join(strings.Fields(string(mustReadFile(t, filepath.Join("..", "..", "README.md")))), " ")
+	classes := map[string]bool{}
+	var round3, charts int
+	cases := allHostileCases()
+	for _, tc := range cases {
+		classes[tc.class] = true
+		switch {
+		case strings.HasPrefix(tc.class, "trust/"), strings.HasPrefix(tc.class, "refs/"), tc.class == "rough/round3":
+			round3++
+		case strings.HasPrefix(tc.class, "chart/"):
+			charts++
+		}
+	}
+	for _, want := range []string{
+		fmt.Sprintf("`TestHostileInputs`): %d cases in %d classes", len(cases), len(classes)),
+		fmt.Sprintf("Round three (issue 25) adds %d of them", round3+charts),
+		fmt.Sprintf("(%d cases: `trust/*`, `refs/*`, `rough/round3`)", round3),
+		fmt.Sprintf("the Helm chart classes (%d)", charts),
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README does not say %q", want)
+		}
+	}
+}
