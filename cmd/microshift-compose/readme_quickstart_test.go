@@ -230,7 +230,7 @@ func (q *quickstart) exec(ctx context.Context, args []string) error {
 		q.dispatch(what, args, sudo, hc.Stdin)
 	}()
 	if q.t.Failed() {
-		return interp.NewExitStatus(1)
+		return interp.ExitStatus(1)
 	}
 	return nil
 }
