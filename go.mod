@@ -45,6 +45,7 @@ require (
 	helm.sh/helm/v3 v3.19.0
 	k8s.io/api v0.35.0
 	k8s.io/apimachinery v0.35.0
+	mvdan.cc/sh/v3 v3.12.0
 	sigs.k8s.io/kustomize/api v0.21.2
 	sigs.k8s.io/kustomize/kyaml v0.21.2
 	sigs.k8s.io/yaml v1.6.0
