@@ -25,6 +25,7 @@ func newMirrorCmd() *cobra.Command {
 		reg          registryOptions
 		format       formatOptions
 		trust        trustOptions
+		file         fileOptions
 		to, from     string
 		allPlatforms bool
 		quiet        bool
@@ -90,9 +91,13 @@ pass it with --policy to apply it).`,
   microshift-compose mirror --lock out/compose.lock.json --to oci-archive:microshift-images.tar
   microshift-compose mirror --from oci-archive:microshift-images.tar --to docker://mirror.example.com:5000/microshift
   microshift-compose mirror --lock out/compose.lock.json --to docker://mirror.example.com:5000/microshift --authfile auth.json
-  microshift-compose mirror --lock out/compose.lock.json --verify-key redhat-release-key3.pub --to oci-archive:microshift-images.tar`,
+  microshift-compose mirror --lock out/compose.lock.json --verify-key redhat-release-key3.pub --to oci-archive:microshift-images.tar
+  microshift-compose mirror -f device.toml --to docker://mirror.example.com:5000/microshift`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := file.apply(cmd, false); err != nil {
+				return err
+			}
 			if to == "" {
 				return usageError{errors.New("--to is required: oci:DIR, dir:DIR, oci-archive:FILE or docker://REGISTRY/PREFIX")}
 			}
@@ -191,6 +196,7 @@ pass it with --policy to apply it).`,
 	lock.addFlags(cmd)
 	reg.addFlags(cmd)
 	format.addFlags(cmd)
+	file.addFlags(cmd)
 	trust.addFlags(cmd, "every image must satisfy before anything is copied; the signatures are copied with the images")
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "destination: oci:DIR, dir:DIR, oci-archive:FILE or docker://REGISTRY/PREFIX")

@@ -1,0 +1,79 @@
+package request
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+)
+
+// SchemaID is where the checked-in schema is published.
+const SchemaID = "https://raw.githubusercontent.com/microshift-compose/microshift-compose/main/docs/composition.schema.json"
+
+// Help is the help text of a flag: the list form (matrix's --profile
+// PROFILES) when list is set. Schema takes it from the commands, so that
+// the schema says what --help says.
+type Help func(flag string, list bool) string
+
+// Schema is the JSON Schema (draft 2020-12) of a composition file,
+// generated from Request: a key's description is its flag's help (with
+// the flag named), or the doc tag of a section or table; no key is
+// required (flags may give any of them), unknown keys are not allowed.
+func Schema(help Help) ([]byte, error) {
+	r := &jsonschema.Reflector{
+		FieldNameTag:               "toml",
+		RequiredFromJSONSchemaTags: true,
+		DoNotReference:             true,
+		ExpandedStruct:             true,
+		LookupComment: func(t reflect.Type, field string) string {
+			if field == "" {
+				return ""
+			}
+			f, ok := t.FieldByName(field)
+			if !ok {
+				return ""
+			}
+			if d := f.Tag.Get("doc"); d != "" {
+				return d
+			}
+			flag := f.Tag.Get("flag")
+			if flag == "" {
+				return ""
+			}
+			list := f.Tag.Get("list") != ""
+			h := help(flag, list)
+			if h == "" {
+				return ""
+			}
+			if list {
+				return fmt.Sprintf("%s (matrix --%s). A list.", sentence(h), flag)
+			}
+			return fmt.Sprintf("%s (--%s).", sentence(h), flag)
+		},
+	}
+	s := r.Reflect(&Request{})
+	s.ID = SchemaID
+	s.Title = "microshift-compose composition file"
+	s.Description = "One composition (build, resolve, images, mirror -f FILE) or a matrix of them (matrix -f FILE). Paths are relative to the file; flags given on the command line override its keys."
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding the composition file schema: %w", err)
+	}
+	return append(data, '\n'), nil
+}
+
+// sentence is a flag's help as the start of a sentence.
+func sentence(h string) string {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return h
+	}
+	return strings.ToUpper(h[:1]) + h[1:]
+}
+
+// JSONSchema describes a duration as the string the file holds.
+func (Duration) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Pattern: `^([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+$`}
+}
