@@ -1,4 +1,8 @@
-package request
+// Package schema generates the JSON Schema of the composition file from
+// request.Request. It is apart from request so that the binary, which
+// reads composition files but never writes the schema, does not carry the
+// schema generator.
+package schema
 
 import (
 	"encoding/json"
@@ -7,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/microshift-compose/microshift-compose/compose/request"
 )
 
 // SchemaID is where the checked-in schema is published.
@@ -17,16 +23,23 @@ const SchemaID = "https://raw.githubusercontent.com/microshift-compose/microshif
 // the schema says what --help says.
 type Help func(flag string, list bool) string
 
-// Schema is the JSON Schema (draft 2020-12) of a composition file,
+// Generate is the JSON Schema (draft 2020-12) of a composition file,
 // generated from Request: a key's description is its flag's help (with
 // the flag named), or the doc tag of a section or table; no key is
 // required (flags may give any of them), unknown keys are not allowed.
-func Schema(help Help) ([]byte, error) {
+func Generate(help Help) ([]byte, error) {
 	r := &jsonschema.Reflector{
 		FieldNameTag:               "toml",
 		RequiredFromJSONSchemaTags: true,
 		DoNotReference:             true,
 		ExpandedStruct:             true,
+		Mapper: func(t reflect.Type) *jsonschema.Schema {
+			if t == reflect.TypeFor[request.Duration]() {
+				// A duration as the file holds it.
+				return &jsonschema.Schema{Type: "string", Pattern: durationPattern}
+			}
+			return nil
+		},
 		LookupComment: func(t reflect.Type, field string) string {
 			if field == "" {
 				return ""
@@ -53,7 +66,7 @@ func Schema(help Help) ([]byte, error) {
 			return fmt.Sprintf("%s (--%s).", sentence(h), flag)
 		},
 	}
-	s := r.Reflect(&Request{})
+	s := r.Reflect(&request.Request{})
 	s.ID = SchemaID
 	s.Title = "microshift-compose composition file"
 	s.Description = "One composition (build, resolve, images, mirror -f FILE) or a matrix of them (matrix -f FILE). Paths are relative to the file; flags given on the command line override its keys."
@@ -73,7 +86,5 @@ func sentence(h string) string {
 	return strings.ToUpper(h[:1]) + h[1:]
 }
 
-// JSONSchema describes a duration as the string the file holds.
-func (Duration) JSONSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", Pattern: `^([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+$`}
-}
+// durationPattern is what time.ParseDuration reads (unsigned).
+const durationPattern = `^([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+$`
