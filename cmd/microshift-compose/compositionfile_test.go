@@ -14,6 +14,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/compose/request"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
 // fileFixtures writes the files the composition file tests name into dir:
@@ -326,4 +327,124 @@ func TestCompositionFileLock(t *testing.T) {
 	if strings.Contains(string(data), "composition_file") {
 		t.Fatal("the lock of a build from flags names a composition file")
 	}
+}
+
+// TestCompositionFilePrintFile round-trips flags through --print-file: the
+// file build prints, saved in the working directory and built with -f,
+// has the ID of the flags; matrix's prints its lists.
+func TestCompositionFilePrintFile(t *testing.T) {
+	dir := t.TempDir()
+	fileFixtures(t, dir)
+	t.Chdir(dir)
+	flags := []string{"--profile", "full", "--arch", "x86_64", "--with", "multus", "--lvmd", "lvmd.yaml",
+		"--storage-class", "thin=snapshots,fstype=ext4", "--config", "config.yaml", "--pull-secret", "pull-secret.json",
+		"--mirror-registry", "mirror.example.com:5000/microshift", "--mirror-ca", "mirror-ca.crt", "--verify-key", "cosign.pub",
+		"--kickstart", "--ostree-url", "http://edge.example.com/repo", "--user", "admin", "--ssh-key", "admin.pub",
+		"--filesystem", "/=20GiB", "--firewall-port", "8443/tcp", "--ca-trust", "corp-ca.crt", "--health-check-timeout", "15m"}
+	stdout, stderr, code := runCLI(t, append([]string{"build", "--print-file", "--jobs", "2"}, flags...)...)
+	if code != exitOK {
+		t.Fatalf("build --print-file: exit %d: %s", code, stderr)
+	}
+	if want := "warning: --jobs is no key of a composition file: pass it on the command line with -f\n"; stderr != want {
+		t.Errorf("stderr = %q, want %q", stderr, want)
+	}
+	for _, want := range []string{request.SchemaDirective + "\n", "profile = \"full\"\n", "[[microshift.storage_classes]]\ndevice_class = \"thin\"\nname = \"snapshots\"\nfstype = \"ext4\"\n", "[registry]\npull_secret = \"pull-secret.json\"\n", "[health_checks]\ntimeout = \"15m0s\"\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("printed file lacks %q:\n%s", want, stdout)
+		}
+	}
+	writeTestFile(t, filepath.Join(dir, "device.toml"), stdout)
+	fileID, fileErr := buildID(t, "build", "-f", "device.toml")
+	flagID, flagErr := buildID(t, append([]string{"build"}, flags...)...)
+	if fileErr != "" || flagErr != "" || fileID != flagID {
+		t.Fatalf("ID from the printed file %s (%s), from the flags %s (%s)", fileID, fileErr, flagID, flagErr)
+	}
+	// The file and more flags print the merged request, the flags winning.
+	again := mustRun(t, "build", "-f", "device.toml", "--arch", "aarch64", "--print-file")
+	if !strings.Contains(again, "arch = \"aarch64\"\n") || strings.Contains(again, "x86_64") || !strings.Contains(again, "pull_secret = \"pull-secret.json\"") {
+		t.Errorf("build -f device.toml --arch aarch64 --print-file:\n%s", again)
+	}
+	// matrix prints its lists.
+	m := mustRun(t, "matrix", "--profile", "minimal,full", "--arch", "x86_64,aarch64", "--release", "4.21,5.0", "--bootc", "--print-file")
+	for _, want := range []string{"profiles = [\"minimal\", \"full\"]\n", "arches = [\"x86_64\", \"aarch64\"]\n", "releases = [\"4.21\", \"5.0\"]\n", "[bootc]\nenabled = true\n"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("matrix --print-file lacks %q:\n%s", want, m)
+		}
+	}
+}
+
+// TestCompositionFileMatrix builds the bootc fleet example with matrix -f
+// and with the flags it stands for: every cell has the same ID.
+func TestCompositionFileMatrix(t *testing.T) {
+	ex := filepath.Join(root(t), "examples", "bootc-fleet")
+	cells := func(args ...string) map[string]string {
+		t.Helper()
+		stdout := runWarned(t, append(args, "--output", filepath.Join(t.TempDir(), "out"))...)
+		var sum struct {
+			Cells []struct {
+				Cell, ID, Status string
+			}
+		}
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]string{}
+		for _, c := range sum.Cells {
+			if c.Status != "ok" {
+				t.Fatalf("cell %s: %s", c.Cell, c.Status)
+			}
+			ids[c.Cell] = c.ID
+		}
+		return ids
+	}
+	fromFile := cells("matrix", "-f", filepath.Join(ex, "fleet.toml"))
+	fromFlags := cells("matrix", "--release", "5.0", "--profile", "minimal,full", "--arch", "x86_64,aarch64", "--with", "multus",
+		"--bootc", "--bootc-images", "pull", "--pull-secret", filepath.Join(ex, "pull-secret.json"),
+		"--mirror-registry", "mirror.example.com:5000/microshift", "--mirror-ca", filepath.Join(ex, "mirror-ca.crt"),
+		"--verify-key", filepath.Join(ex, "release-signing.pub"))
+	if len(fromFile) != 4 || !reflect.DeepEqual(fromFile, fromFlags) {
+		t.Fatalf("cells from the file %v, from the flags %v", fromFile, fromFlags)
+	}
+	// A flag narrows the file's list.
+	narrowed := cells("matrix", "-f", filepath.Join(ex, "fleet.toml"), "--arch", "aarch64")
+	if len(narrowed) != 2 || narrowed["5.0-full-aarch64"] != fromFile["5.0-full-aarch64"] {
+		t.Fatalf("matrix -f --arch aarch64 = %v", narrowed)
+	}
+	// A key matrix has no flag for is named, not silently dropped.
+	withInstaller := filepath.Join(t.TempDir(), "fleet.toml")
+	writeTestFile(t, withInstaller, "profiles = ['minimal']\narches = ['x86_64']\n[installer]\nfirewall_ports = ['30443/tcp']\n")
+	_, stderr, code := runCLI(t, "matrix", "-f", withInstaller, "--output", filepath.Join(t.TempDir(), "out"))
+	if want := "warning: " + withInstaller + ": installer.firewall_ports is not used by matrix, which has no --firewall-port\n"; code != exitOK || !strings.HasPrefix(withoutStreamPinWarning(stderr), want) {
+		t.Fatalf("matrix -f with installer keys: exit %d, stderr %q, want it to start with %q", code, stderr, want)
+	}
+	// build takes a list of one, and refuses a longer one.
+	if _, stderr, code := runCLI(t, "build", "-f", filepath.Join(ex, "fleet.toml"), "--output", t.TempDir()); code != exitError || !strings.Contains(stderr, "fleet.toml: profiles lists 2 values, which is a matrix") {
+		t.Fatalf("build -f fleet.toml: exit %d, %q", code, stderr)
+	}
+	id, e := buildID(t, "build", "-f", filepath.Join(ex, "fleet.toml"), "--profile", "full", "--arch", "aarch64")
+	if e != "" || id != fromFile["5.0-full-aarch64"] {
+		t.Fatalf("build -f fleet.toml --profile full --arch aarch64 = %s (%s), want the cell's %s", id, e, fromFile["5.0-full-aarch64"])
+	}
+}
+
+// TestExamples builds every example and compares the composition IDs
+// with testdata/golden/cli/examples.txt.
+func TestExamples(t *testing.T) {
+	ex := filepath.Join(root(t), "examples")
+	var got strings.Builder
+	id, e := buildID(t, "build", "-f", filepath.Join(ex, "factory-iso", "microshift.toml"))
+	if e != "" {
+		t.Fatalf("build -f examples/factory-iso/microshift.toml: %s", e)
+	}
+	got.WriteString("examples/factory-iso/microshift.toml " + id + "\n")
+	stdout := runWarned(t, "matrix", "-f", filepath.Join(ex, "bootc-fleet", "fleet.toml"), "--output", filepath.Join(t.TempDir(), "out"))
+	var sum struct{ Cells []struct{ Cell, ID string } }
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range sum.Cells {
+		got.WriteString("examples/bootc-fleet/fleet.toml " + c.Cell + " " + c.ID + "\n")
+	}
+	testutil.Golden(t, filepath.Join(root(t), "testdata", "golden", "cli", "examples.txt"), []byte(got.String()), updateGolden,
+		"UPDATE_GOLDEN=1 go test ./cmd/microshift-compose -run TestExamples")
 }

@@ -47,7 +47,7 @@ func (o *fileOptions) apply(cmd *cobra.Command, matrix bool) error {
 	}
 	if matrix {
 		req = req.Lists()
-	} else if req, err = req.Single(); err != nil {
+	} else if req, err = req.Single(cmd.Flags().Changed); err != nil {
 		return fmt.Errorf("%s: %w", o.Path, err)
 	}
 	err = walkRequest(cmd, &req, func(f *pflag.Flag, v reflect.Value) error {
@@ -63,8 +63,47 @@ func (o *fileOptions) apply(cmd *cobra.Command, matrix bool) error {
 	if err != nil {
 		return err
 	}
+	// A command that writes warns of what it leaves out (matrix writes no
+	// installer inputs); the others read the selection and ignore the rest.
+	if cmd.Name() == "build" || cmd.Name() == "matrix" {
+		for _, k := range unusedKeys(cmd, &req) {
+			warn(cmd.ErrOrStderr(), fmt.Sprintf("%s: %s is not used by %s, which has no --%s", o.Path, k.key, cmd.Name(), k.flag))
+		}
+	}
 	o.source = &src
 	return nil
+}
+
+type unusedKey struct{ key, flag string }
+
+// unusedKeys are the keys req gives that cmd has no flag for.
+func unusedKeys(cmd *cobra.Command, req *request.Request) []unusedKey {
+	var out []unusedKey
+	var walk func(v reflect.Value, prefix string)
+	walk = func(v reflect.Value, prefix string) {
+		t := v.Type()
+		for i := range t.NumField() {
+			sf, fv := t.Field(i), v.Field(i)
+			key := prefix + strings.Split(sf.Tag.Get("toml"), ",")[0]
+			name := sf.Tag.Get("flag")
+			if name == "" {
+				if sf.Type.Kind() == reflect.Struct {
+					walk(fv, key+".")
+				}
+				continue
+			}
+			if fv.IsZero() || (fv.Kind() == reflect.Slice && fv.Len() == 0) {
+				continue
+			}
+			f := cmd.Flags().Lookup(name)
+			only := sf.Tag.Get("only")
+			if f == nil || !holds(f, fv) || (only != "" && !slices.Contains(strings.Split(only, ","), cmd.Name())) {
+				out = append(out, unusedKey{key, name})
+			}
+		}
+	}
+	walk(reflect.ValueOf(req).Elem(), "")
+	return out
 }
 
 // record notes the file in the plan (the lock's composition_file): no part

@@ -67,6 +67,8 @@ type listPair struct {
 	single, list reflect.Value
 	singleKey    string
 	listKey      string
+	// flag is the flag of both.
+	flag string
 }
 
 // listPairs are the request's single keys with their lists (the fields
@@ -82,7 +84,7 @@ func (r *Request) listPairs() []listPair {
 		}
 		for j := range t.NumField() {
 			if tomlKey(t.Field(j)) == single {
-				out = append(out, listPair{single: v.Field(j), list: v.Field(i), singleKey: single, listKey: tomlKey(t.Field(i))})
+				out = append(out, listPair{single: v.Field(j), list: v.Field(i), singleKey: single, listKey: tomlKey(t.Field(i)), flag: t.Field(j).Tag.Get("flag")})
 			}
 		}
 	}
@@ -102,9 +104,14 @@ func (r *Request) checkLists() error {
 
 // Single is the request of one composition (build, resolve, images,
 // mirror): a list of one value is taken as its single key; a longer list
-// is refused, naming the key and where the lists go.
-func (r Request) Single() (Request, error) {
+// is refused, naming the key and where the lists go, unless given(flag)
+// says the command line chooses the value (the list is then dropped).
+func (r Request) Single(given func(flag string) bool) (Request, error) {
 	for _, p := range r.listPairs() {
+		if given != nil && given(p.flag) {
+			p.list.Set(reflect.Zero(p.list.Type()))
+			continue
+		}
 		switch n := p.list.Len(); {
 		case n == 1:
 			p.single.Set(p.list.Index(0).Convert(p.single.Type()))
