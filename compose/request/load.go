@@ -59,7 +59,25 @@ func Parse(path string, data []byte) (Request, error) {
 	if err := r.checkLists(); err != nil {
 		return Request{}, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := r.checkTables(); err != nil {
+		return Request{}, fmt.Errorf("%s: %w", path, err)
+	}
 	return r, nil
+}
+
+// checkTables refuses a table of a list without its required keys.
+func (r *Request) checkTables() error {
+	for i, c := range r.MicroShift.StorageClasses {
+		if c.DeviceClass == "" {
+			return fmt.Errorf("microshift.storage_classes[%d]: device_class is required (the lvmd.yaml device class the StorageClass is for)", i)
+		}
+	}
+	for i, f := range r.Installer.Filesystems {
+		if f.Mountpoint == "" || f.MinSize == "" {
+			return fmt.Errorf("installer.filesystems[%d]: mountpoint and minsize are required", i)
+		}
+	}
+	return nil
 }
 
 // listPair is a single key and the list key a matrix spans instead.

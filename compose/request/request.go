@@ -111,7 +111,7 @@ type Output struct {
 // StorageClass is one --storage-class: the StorageClass of an lvmd device
 // class.
 type StorageClass struct {
-	DeviceClass string `toml:"device_class" doc:"The lvmd.yaml device class (CLASS of --storage-class)."`
+	DeviceClass string `toml:"device_class" jsonschema:"required" doc:"The lvmd.yaml device class (CLASS of --storage-class)."`
 	Name        string `toml:"name,omitempty" doc:"The StorageClass's name (default topolvm-provisioner-<class>)."`
 	FSType      string `toml:"fstype,omitempty" doc:"The filesystem: xfs (default) or ext4."`
 }
@@ -160,8 +160,8 @@ func (s *StorageClasses) SetFlagValues(values []string) error {
 // Filesystem is one --filesystem: the minimum size of a mount point, as
 // bootc-image-builder's config.toml names them.
 type Filesystem struct {
-	Mountpoint string `toml:"mountpoint" doc:"The mount point: / (the root logical volume), /boot, or another."`
-	MinSize    string `toml:"minsize" doc:"Its minimum size, as osbuild reads sizes: 20GiB, 512 MiB, 10GB."`
+	Mountpoint string `toml:"mountpoint" jsonschema:"required" doc:"The mount point: / (the root logical volume), /boot, or another."`
+	MinSize    string `toml:"minsize" jsonschema:"required" doc:"Its minimum size, as osbuild reads sizes: 20GiB, 512 MiB, 10GB."`
 }
 
 // Filesystems are --filesystem values as tables.

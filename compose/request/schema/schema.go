@@ -5,6 +5,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -70,11 +71,14 @@ func Generate(help Help) ([]byte, error) {
 	s.ID = SchemaID
 	s.Title = "microshift-compose composition file"
 	s.Description = "One composition (build, resolve, images, mirror -f FILE) or a matrix of them (matrix -f FILE). Paths are relative to the file; flags given on the command line override its keys."
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
 		return nil, fmt.Errorf("encoding the composition file schema: %w", err)
 	}
-	return append(data, '\n'), nil
+	return buf.Bytes(), nil
 }
 
 // sentence is a flag's help as the start of a sentence.
