@@ -141,5 +141,5 @@ func shown(p, r string) string {
 	if p == r {
 		return text.QuoteExcerpt(p)
 	}
-	return fmt.Sprintf("%s (%s, relative to the file)", text.QuoteExcerpt(p), text.QuoteExcerpt(r))
+	return fmt.Sprintf("%s (%s, relative to the file)", text.QuoteExcerpt(p), text.Escape(r))
 }
