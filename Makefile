@@ -12,7 +12,7 @@ export CGO_ENABLED ?= 0
 
 ARGS ?= build --profile full --arch x86_64 --output out/
 
-.PHONY: all build run test test-deps bench-smoke lint install docs man completions release-assets image image-rootfs bench fuzz clean tags goreleaser-check goreleaser-snapshot
+.PHONY: all build run test test-deps bench-smoke lint install docs man completions release-assets image image-rootfs bench fuzz clean tags goreleaser-check goreleaser-snapshot knowledge knowledge-pinned
 
 # What `microshift-compose version` says (hack/version.sh): the tag or a
 # pseudo-version, the commit, and the commit's date (not the build's, so
@@ -42,8 +42,24 @@ CONFORMANCE := $(CURDIR)/bin/conformance.txt
 # the binary; on a loaded 2-core machine they can pass the default 10 minutes.
 test: test-deps
 	@mkdir -p bin && rm -f $(CONFORMANCE)
-	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache $(GO) test -count=1 -timeout 30m ./...
+	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache MICROSHIFT_GIT_DIR=$(MICROSHIFT) $(GO) test -count=1 -timeout 30m ./...
 	@if [ -f $(CONFORMANCE) ]; then cat $(CONFORMANCE); else echo "conformance: skipped (needs the upstream reference files in ../shared)"; fi
+
+# The release data, generated from a MicroShift git directory (bare or not,
+# read with git's plumbing): `make knowledge MICROSHIFT=<git dir>` moves the
+# pins of releases/knowledge/upstream/pins.toml to their branches' heads
+# (adding new release-X.Y branches) and regenerates releases/data and
+# releases/knowledge/data; knowledge-pinned regenerates at the pinned
+# commits. Rebuild afterwards: the binary embeds the data. With MICROSHIFT
+# set, `make test` also checks the checked-in data against the pins.
+MICROSHIFT ?=
+knowledge:
+	@[ -n "$(MICROSHIFT)" ] || { echo "usage: make knowledge MICROSHIFT=<MicroShift git dir>"; exit 2; }
+	$(GO) run ./hack/knowledge -git-dir "$(MICROSHIFT)" -refresh
+
+knowledge-pinned:
+	@[ -n "$(MICROSHIFT)" ] || { echo "usage: make knowledge-pinned MICROSHIFT=<MicroShift git dir>"; exit 2; }
+	$(GO) run ./hack/knowledge -git-dir "$(MICROSHIFT)"
 
 # Runs every Go benchmark once, so that `make bench` cannot rot unseen
 # (CI runs it; nothing is timed).

@@ -93,7 +93,11 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 		w("# The build secret %q is installed as %s (0600); it is not in the build context.\n", BootcSecretID, secret.Path)
 	}
 	w("# Base: %s (%s).\n", p.Target.BootcBase, p.Target.Distro)
-	w("# The build host needs the MicroShift RPM repositories (rhocp, fast-datapath) enabled.\n\n")
+	w("# The build host needs the MicroShift RPM repositories (rhocp, fast-datapath) enabled")
+	for _, r := range p.Repositories {
+		w(",\n# and %s (%s) for %s", r.ID, r.BaseURL, strings.Join(r.Packages, ", "))
+	}
+	w(".\n\n")
 	// The base is the plan's: the bootc image of the distro its release is
 	// built for (or --bootc-base); --build-arg BASE_IMAGE=... overrides it.
 	w("ARG BASE_IMAGE=%s\n", p.Target.BootcBase)

@@ -30,11 +30,14 @@ type Component struct {
 	Requires   []string
 	Conflicts  []string
 	Packages   []string
-	Images     Images
-	Config     Config
-	Services   Services
-	Firewall   Firewall
-	Files      []File
+	// Repositories are where packages come from that neither the OS nor
+	// MicroShift's own repositories hold ([[repositories]]).
+	Repositories []Repository
+	Images       Images
+	Config       Config
+	Services     Services
+	Firewall     Firewall
+	Files        []File
 	// Manifests maps the image names a component's manifests (or plugin
 	// output) use to its release-file keys: [manifests.images].
 	Manifests Manifests
@@ -74,10 +77,12 @@ type Variant struct {
 	// Release is the constraint as written; Constraint is it parsed.
 	Release    string
 	Constraint *semver.Constraints
-	// Packages, Images and Config replace the component's when non-nil.
-	Packages []string
-	Images   *Images
-	Config   *Config
+	// Packages, Repositories, Images and Config replace the component's
+	// when non-nil.
+	Packages     []string
+	Repositories []Repository
+	Images       *Images
+	Config       *Config
 	// AlwaysDeployed: see Component.AlwaysDeployed.
 	AlwaysDeployed string
 	// Index is the variant's position in component.toml, for messages.
@@ -103,6 +108,26 @@ type Images struct {
 	// means the core release-<arch>.json.
 	File string
 	Keys []string
+	// From says where the file comes from when MicroShift's release does
+	// not ship it (another product's release-info RPM), for the error of a
+	// release without it.
+	From string
+}
+
+// Repository is an RPM repository a component's packages come from
+// besides the OS's and MicroShift's own (rhocp, fast-datapath): the build
+// needs it among osbuild's sources, or enabled on a bootc build host.
+type Repository struct {
+	// ID is the repository ID as dnf and composer-cli know it; $basearch
+	// stands for the plan's arch.
+	ID   string
+	Name string
+	// BaseURL is the directory holding repodata/; $basearch as in ID.
+	BaseURL string
+	// Packages are the component's packages it provides: they are not
+	// MicroShift's, so they are neither checked against MicroShift's RPM
+	// list nor pinned to its version.
+	Packages []string
 }
 
 // Config is MicroShift configuration the component needs: Selected is merged
@@ -141,6 +166,17 @@ type File struct {
 	// Template renders the content with Go text/template over the plan's
 	// config parameters (see docs/catalog.md), e.g. {{ index .ClusterNetwork 0 }}.
 	Template bool
+}
+
+// RepositoryOf returns the repository that provides pkg, or nil for a
+// package of the OS or of MicroShift.
+func (c *Component) RepositoryOf(pkg string) *Repository {
+	for i := range c.Repositories {
+		if slices.Contains(c.Repositories[i].Packages, pkg) {
+			return &c.Repositories[i]
+		}
+	}
+	return nil
 }
 
 // SupportsArch reports whether the component ships for arch.
@@ -206,6 +242,9 @@ func (c *Component) withVariant(v *Variant) *Component {
 	}
 	if v.Packages != nil {
 		cp.Packages = v.Packages
+	}
+	if v.Repositories != nil {
+		cp.Repositories = v.Repositories
 	}
 	if v.Images != nil {
 		cp.Images = *v.Images

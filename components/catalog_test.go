@@ -19,7 +19,7 @@ func TestDefault(t *testing.T) {
 	// Apply order: order prefix, then name.
 	wantOrder := []string{
 		"core", "olm", "gateway-api", "low-latency", "multus", "networking-ovnk", "observability",
-		"storage-hostpath", "storage-lvms", "snapshot-controller", "ai-model-serving", "cert-manager", "sriov",
+		"storage-hostpath", "storage-lvms", "snapshot-controller", "gitops", "ai-model-serving", "cert-manager", "sriov",
 		"metrics-server", "kube-state-metrics", "node-exporter",
 	}
 	if got := cat.ComponentNames(); !reflect.DeepEqual(got, wantOrder) {
@@ -90,6 +90,7 @@ func TestDefaultComponents(t *testing.T) {
 		{"networking-ovnk", 5, both, ">=4.14", []string{"core"}, 2},
 		{"observability", 6, both, ">=4.19", []string{"core"}, 0},
 		{"storage-hostpath", 9, both, ">=4.17", []string{"core"}, 0},
+		{"gitops", 20, both, ">=4.21", []string{"core"}, 2},
 		{"storage-lvms", 10, both, ">=4.14", []string{"core"}, 2},
 		{"snapshot-controller", 11, both, ">=4.14", []string{"csi"}, 3},
 		{"ai-model-serving", 50, []releases.Arch{releases.X86_64}, ">=4.19", []string{"core"}, 0},
@@ -198,8 +199,8 @@ func TestDefaultReleaseProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rels) != 10 {
-		t.Fatalf("%d embedded releases, want 4.14 to 4.22 and 5.0", len(rels))
+	if len(rels) != 11 {
+		t.Fatalf("%d embedded releases, want 4.14 to 4.22, 5.0 and 5.1", len(rels))
 	}
 	for _, r := range rels {
 		if probs := cat.ReleaseProblems(r); len(probs) != 0 {
@@ -223,14 +224,15 @@ func TestSupports(t *testing.T) {
 		// The releases it is available for, of the embedded ones.
 		streams []string
 	}{
-		{"core", true, true, []string{"4.14", "4.15", "4.16", "4.17", "4.18", "4.19", "4.20", "4.21", "4.22", "5.0"}},
-		{"ai-model-serving", true, false, []string{"4.19", "4.20", "4.21", "4.22", "5.0"}},
-		{"cert-manager", true, true, []string{"4.20", "4.21", "4.22", "5.0"}},
-		{"gateway-api", true, true, []string{"4.18", "4.19", "4.20", "4.21", "4.22", "5.0"}},
-		{"multus", true, true, []string{"4.16", "4.17", "4.18", "4.19", "4.20", "4.21", "4.22", "5.0"}},
-		{"sriov", true, true, []string{"4.21", "4.22", "5.0"}},
-		{"low-latency", true, true, []string{"4.17", "4.18", "4.19", "4.20", "4.21", "4.22", "5.0"}},
-		{"node-exporter", true, true, []string{"5.0"}},
+		{"core", true, true, []string{"4.14", "4.15", "4.16", "4.17", "4.18", "4.19", "4.20", "4.21", "4.22", "5.0", "5.1"}},
+		{"ai-model-serving", true, false, []string{"4.19", "4.20", "4.21", "4.22", "5.0", "5.1"}},
+		{"cert-manager", true, true, []string{"4.20", "4.21", "4.22", "5.0", "5.1"}},
+		{"gateway-api", true, true, []string{"4.18", "4.19", "4.20", "4.21", "4.22", "5.0", "5.1"}},
+		{"multus", true, true, []string{"4.16", "4.17", "4.18", "4.19", "4.20", "4.21", "4.22", "5.0", "5.1"}},
+		{"sriov", true, true, []string{"4.21", "4.22", "5.0", "5.1"}},
+		{"low-latency", true, true, []string{"4.17", "4.18", "4.19", "4.20", "4.21", "4.22", "5.0", "5.1"}},
+		{"node-exporter", true, true, []string{"5.0", "5.1"}},
+		{"gitops", true, true, []string{"4.21", "4.22", "5.0", "5.1"}},
 	} {
 		c := cat.Components[tc.name]
 		if got := []bool{c.SupportsArch(releases.X86_64), c.SupportsArch(releases.AArch64)}; !reflect.DeepEqual(got, []bool{tc.x86, tc.arm}) {

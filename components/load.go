@@ -366,18 +366,20 @@ func (p *parts) decodeCatalog(display string, data []byte) error {
 }
 
 type componentTOML struct {
-	Name        string   `toml:"name"`
-	Description string   `toml:"description"`
-	Order       *int     `toml:"order"`
-	Arches      []string `toml:"arches"`
-	Release     string   `toml:"release"`
-	Provides    []string `toml:"provides"`
-	Requires    []string `toml:"requires"`
-	Conflicts   []string `toml:"conflicts"`
-	Packages    []string `toml:"packages"`
-	Images      struct {
+	Name         string           `toml:"name"`
+	Description  string           `toml:"description"`
+	Order        *int             `toml:"order"`
+	Arches       []string         `toml:"arches"`
+	Release      string           `toml:"release"`
+	Provides     []string         `toml:"provides"`
+	Requires     []string         `toml:"requires"`
+	Conflicts    []string         `toml:"conflicts"`
+	Packages     []string         `toml:"packages"`
+	Repositories []repositoryTOML `toml:"repositories"`
+	Images       struct {
 		File string   `toml:"file"`
 		Keys []string `toml:"keys"`
+		From string   `toml:"from"`
 	} `toml:"images"`
 	Config struct {
 		Selected map[string]any `toml:"selected"`
@@ -409,17 +411,34 @@ type componentTOML struct {
 // variantTOML is one [[variant]]; pointers tell a field left out (the
 // component's own applies) from one set empty.
 type variantTOML struct {
-	Release  string    `toml:"release"`
-	Packages *[]string `toml:"packages"`
-	Images   *struct {
+	Release      string            `toml:"release"`
+	Packages     *[]string         `toml:"packages"`
+	Repositories *[]repositoryTOML `toml:"repositories"`
+	Images       *struct {
 		File string   `toml:"file"`
 		Keys []string `toml:"keys"`
+		From string   `toml:"from"`
 	} `toml:"images"`
 	Config *struct {
 		Selected map[string]any `toml:"selected"`
 		Omitted  map[string]any `toml:"omitted"`
 	} `toml:"config"`
 	AlwaysDeployed string `toml:"always_deployed"`
+}
+
+type repositoryTOML struct {
+	ID       string   `toml:"id"`
+	Name     string   `toml:"name"`
+	BaseURL  string   `toml:"baseurl"`
+	Packages []string `toml:"packages"`
+}
+
+func repositories(list []repositoryTOML) []Repository {
+	out := []Repository{}
+	for _, r := range list {
+		out = append(out, Repository{ID: r.ID, Name: r.Name, BaseURL: r.BaseURL, Packages: r.Packages})
+	}
+	return out
 }
 
 func decodeComponent(display string, data []byte) (*Component, error) {
@@ -435,7 +454,7 @@ func decodeComponent(display string, data []byte) (*Component, error) {
 		Requires:    doc.Requires,
 		Conflicts:   doc.Conflicts,
 		Packages:    doc.Packages,
-		Images:      Images{File: doc.Images.File, Keys: doc.Images.Keys},
+		Images:      Images{File: doc.Images.File, Keys: doc.Images.Keys, From: doc.Images.From},
 		Config:      Config{Selected: doc.Config.Selected, Omitted: doc.Config.Omitted},
 		Services:    Services{Enabled: doc.Services.Enabled, Disabled: doc.Services.Disabled},
 		Firewall: Firewall{
@@ -445,6 +464,9 @@ func decodeComponent(display string, data []byte) (*Component, error) {
 		},
 		Manifests: Manifests{Images: doc.Manifests.Images},
 		Source:    display,
+	}
+	if doc.Repositories != nil {
+		c.Repositories = repositories(doc.Repositories)
 	}
 	if doc.Name == "" {
 		return nil, fmt.Errorf("%s: missing required key \"name\"", display)
@@ -491,8 +513,11 @@ func decodeComponent(display string, data []byte) (*Component, error) {
 		if v.Packages != nil {
 			vr.Packages = nonNilStrings(*v.Packages)
 		}
+		if v.Repositories != nil {
+			vr.Repositories = repositories(*v.Repositories)
+		}
 		if v.Images != nil {
-			vr.Images = &Images{File: v.Images.File, Keys: v.Images.Keys}
+			vr.Images = &Images{File: v.Images.File, Keys: v.Images.Keys, From: v.Images.From}
 		}
 		if v.Config != nil {
 			vr.Config = &Config{Selected: v.Config.Selected, Omitted: v.Config.Omitted}

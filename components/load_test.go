@@ -108,6 +108,15 @@ func TestBadCatalogs(t *testing.T) {
 			`{c}: variant[0] (release >=4.18): images.keys: "agent" is listed twice`,
 			`{c}: variant[0] (release >=4.18): packages: "microshift olm" is not a package name`,
 		}},
+		{dir: "repositories-bad", problems: []string{
+			`{c}: repositories[0]: baseurl "ftp://mirror.example.com/extra/$basearch" must be an http or https URL (the directory holding repodata/; $basearch for the arch)`,
+			`{c}: repositories[0]: id "extra repo" must be letters, digits and ._:-$ (a dnf repository ID)`,
+			`{c}: repositories[0]: packages: "extra-other" is not one of the component's packages`,
+			`{c}: repositories[1]: packages: "extra-agent" comes from extra repo too`,
+			`{c}: repositories[2]: packages: name the component's packages it provides`,
+			`{c}: variant[0] (release >=4.18): repositories[0]: baseurl "https:///no-host" must be an http or https URL (the directory holding repodata/; $basearch for the arch)`,
+			`{c}: variant[0] (release >=4.18): repositories[0]: packages: "extra-tools" is not one of the component's packages`,
+		}},
 		{dir: "variant-claims-core-key", problems: []string{`{c}: image key "pod" of release-<arch>.json is already claimed by component "core" (release 4.19)`}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {

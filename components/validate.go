@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"net/netip"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -196,6 +197,7 @@ func (comp *Component) problems() []string {
 			add("packages: %q is not a package name", p)
 		}
 	}
+	probs = append(probs, repositoryProblems("", comp.Repositories, comp.Packages)...)
 	probs = append(probs, imagesProblems("", comp.Images)...)
 	probs = append(probs, configProblems("", comp.Config)...)
 	probs = append(probs, comp.variantProblems()...)
@@ -292,6 +294,48 @@ func sourceProblem(fsys fs.FS, name string) string {
 	return ""
 }
 
+// repositoryIDPattern is a dnf repository ID, $basearch allowed.
+var repositoryIDPattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:$-]*$`)
+
+// repositoryProblems checks [[repositories]]: an ID, an http(s) base URL,
+// and packages the component (or variant) installs, each from one
+// repository.
+func repositoryProblems(prefix string, repos []Repository, packages []string) []string {
+	var probs []string
+	add := func(format string, args ...any) { probs = append(probs, prefix+fmt.Sprintf(format, args...)) }
+	seenID, from := map[string]bool{}, map[string]string{}
+	for i, r := range repos {
+		where := fmt.Sprintf("repositories[%d]", i)
+		if !repositoryIDPattern.MatchString(r.ID) {
+			add("%s: id %q must be letters, digits and ._:-$ (a dnf repository ID)", where, r.ID)
+		}
+		if seenID[r.ID] {
+			add("%s: id %q is listed twice", where, r.ID)
+		}
+		seenID[r.ID] = true
+		if text.HasUnsafe(r.Name) {
+			add("%s: name %q contains a control character", where, r.Name)
+		}
+		u, err := url.Parse(strings.ReplaceAll(r.BaseURL, "$basearch", "x86_64"))
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || text.HasUnsafe(r.BaseURL) {
+			add("%s: baseurl %q must be an http or https URL (the directory holding repodata/; $basearch for the arch)", where, r.BaseURL)
+		}
+		if len(r.Packages) == 0 {
+			add("%s: packages: name the component's packages it provides", where)
+		}
+		for _, p := range r.Packages {
+			if !slices.Contains(packages, p) {
+				add("%s: packages: %q is not one of the component's packages", where, p)
+			}
+			if other, dup := from[p]; dup {
+				add("%s: packages: %q comes from %s too", where, p, other)
+			}
+			from[p] = r.ID
+		}
+	}
+	return probs
+}
+
 func imagesProblems(prefix string, im Images) []string {
 	var probs []string
 	if im.File != "" && !namePattern.MatchString(im.File) {
@@ -346,6 +390,16 @@ func (comp *Component) variantProblems() []string {
 			if !packagePattern.MatchString(p) {
 				probs = append(probs, fmt.Sprintf("%spackages: %q is not a package name", prefix, p))
 			}
+		}
+		if v.Repositories != nil || v.Packages != nil {
+			repos, pkgs := comp.Repositories, comp.Packages
+			if v.Repositories != nil {
+				repos = v.Repositories
+			}
+			if v.Packages != nil {
+				pkgs = v.Packages
+			}
+			probs = append(probs, repositoryProblems(prefix, repos, pkgs)...)
 		}
 		if v.Images != nil {
 			probs = append(probs, imagesProblems(prefix, *v.Images)...)
@@ -684,6 +738,11 @@ func (c *Catalog) ReleaseProblems(rel *releases.Release) []error {
 				continue
 			}
 			f := rel.File(comp.Images.File, a)
+			if f == nil && comp.Images.From != "" {
+				// The file comes with another product's release-info
+				// (images.from); a build without it says so.
+				continue
+			}
 			if f == nil {
 				add("release %s: component %q supports %s (release %s) but %s is missing",
 					rel, n, a, comp.ReleaseRange(), releases.FileName(comp.Images.File, a))

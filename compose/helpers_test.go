@@ -43,10 +43,13 @@ func testdataDir(t testing.TB, elem ...string) string {
 // RPMs install them.
 func upstreamDir(t testing.TB, branch string) string { return testutil.ReleaseDir(t, branch) }
 
-// upstreamBranch maps a stream to its directory under microshift-release.
+// upstreamBranch maps a stream to its directory under microshift-release,
+// for the streams whose embedded bundle is that directory (5.0 comes from
+// release-5.0 now, which ../shared/reference does not hold; its "main" is
+// main before the fork).
 var upstreamBranch = map[string]string{
 	"4.14": "release-4.14", "4.15": "release-4.15", "4.16": "release-4.16", "4.17": "release-4.17", "4.18": "release-4.18",
-	"4.19": "release-4.19", "4.20": "release-4.20", "4.21": "release-4.21", "4.22": "release-4.22", "5.0": "main",
+	"4.19": "release-4.19", "4.20": "release-4.20", "4.21": "release-4.21", "4.22": "release-4.22",
 }
 
 func defaultCatalog(t testing.TB) *components.Catalog {

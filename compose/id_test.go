@@ -308,40 +308,40 @@ func defaultCatalogNoOverlay(t *testing.T) *components.Catalog {
 // newest known release's rules, a warning naming them and release.rules in
 // the lock; StrictRelease refuses it.
 func TestNewerRelease(t *testing.T) {
-	emb := embeddedRelease(t, "5.0")
+	emb := embeddedRelease(t, "5.1")
 	dir := releaseDir(t, emb, func(_ string, data []byte) []byte {
-		return []byte(regexp.MustCompile(`"base": "5\.0\.[^"]*"`).ReplaceAllString(string(data), `"base": "5.1.0-0.nightly-2027-01-01-000000"`))
+		return []byte(regexp.MustCompile(`"base": "5\.[01]\.[^"]*"`).ReplaceAllString(string(data), `"base": "5.2.0-0.nightly-2027-01-01-000000"`))
 	})
 	rel := loadReleaseDir(t, dir)
-	if rel.Stream() != "5.1" {
-		t.Fatalf("fixture is release %s, want 5.1", rel.Stream())
+	if rel.Stream() != "5.2" {
+		t.Fatalf("fixture is release %s, want 5.2", rel.Stream())
 	}
 	req := compose.Request{Profile: "full", Arch: releases.X86_64}
 	p := mustResolve(t, defaultCatalog(t), rel, req)
-	if p.Release.Rules != "5.0" || p.Release.Stream != "5.1" {
-		t.Errorf("release stream %q, rules %q; want 5.1 with the rules of 5.0", p.Release.Stream, p.Release.Rules)
+	if p.Release.Rules != "5.1" || p.Release.Stream != "5.2" {
+		t.Errorf("release stream %q, rules %q; want 5.2 with the rules of 5.1", p.Release.Stream, p.Release.Rules)
 	}
 	warned := false
 	for _, w := range p.Warnings {
-		warned = warned || strings.HasPrefix(w, "release 5.1 is newer than the releases microshift-compose knows (the newest is 5.0): built assuming 5.0's rules: ")
+		warned = warned || strings.HasPrefix(w, "release 5.2 is newer than the releases microshift-compose knows (the newest is 5.1): built assuming 5.1's rules: ")
 	}
 	if !warned {
 		t.Errorf("no warning naming the rules applied in %q", p.Warnings)
 	}
 	lock := string(outputFile(t, mustBuild(t, p), compose.LockFile))
-	if !strings.Contains(lock, `"rules": "5.0"`) {
+	if !strings.Contains(lock, `"rules": "5.1"`) {
 		t.Errorf("lock does not record the rules applied:\n%s", lock)
 	}
-	if known := mustResolve(t, defaultCatalog(t), emb, req); known.Release.Rules != "5.0" || len(known.Warnings) != len(p.Warnings)-1 {
-		t.Errorf("known release 5.0: rules %q, warnings %q", known.Release.Rules, known.Warnings)
+	if known := mustResolve(t, defaultCatalog(t), emb, req); known.Release.Rules != "5.1" || len(known.Warnings) != len(p.Warnings)-1 {
+		t.Errorf("known release 5.1: rules %q, warnings %q", known.Release.Rules, known.Warnings)
 	}
 
 	req.StrictRelease = true
 	_, err := compose.Resolve(context.Background(), defaultCatalog(t), rel, req)
-	if !errors.Is(err, compose.ErrNewerRelease) || !strings.Contains(err.Error(), "the newest is 5.0") {
-		t.Errorf("Resolve(StrictRelease, 5.1) = %v, want ErrNewerRelease naming 5.0", err)
+	if !errors.Is(err, compose.ErrNewerRelease) || !strings.Contains(err.Error(), "the newest is 5.1") {
+		t.Errorf("Resolve(StrictRelease, 5.2) = %v, want ErrNewerRelease naming 5.1", err)
 	}
 	if _, err := compose.Resolve(context.Background(), defaultCatalog(t), emb, req); err != nil {
-		t.Errorf("Resolve(StrictRelease, 5.0) = %v", err)
+		t.Errorf("Resolve(StrictRelease, 5.1) = %v", err)
 	}
 }

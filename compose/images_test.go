@@ -14,11 +14,11 @@ import (
 // are mostly tags: with --allow-unpinned its images.txt is still the union,
 // tags included, since the device needs every one of them.
 func TestImagesAIModelServing(t *testing.T) {
-	p := mustResolve(t, defaultCatalog(t), embeddedRelease(t, "5.0"),
+	p := mustResolve(t, defaultCatalog(t), embeddedRelease(t, "4.22"),
 		compose.Request{Profile: "minimal", With: []string{"ai-model-serving"}, Arch: releases.X86_64, AllowUnpinned: true})
 	out := mustBuild(t, p)
 	got := lines(outputFile(t, out, compose.ImagesFile))
-	want := upstreamImages(t, upstreamDir(t, "main"), releases.X86_64, p.ComponentNames())
+	want := upstreamImages(t, upstreamDir(t, "release-4.22"), releases.X86_64, p.ComponentNames())
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("images.txt = %q, want %q", got, want)
 	}

@@ -327,6 +327,31 @@ func TestLvmd(t *testing.T) {
 	}
 }
 
+// An empty lvmd.yaml is refused, with what the release's MicroShift does
+// with it (release knowledge): 5.0 refuses to start ("lvmd config file ...
+// is empty", pkg/config/lvmd), earlier releases crash reading it. It is
+// refused before --storage-class looks for its device classes.
+func TestLvmdEmpty(t *testing.T) {
+	cat := defaultCatalog(t)
+	l, err := lvmdconfig.Parse("conf/lvmd.yaml", []byte("# to be filled in\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ stream, want string }{
+		{"5.0", `--lvmd conf/lvmd.yaml: the file is empty (no document): on MicroShift 5.0: MicroShift does not start: lvmd config file "/var/lib/microshift/lvms/lvmd.yaml" is empty (its copy of /etc/microshift/lvmd.yaml); list at least one device class, or drop --lvmd and MicroShift picks the host's volume group itself`},
+		{"5.1", `--lvmd conf/lvmd.yaml: the file is empty (no document): on MicroShift 5.1: MicroShift does not start: lvmd config file "/var/lib/microshift/lvms/lvmd.yaml" is empty (its copy of /etc/microshift/lvmd.yaml); list at least one device class, or drop --lvmd and MicroShift picks the host's volume group itself`},
+		{"4.22", `--lvmd conf/lvmd.yaml: the file is empty (no document): on MicroShift 4.22: MicroShift crashes: yaml.Unmarshal leaves no config and NewLvmdConfigFromFile dereferences it (upstream fixed it in 5.0 by refusing the file); list at least one device class, or drop --lvmd and MicroShift picks the host's volume group itself`},
+	} {
+		t.Run(tc.stream, func(t *testing.T) {
+			_, err := compose.Resolve(context.Background(), cat, embeddedRelease(t, tc.stream),
+				compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l, StorageClasses: classChoices(t, "hdd")})
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("Resolve(--lvmd empty) = %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
+
 // Values that change nothing stay out of the plan's config: unset, zero
 // values MicroShift reads as unset, and its defaults.
 func TestConfigDefaultsLeftOut(t *testing.T) {

@@ -111,7 +111,12 @@ func Resolve(ctx context.Context, cat *components.Catalog, rel *releases.Release
 		return nil, err
 	}
 	r.warnUnused(p)
-	r.addPackages(p)
+	if err := r.addPackages(p); err != nil {
+		return nil, err
+	}
+	if err := r.relatePackageFiles(p); err != nil {
+		return nil, err
+	}
 	r.addServicesAndFirewall(p)
 	if err := setInputs(p, cat.Digest, rel, r.know.Digest, req); err != nil {
 		return nil, err
@@ -401,7 +406,7 @@ func (r *resolver) checkSelection() error {
 				n, r.rel.Stream(), c.ReleaseRange(), n, r.why(n))}
 		}
 		for _, pkg := range c.Packages {
-			if isMicroShiftPackage(pkg) && !r.facts.HasPackage(pkg) {
+			if isMicroShiftPackage(pkg) && !r.facts.HasPackage(pkg) && c.RepositoryOf(pkg) == nil {
 				have := ""
 				if rg := r.facts.PackageRange(pkg); rg != "" {
 					have = " (it exists in releases " + rg + ")"
@@ -438,6 +443,13 @@ func (r *resolver) checkSelection() error {
 					n, hits[0], n, r.why(n), hits[0], r.why(hits[0]))
 			}
 		}
+	}
+	if l := r.req.Lvmd; l != nil && l.Empty {
+		why := "it has no device classes"
+		if r.facts.Lvmd != nil {
+			why = fmt.Sprintf("on MicroShift %s: %s", r.rel.Stream(), r.facts.Lvmd.EmptyFile)
+		}
+		return fmt.Errorf("--lvmd %s: the file is empty (no document): %s; list at least one device class, or drop --lvmd and MicroShift picks the host's volume group itself", l.Source, why)
 	}
 	if len(r.req.StorageClasses) > 0 && r.req.Lvmd == nil {
 		return fmt.Errorf("--storage-class %q names a device class of --lvmd, which is not given", r.req.StorageClasses[0].Flag)
@@ -544,8 +556,12 @@ func (r *resolver) addImages(p *plan.Plan) error {
 		}
 		f := r.rel.File(c.Images.File, r.req.Arch)
 		if f == nil {
-			return fmt.Errorf("release %s has no %s, which component %q takes its images from",
-				r.rel, releases.FileName(c.Images.File, r.req.Arch), n)
+			from := ""
+			if c.Images.From != "" {
+				from = "; it comes with " + c.Images.From + ": add it to the release directory (--release-dir) or the component's release/ directory (--catalog)"
+			}
+			return fmt.Errorf("release %s has no %s, which component %q takes its images from%s",
+				r.rel, releases.FileName(c.Images.File, r.req.Arch), n, from)
 		}
 		if err := r.checkClaimed(f); err != nil {
 			return err
@@ -649,19 +665,55 @@ func (r *resolver) checkClaimed(f *releases.File) error {
 	return nil
 }
 
-func (r *resolver) addPackages(p *plan.Plan) {
+func (r *resolver) addPackages(p *plan.Plan) error {
 	byName := map[string]*plan.Package{}
+	repos := map[string]*plan.Repository{}
 	for _, n := range r.order {
-		for _, pkg := range r.cat.Components[n].Packages {
+		c := r.cat.Components[n]
+		for _, pkg := range c.Packages {
 			if byName[pkg] == nil {
 				byName[pkg] = &plan.Package{Name: pkg, Version: r.packageVersion(pkg, p.Release.Pin)}
+				if c.RepositoryOf(pkg) != nil {
+					byName[pkg].Version = ""
+				}
 			}
 			byName[pkg].Components = append(byName[pkg].Components, n)
+		}
+		for _, repo := range c.Repositories {
+			id := expandArch(repo.ID, r.req.Arch)
+			url := expandArch(repo.BaseURL, r.req.Arch)
+			have := repos[id]
+			if have == nil {
+				have = &plan.Repository{ID: id, Name: expandArch(repo.Name, r.req.Arch), BaseURL: url}
+				repos[id] = have
+			} else if have.BaseURL != url {
+				return fmt.Errorf("components %s and %s name repository %s with different base URLs (%s, %s)",
+					strings.Join(have.Components, ", "), n, id, have.BaseURL, url)
+			}
+			have.Components = append(have.Components, n)
+			for _, pkg := range repo.Packages {
+				if !slices.Contains(have.Packages, pkg) {
+					have.Packages = append(have.Packages, pkg)
+				}
+			}
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(byName)) {
 		p.Packages = append(p.Packages, *byName[n])
 	}
+	for _, id := range slices.Sorted(maps.Keys(repos)) {
+		repo := repos[id]
+		slices.Sort(repo.Packages)
+		p.Repositories = append(p.Repositories, *repo)
+		p.Notes = append(p.Notes, fmt.Sprintf("%s: %s comes from the RPM repository %s (%s): add it to osbuild's sources (composer-cli sources add), and enable it on a bootc build host",
+			strings.Join(repo.Components, ", "), strings.Join(repo.Packages, ", "), repo.ID, repo.BaseURL))
+	}
+	return nil
+}
+
+// expandArch replaces dnf's $basearch with the plan's arch.
+func expandArch(s string, arch releases.Arch) string {
+	return strings.ReplaceAll(s, "$basearch", string(arch))
 }
 
 // packageVersion pins the RPMs of MicroShift's spec, which require

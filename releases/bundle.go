@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 //	{
 //	  "stream": "4.18",
 //	  "origin": "openshift/microshift at <commit>",
+//	  "development": true,    (only for a stream of upstream's main branch)
 //	  "files": { "release-x86_64.json": { "release": {...}, "images": {...} }, ... }
 //	}
 
@@ -46,8 +48,9 @@ func Embedded() ([]*Release, error) { return loadEmbedded() }
 // embeddedEntry is one embedded bundle as the index knows it: its file and
 // the version of its core files, read without parsing its images.
 type embeddedEntry struct {
-	name    string
-	version *semver.Version
+	name        string
+	version     *semver.Version
+	development bool
 }
 
 // embeddedIndex lists the embedded bundles, newest first. Selecting a
@@ -66,7 +69,7 @@ func readEmbeddedIndex() ([]embeddedEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading embedded release %s: %w", e.Name(), err)
 		}
-		base, err := coreBase(data)
+		base, development, err := coreBase(data)
 		if err != nil {
 			return nil, fmt.Errorf("reading embedded release %s: %w", e.Name(), err)
 		}
@@ -74,16 +77,17 @@ func readEmbeddedIndex() ([]embeddedEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading embedded release %s: %w", e.Name(), err)
 		}
-		out = append(out, embeddedEntry{name: e.Name(), version: semver.New(v.Major(), v.Minor(), v.Patch(), "", "")})
+		out = append(out, embeddedEntry{name: e.Name(), version: semver.New(v.Major(), v.Minor(), v.Patch(), "", ""), development: development})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version.GreaterThan(out[j].version) })
 	return out, nil
 }
 
 // coreBase returns release.base of a bundle's first core file
-// (release-<arch>.json), decoding nothing else: all core files of a
-// release have one version (ParseBundle checks when the bundle is used).
-func coreBase(data []byte) (string, error) {
+// (release-<arch>.json) and its development flag (which EncodeBundle writes
+// before the files), decoding nothing else: all core files of a release
+// have one version (ParseBundle checks when the bundle is used).
+func coreBase(data []byte) (base string, development bool, err error) {
 	core := map[string]bool{}
 	for _, a := range Arches {
 		core[FileName("", a)] = true
@@ -96,32 +100,38 @@ func coreBase(data []byte) (string, error) {
 		return nil
 	}
 	if err := object("bundle"); err != nil {
-		return "", err
+		return "", false, err
 	}
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
-			return "", err
+			return "", false, err
+		}
+		if key == "development" {
+			if err := dec.Decode(&development); err != nil {
+				return "", false, err
+			}
+			continue
 		}
 		if key != "files" {
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
-				return "", err
+				return "", false, err
 			}
 			continue
 		}
 		if err := object("files"); err != nil {
-			return "", err
+			return "", false, err
 		}
 		for dec.More() {
 			name, err := dec.Token()
 			if err != nil {
-				return "", err
+				return "", false, err
 			}
 			if n, ok := name.(string); !ok || !core[n] {
 				var skip json.RawMessage
 				if err := dec.Decode(&skip); err != nil {
-					return "", err
+					return "", false, err
 				}
 				continue
 			}
@@ -131,12 +141,12 @@ func coreBase(data []byte) (string, error) {
 				} `json:"release"`
 			}
 			if err := dec.Decode(&file); err != nil {
-				return "", err
+				return "", false, err
 			}
-			return file.Release.Base, nil
+			return file.Release.Base, development, nil
 		}
 	}
-	return "", errors.New("no core release file (release-<arch>.json)")
+	return "", false, errors.New("no core release file (release-<arch>.json)")
 }
 
 var parsedBundles sync.Map // bundle file name -> func() (*Release, error)
@@ -153,12 +163,21 @@ func embeddedRelease(name string) (*Release, error) {
 	return load.(func() (*Release, error))()
 }
 
-// SelectEmbedded returns the newest embedded release matching constraint
-// ("" = newest), parsing only that one.
+// SelectEmbedded returns the newest embedded release matching constraint,
+// parsing only that one. Without a constraint it is the newest release
+// that is not a development stream (upstream's main): the default build
+// targets what a release branch ships; --release 5.1 (or any constraint
+// matching it) still selects the development stream.
 func SelectEmbedded(constraint string) (*Release, error) {
 	index, err := embeddedIndex()
 	if err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(constraint) == "" {
+		released := slices.DeleteFunc(slices.Clone(index), func(e embeddedEntry) bool { return e.development })
+		if len(released) > 0 {
+			index = released
+		}
 	}
 	versions := make([]*semver.Version, len(index))
 	for i, e := range index {
@@ -193,9 +212,10 @@ func loadBundles(fsys fs.FS, dir string) ([]*Release, error) {
 }
 
 type bundleDoc struct {
-	Stream string                     `json:"stream"`
-	Origin string                     `json:"origin"`
-	Files  map[string]json.RawMessage `json:"files"`
+	Stream      string                     `json:"stream"`
+	Origin      string                     `json:"origin"`
+	Development bool                       `json:"development"`
+	Files       map[string]json.RawMessage `json:"files"`
 }
 
 // ParseBundle parses a release bundle; display names it in errors.
@@ -232,15 +252,19 @@ func ParseBundle(display string, data []byte) (*Release, error) {
 	if r.Stream() != doc.Stream {
 		return nil, fmt.Errorf("%s: stream %q does not match the core files' version %s", display, doc.Stream, r.Version)
 	}
-	r.Origin = doc.Origin
+	r.Origin, r.Development = doc.Origin, doc.Development
 	return r, nil
 }
 
 // EncodeBundle writes r as a release bundle: stable, two-space indented,
-// files sorted by name, images in file order.
+// files sorted by name, images in file order; "development" only when set.
 func EncodeBundle(r *Release, origin string) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\n  \"stream\": %s,\n  \"origin\": %s,\n  \"files\": {", quote(r.Stream()), quote(origin))
+	fmt.Fprintf(&b, "{\n  \"stream\": %s,\n  \"origin\": %s,\n", quote(r.Stream()), quote(origin))
+	if r.Development {
+		b.WriteString("  \"development\": true,\n")
+	}
+	b.WriteString("  \"files\": {")
 	for i, f := range r.Files() {
 		if i > 0 {
 			b.WriteByte(',')

@@ -13,8 +13,10 @@ import (
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
-// The embedded bundles were generated from the upstream reference
-// directories: same files, same contents, same order of images.
+// The embedded bundles of the branches ../shared/reference holds at the
+// same commit are those directories: same files, same contents, same order
+// of images. The others (5.0 from release-5.0, 5.1 from main) are checked
+// against the upstream git directory by releases/knowledge/upstream.
 func TestEmbeddedMatchesReference(t *testing.T) {
 	rels, err := releases.Embedded()
 	if err != nil {
@@ -24,7 +26,7 @@ func TestEmbeddedMatchesReference(t *testing.T) {
 	for _, r := range rels {
 		streams = append(streams, r.Stream())
 	}
-	if want := []string{"5.0", "4.22", "4.21", "4.20", "4.19", "4.18", "4.17", "4.16", "4.15", "4.14"}; !reflect.DeepEqual(streams, want) {
+	if want := []string{"5.1", "5.0", "4.22", "4.21", "4.20", "4.19", "4.18", "4.17", "4.16", "4.15", "4.14"}; !reflect.DeepEqual(streams, want) {
 		t.Fatalf("Embedded() = %v, want %v: the newest release of each stream, newest first", streams, want)
 	}
 	source, err := os.ReadFile(filepath.Join(sharedDir(t), "reference", "microshift-release", "SOURCE.txt"))
@@ -36,20 +38,25 @@ func TestEmbeddedMatchesReference(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(main|release-[0-9.]+):\s+([0-9a-f]{12})`).FindAllStringSubmatch(string(source), -1) {
 		commits[m[1]] = m[2]
 	}
+	compared := 0
 	for _, emb := range rels {
-		dir := "release-" + emb.Stream()
-		if emb.Stream() == "5.0" {
-			dir = "main"
-		}
-		t.Run(dir, func(t *testing.T) {
+		t.Run(emb.Stream(), func(t *testing.T) {
 			if emb.Source != releases.EmbeddedSource || emb.String() != emb.Stream()+" (embedded)" {
 				t.Errorf("source %q, String() %q", emb.Source, emb.String())
 			}
-			// The origin names the upstream commit SOURCE.txt records.
-			commit := commits[dir]
-			if commit == "" || !strings.Contains(emb.Origin, commit) {
-				t.Errorf("Origin = %q, want it to name commit %q from SOURCE.txt", emb.Origin, commit)
+			// The origin names the upstream branch and commit.
+			m := regexp.MustCompile(`^openshift/microshift (\S+) at ([0-9a-f]{12})[ ,]`).FindStringSubmatch(emb.Origin)
+			if m == nil {
+				t.Fatalf("Origin = %q, want openshift/microshift <branch> at <commit>", emb.Origin)
 			}
+			if (m[1] == "main") != emb.Development {
+				t.Errorf("Development = %v for a stream from %s", emb.Development, m[1])
+			}
+			dir, commit := m[1], m[2]
+			if commits[dir] != commit || strings.Contains(emb.Origin, "release files of") {
+				t.Skipf("%s at %s is not in ../shared/reference (it holds %s at %q)", dir, commit, dir, commits[dir])
+			}
+			compared++
 			ref, err := releases.LoadDir(refDir(t, dir))
 			if err != nil {
 				t.Fatal(err)
@@ -68,6 +75,9 @@ func TestEmbeddedMatchesReference(t *testing.T) {
 			}
 		})
 	}
+	if compared < 9 {
+		t.Errorf("only %d embedded releases compared with ../shared/reference, want the 9 release branches 4.14 to 4.22", compared)
+	}
 	// Embedded is computed once.
 	again, _ := releases.Embedded()
 	if again[0] != rels[0] {
@@ -77,8 +87,8 @@ func TestEmbeddedMatchesReference(t *testing.T) {
 
 func TestBundleRoundTrip(t *testing.T) {
 	paths, err := filepath.Glob("data/*.json")
-	if err != nil || len(paths) != 10 {
-		t.Fatalf("data/*.json = %v, %v; want a bundle per stream, 4.14 to 5.0", paths, err)
+	if err != nil || len(paths) != 11 {
+		t.Fatalf("data/*.json = %v, %v; want a bundle per stream, 4.14 to 5.1", paths, err)
 	}
 	for _, p := range paths {
 		t.Run(filepath.Base(p), func(t *testing.T) {
@@ -101,7 +111,7 @@ func TestBundleRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseBundle(EncodeBundle()) = %v", err)
 			}
-			if back.Origin != r.Origin || !back.Version.Equal(r.Version) || !reflect.DeepEqual(back.Files(), r.Files()) {
+			if back.Origin != r.Origin || back.Development != r.Development || !back.Version.Equal(r.Version) || !reflect.DeepEqual(back.Files(), r.Files()) {
 				t.Errorf("ParseBundle(EncodeBundle(r)) differs from r")
 			}
 		})

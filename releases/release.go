@@ -30,8 +30,12 @@ type Release struct {
 	Origin string
 	// RPMs are the release-info RPMs the files came from (release fetch,
 	// release import FILE.rpm), the core package first; nil otherwise.
-	RPMs  []RPM
-	files map[string]*File
+	RPMs []RPM
+	// Development marks an embedded stream taken from upstream's
+	// development branch (main): selectable by --release, but a command
+	// without one takes the newest release branch's stream.
+	Development bool
+	files       map[string]*File
 }
 
 // New assembles a release from parsed files. At least one core file is
@@ -213,8 +217,14 @@ func readLimited(fsys fs.FS, name string) ([]byte, error) {
 // ErrNoMatch is wrapped when no release satisfies a constraint.
 var ErrNoMatch = errors.New("no release matches")
 
-// Select returns the newest release satisfying constraint ("" = newest).
+// Select returns the newest release satisfying constraint; "" is the
+// newest that is not a development stream (as SelectEmbedded).
 func Select(rels []*Release, constraint string) (*Release, error) {
+	if strings.TrimSpace(constraint) == "" {
+		if released := slices.DeleteFunc(slices.Clone(rels), func(r *Release) bool { return r.Development }); len(released) > 0 {
+			rels = released
+		}
+	}
 	versions := make([]*semver.Version, len(rels))
 	for i, r := range rels {
 		versions[i] = r.Version
@@ -310,7 +320,7 @@ func Load(dir, constraint string) (*Release, error) {
 // wins: a release directory that ships a component's file overrides the
 // component's own copy. r itself is not changed.
 func (r *Release) WithFiles(extra []*File) (*Release, []string) {
-	out := &Release{Version: r.Version, Source: r.Source, Origin: r.Origin, RPMs: r.RPMs, files: make(map[string]*File, len(r.files)+len(extra))}
+	out := &Release{Version: r.Version, Source: r.Source, Origin: r.Origin, RPMs: r.RPMs, Development: r.Development, files: make(map[string]*File, len(r.files)+len(extra))}
 	for n, f := range r.files {
 		out.files[n] = f
 	}

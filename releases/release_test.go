@@ -219,19 +219,23 @@ func TestSelect(t *testing.T) {
 		{constraint: "  ", want: "5.0"},
 		{constraint: "4.18", want: "4.18"},
 		{constraint: "4.18.0", want: "4.18"},
-		{constraint: ">=5.0", want: "5.0"},
-		{constraint: ">=4.18", want: "5.0"},
+		// A constraint matching the development stream (main's 5.1)
+		// selects it; only the default leaves it out.
+		{constraint: ">=5.0", want: "5.1"},
+		{constraint: ">=4.18", want: "5.1"},
+		{constraint: "5.1", want: "5.1"},
+		{constraint: "5.0", want: "5.0"},
 		{constraint: "~4.18", want: "4.18"},
 		{constraint: "^4", want: "4.22"},
-		{constraint: "5", want: "5.0"},
+		{constraint: "5", want: "5.1"},
 		{constraint: ">=4.18, <5", want: "4.22"},
 		{constraint: "<5.0.0-0", want: "4.22"},
 		{constraint: "4.19", want: "4.19"},
 		{constraint: "~4.14", want: "4.14"},
 		{constraint: "<4.18", want: "4.17"},
-		{constraint: ">=6", err: `no release matches ">=6" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)`},
-		{constraint: "<4.14", err: `no release matches "<4.14" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)`},
-		{constraint: "4.23", err: `no release matches "4.23" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)`},
+		{constraint: ">=6", err: `no release matches ">=6" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0, 5.1)`},
+		{constraint: "<4.14", err: `no release matches "<4.14" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0, 5.1)`},
+		{constraint: "4.23", err: `no release matches "4.23" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0, 5.1)`},
 		{constraint: "latest", err: `parsing release constraint "latest": improper constraint: latest`},
 		{constraint: ">=4.18 <<5", err: `parsing release constraint ">=4.18 <<5": improper constraint: >=4.18 <<5`},
 	} {
@@ -254,11 +258,15 @@ func TestSelect(t *testing.T) {
 		})
 	}
 	// The input order does not matter.
-	rev := []*releases.Release{rels[1], rels[0]}
+	rev := []*releases.Release{rels[2], rels[1], rels[0]}
 	if r, err := releases.Select(rev, ""); err != nil || r.Stream() != "5.0" {
 		t.Errorf("Select(reversed, \"\") = %v, %v; want 5.0", r, err)
 	}
-	if rev[0] != rels[1] {
+	// Only development streams: the default is the newest of them.
+	if r, err := releases.Select(rels[:1], ""); err != nil || r.Stream() != "5.1" || !r.Development {
+		t.Errorf("Select(5.1 only, \"\") = %v, %v; want the development 5.1", r, err)
+	}
+	if rev[0] != rels[2] {
 		t.Errorf("Select reordered its input")
 	}
 	if _, err := releases.Select(nil, ""); err == nil || err.Error() != "no releases to choose from" {
@@ -273,9 +281,11 @@ func TestLoad(t *testing.T) {
 		want                  string // String() of the release
 		err                   string
 	}{
+		// The newest release branch's stream, not main's development 5.1.
 		{name: "embedded newest", want: "5.0 (embedded)"},
+		{name: "embedded development", constraint: "5.1", want: "5.1 (embedded)"},
 		{name: "embedded 4.18", constraint: "~4.18", want: "4.18 (embedded)"},
-		{name: "embedded no match", constraint: "4.13", err: `selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0)`},
+		{name: "embedded no match", constraint: "4.13", err: `selecting embedded release: no release matches "4.13" (have 4.14, 4.15, 4.16, 4.17, 4.18, 4.19, 4.20, 4.21, 4.22, 5.0, 5.1)`},
 		{name: "embedded bad constraint", constraint: "four", err: `selecting embedded release: parsing release constraint "four": improper constraint: four`},
 		{name: "dir", dir: dir418, want: "4.18 (" + dir418 + ")"},
 		{name: "dir matching", dir: dir418, constraint: "4.18", want: "4.18 (" + dir418 + ")"},

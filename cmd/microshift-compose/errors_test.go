@@ -288,6 +288,14 @@ var badInputs = []badInput{
 		code: exitError,
 	},
 	{
+		// MicroShift 5.0 refuses an empty lvmd.yaml (its error is in the
+		// release knowledge); the default release is 5.0.
+		name: "lvmd/empty, only a comment",
+		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--lvmd", "{bad}/lvmd/empty.yaml", "--output", "{out}"},
+		want: `--lvmd {bad}/lvmd/empty.yaml: the file is empty (no document): on MicroShift 5.0: MicroShift does not start: lvmd config file "/var/lib/microshift/lvms/lvmd.yaml" is empty (its copy of /etc/microshift/lvmd.yaml); list at least one device class, or drop --lvmd and MicroShift picks the host's volume group itself`,
+		code: exitError,
+	},
+	{
 		name: "lvmd/without storage-lvms in the plan",
 		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--lvmd", "{bad}/lvmd/valid.yaml", "--output", "{out}"},
 		want: `--lvmd {bad}/lvmd/valid.yaml: storage-lvms is not in the plan, so nothing would read it; select it (--with storage-lvms, or profile storage-only or full) or drop --lvmd`,
@@ -1093,8 +1101,8 @@ var badInputs = []badInput{
 	},
 	{
 		name: "build/--strict-release refuses a newer release",
-		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/newer-5.1", "--strict-release", "--output", "{out}"},
-		want: `release 5.1 ({bad}/releases/newer-5.1): release is newer than the releases microshift-compose knows (the newest is 5.0; --strict-release refuses it, without it 5.0's rules are applied with a warning; 'make knowledge' refreshes the knowledge)`,
+		args: []string{"build", "--profile", "minimal", "--arch", "x86_64", "--release-dir", "{bad}/releases/newer-5.2", "--strict-release", "--output", "{out}"},
+		want: `release 5.2 ({bad}/releases/newer-5.2): release is newer than the releases microshift-compose knows (the newest is 5.1; --strict-release refuses it, without it 5.1's rules are applied with a warning; 'make knowledge' refreshes the knowledge)`,
 		code: exitError,
 	},
 	{

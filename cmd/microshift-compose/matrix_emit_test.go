@@ -208,8 +208,8 @@ func TestMatrixEmitGitHub(t *testing.T) {
 	src := root(t)
 	repo := filepath.Join(t.TempDir(), "repo")
 	gitRepo(t, repo)
-	nightly := filepath.Join(repo, "releases", "5.1-nightly")
-	copyTree(t, filepath.Join(src, "testdata", "bad", "releases", "newer-5.1"), nightly)
+	nightly := filepath.Join(repo, "releases", "5.2-nightly")
+	copyTree(t, filepath.Join(src, "testdata", "bad", "releases", "newer-5.2"), nightly)
 	if err := os.MkdirAll(filepath.Join(repo, "ci"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -230,8 +230,8 @@ func TestMatrixEmitGitHub(t *testing.T) {
 	for _, c := range cells {
 		byName[c["cell"]] = c
 	}
-	cell := byName["5.1-full-x86_64"]
-	if cell["release_dir"] != "releases/5.1-nightly" || !strings.HasPrefix(cell["build_args"], "--profile full --arch x86_64 --release-dir releases/5.1-nightly --bootc --expect-id ") ||
+	cell := byName["5.2-full-x86_64"]
+	if cell["release_dir"] != "releases/5.2-nightly" || !strings.HasPrefix(cell["build_args"], "--profile full --arch x86_64 --release-dir releases/5.2-nightly --bootc --expect-id ") ||
 		!strings.HasSuffix(cell["build_args"], " "+cell["id"]) || len(cell["id"]) != 64 {
 		t.Errorf("cell of the release directory: %v; want the directory as a path in the repository, its own arguments and ID", cell)
 	}
@@ -333,11 +333,11 @@ func TestMatrixEmitGitHubErrors(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "repo")
 	gitRepo(t, repo)
 	inside := filepath.Join(repo, "rel")
-	copyTree(t, filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.1"), inside)
+	copyTree(t, filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.2"), inside)
 	outside := filepath.Join(t.TempDir(), "rel")
-	copyTree(t, filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.1"), outside)
-	spaced := filepath.Join(repo, "rel 5.1")
-	copyTree(t, filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.1"), spaced)
+	copyTree(t, filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.2"), outside)
+	spaced := filepath.Join(repo, "rel 5.2")
+	copyTree(t, filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.2"), spaced)
 	noRepo := t.TempDir()
 	base := []string{"matrix", "--profile", "full", "--arch", "x86_64"}
 	for _, tc := range []struct {
@@ -350,7 +350,7 @@ func TestMatrixEmitGitHubErrors(t *testing.T) {
 		{"no repository", noRepo, []string{"--release-dir", inside, "--emit", "github-workflow", "--tool-version", "v1.2.3"},
 			"--emit github-workflow with --release-dir: the jobs check out the repository of the working directory and read release directories from it: " + noRepo + ": not in a git work tree"},
 		{"a path no command line carries", repo, []string{"--release-dir", spaced, "--emit", "github"},
-			"--release-dir " + spaced + `: its path in the repository, "rel 5.1", cannot stand on a job's command line as it is`},
+			"--release-dir " + spaced + `: its path in the repository, "rel 5.2", cannot stand on a job's command line as it is`},
 		{"a development build", repo, []string{"--release", "5.0", "--emit", "github-workflow"},
 			"--emit github-workflow: microshift-compose (devel) is no version go install can fetch (a release tag such as v1.2.3, or a Go pseudo-version of a pushed commit): the workflow installs the microshift-compose that planned the cells; pass --tool-version VERSION"},
 		{"a dirty version", repo, []string{"--release", "5.0", "--emit", "github-workflow", "--tool-version", "v1.2.3-dirty"},

@@ -92,10 +92,10 @@ func TestBuildFormatJSON(t *testing.T) {
 
 // TestMatrix runs a matrix with a failing cell and a release newer than the
 // tool: one JSON summary, every other cell written exactly as build writes
-// it, the newer release's cells built with 5.0's rules and saying so.
+// it, the newer release's cells built with 5.1's rules and saying so.
 func TestMatrix(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "m")
-	newer := filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.1")
+	newer := filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.2")
 	stdout, stderr, code := runCLI(t, "matrix", "--profile", "minimal,full", "--arch", "x86_64,aarch64", "--release", "4.17,5.0",
 		"--release-dir", newer, "--output", out, "--jobs", "3")
 	if code != exitError {
@@ -123,14 +123,14 @@ func TestMatrix(t *testing.T) {
 		if err != nil || lock.ID != c.ID || lock.Release.Rules != c.Rules {
 			t.Errorf("cell %s: lock %v id %q rules %q, summary id %q rules %q", c.Cell, err, lock.ID, lock.Release.Rules, c.ID, c.Rules)
 		}
-		if c.Release == "5.1" && (c.Rules != "5.0" || !strings.Contains(strings.Join(c.Warnings, "\n"), "release 5.1 is newer than the releases microshift-compose knows (the newest is 5.0): built assuming 5.0's rules: ")) {
+		if c.Release == "5.2" && (c.Rules != "5.1" || !strings.Contains(strings.Join(c.Warnings, "\n"), "release 5.2 is newer than the releases microshift-compose knows (the newest is 5.1): built assuming 5.1's rules: ")) {
 			t.Errorf("cell %s of a newer release: rules %q, warnings %q", c.Cell, c.Rules, c.Warnings)
 		}
 	}
 	for _, want := range []string{
 		"cell 4.17-minimal-x86_64 failed: profile minimal leaves out networking-ovnk, which release 4.17 cannot honour",
-		"warning: release 5.1 is newer than the releases microshift-compose knows (the newest is 5.0): built assuming 5.0's rules: config in /etc/microshift/config.d/10-microshift-compose.yaml with 5.0's ",
-		"; refresh the knowledge from upstream's release-5.1 branch with 'make knowledge' in a microshift-compose source tree and rebuild, or use a microshift-compose that knows 5.1 (--strict-release refuses it) (5.1-minimal-x86_64, 5.1-minimal-aarch64, 5.1-full-x86_64, 5.1-full-aarch64)\n",
+		"warning: release 5.2 is newer than the releases microshift-compose knows (the newest is 5.1): built assuming 5.1's rules: config in /etc/microshift/config.d/10-microshift-compose.yaml with 5.1's ",
+		"; refresh the knowledge from upstream's release-5.2 branch with 'make knowledge' in a microshift-compose source tree and rebuild, or use a microshift-compose that knows 5.2 (--strict-release refuses it) (5.2-minimal-x86_64, 5.2-minimal-aarch64, 5.2-full-x86_64, 5.2-full-aarch64)\n",
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
@@ -144,7 +144,7 @@ func TestMatrix(t *testing.T) {
 	// A cell is what build writes for its selection, byte for byte.
 	for _, c := range [][]string{
 		{"5.0-full-aarch64", "--release", "5.0", "--profile", "full", "--arch", "aarch64"},
-		{"5.1-minimal-x86_64", "--release-dir", newer, "--profile", "minimal", "--arch", "x86_64"},
+		{"5.2-minimal-x86_64", "--release-dir", newer, "--profile", "minimal", "--arch", "x86_64"},
 	} {
 		single := filepath.Join(t.TempDir(), "b")
 		runCLI(t, append([]string{"build", "--output", single}, c[1:]...)...)
@@ -157,7 +157,7 @@ func TestMatrix(t *testing.T) {
 	stdout, _, code = runCLI(t, "matrix", "--profile", "full", "--arch", "x86_64", "--release", "5.0", "--release-dir", newer,
 		"--output", filepath.Join(t.TempDir(), "s"), "--strict-release")
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || code != exitError || sum.OK != 1 || sum.Failed != 1 ||
-		!strings.Contains(sum.Cells[1].Error, "release is newer than the releases microshift-compose knows (the newest is 5.0") {
+		!strings.Contains(sum.Cells[1].Error, "release is newer than the releases microshift-compose knows (the newest is 5.1") {
 		t.Errorf("matrix --strict-release: exit %d, %v, %+v", code, err, sum)
 	}
 }

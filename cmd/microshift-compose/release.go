@@ -42,6 +42,9 @@ type releaseJSON struct {
 	Version string `json:"version"`
 	Source  string `json:"source"`
 	Origin  string `json:"origin,omitempty"`
+	// Development marks an embedded stream of upstream's development
+	// branch (main): built with --release only, never by default.
+	Development bool `json:"development,omitempty"`
 	// RPMs are the release-info RPMs a fetched release came from.
 	RPMs  []releases.RPM    `json:"rpms,omitempty"`
 	Bases map[string]string `json:"bases"`
@@ -104,7 +107,7 @@ func newReleaseListCmd() *cobra.Command {
 			}
 			list := []releaseJSON{}
 			for _, r := range rels {
-				j := releaseJSON{Stream: r.Stream(), Version: r.Version.String(), Source: r.Source, Origin: r.Origin, RPMs: r.RPMs, Bases: map[string]string{}, Files: []string{}}
+				j := releaseJSON{Stream: r.Stream(), Version: r.Version.String(), Source: r.Source, Origin: r.Origin, Development: r.Development, RPMs: r.RPMs, Bases: map[string]string{}, Files: []string{}}
 				facts, err := know.For(r.Version)
 				if err != nil {
 					return fmt.Errorf("release %s: %w", r, err)
@@ -137,6 +140,9 @@ func newReleaseListCmd() *cobra.Command {
 					}
 				}
 				src := j.Source
+				if j.Development {
+					src += " (development, --release " + j.Stream + ")"
+				}
 				if j.Origin != "" {
 					src += ": " + j.Origin
 				}

@@ -149,7 +149,7 @@ func TestBuildWarnings(t *testing.T) {
 	secret := write("pull-secret.json", `{"auths":{"other.example.com":{"auth":"`+auth+`"}}}`)
 	lvmd := write("lvmd.yaml", "device-classes:\n- name: ssd\n  volume-group: vg_ssd\n  default: true\n- name: hdd\n  volume-group: vg_hdd\n")
 	key := write("cosign.pub", publicKeyPEM(t))
-	newer := filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.1")
+	newer := filepath.Join(root(t), "testdata", "bad", "releases", "newer-5.2")
 	manifests := filepath.Join(root(t), "testdata", "catalogs", "manifests")
 	killed := func(t *testing.T, out string) {
 		t.Helper()
@@ -178,7 +178,7 @@ func TestBuildWarnings(t *testing.T) {
 		{name: "nightly release", args: []string{"--profile", "networking-only", "--release", "4.19"},
 			want: "release base 4.19.0-0.nightly-", inLock: true},
 		{name: "release newer than the tool", args: []string{"--profile", "networking-only", "--release-dir", newer},
-			want: "release 5.1 is newer than the releases microshift-compose knows (the newest is 5.0): built assuming 5.0's rules", inLock: true},
+			want: "release 5.2 is newer than the releases microshift-compose knows (the newest is 5.1): built assuming 5.1's rules", inLock: true},
 		{name: "no CNI", args: []string{"--profile", "minimal", "--release", "4.19"},
 			want: "no CNI: MicroShift deploys no pod network (network.cniPlugin: none), so DNS, the router and service-ca never become ready and greenboot marks the boot red unless the image brings a CNI of its own", inLock: true},
 		{name: "red boot accepted", args: []string{"--profile", "storage-only", "--release", "4.18", "--allow-red-boot"},

@@ -25,6 +25,12 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		if c.Empty {
+			if len(c.DeviceClasses) != 0 || c.SocketName != "" {
+				t.Fatalf("an empty file with device classes or a socket: %+v", c)
+			}
+			return
+		}
 		defaults := 0
 		names := map[string]bool{}
 		for _, dc := range c.DeviceClasses {

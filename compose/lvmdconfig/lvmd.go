@@ -36,7 +36,12 @@ type Config struct {
 	// Source is the file path, for messages.
 	Source string
 	// Data is the file as written: it lands on the device unchanged.
-	Data          []byte
+	Data []byte
+	// Empty is set for a file without a document (empty, only comments,
+	// or null): what MicroShift does with it depends on the release (it
+	// crashes before 5.0 and refuses it from 5.0), so the plan, which knows
+	// the release, refuses it with that reason. It has no device classes.
+	Empty         bool
 	SocketName    string
 	DeviceClasses []DeviceClass
 }
@@ -93,7 +98,8 @@ func Load(file string) (*Config, error) {
 }
 
 // Parse checks an lvmd.yaml document; display names it in errors, which
-// are one line: "<display>: <field path>: <problem>".
+// are one line: "<display>: <field path>: <problem>". A file without a
+// document is no error here: Config.Empty says so.
 func Parse(display string, data []byte) (*Config, error) {
 	c, err := parse(data)
 	if err != nil {
@@ -125,7 +131,10 @@ func parse(data []byte) (*Config, error) {
 	}
 	c := &Config{}
 	if doc == nil {
-		return nil, errors.New("device-classes: must list at least one device class")
+		// No document, only comments, or null: MicroShift's YAML decoding
+		// leaves it no config at all, as for an empty file.
+		c.Empty = true
+		return c, nil
 	}
 	top, ok := doc.(map[string]any)
 	if !ok {

@@ -107,9 +107,9 @@ func TestReleaseRules(t *testing.T) {
 		{"kubelet a string", "5.0.0", "kubelet: max-pods\n", `kubelet: must be a mapping, got a string`},
 		{"tls profile old not empty", "5.0.0", "ingress:\n  tlsSecurityProfile:\n    old: {ciphers: [x]}\n", `ingress.tlsSecurityProfile.old: unknown key "ciphers" (ingress.tlsSecurityProfile.old takes an empty mapping)`},
 		// Values.
-		{"cniPlugin unknown", "4.18.0", "network:\n  cniPlugin: calico\n", `network.cniPlugin: "calico" is not one of "", "ovnk", "none" (MicroShift 4.18)`},
-		{"cniPlugin upper case", "5.0.0", "network:\n  cniPlugin: OVNK\n", `network.cniPlugin: "OVNK" is not one of "", "ovnk", "none" (MicroShift 5.0)`},
-		{"storage driver unknown", "4.17.0", "storage:\n  driver: topolvm\n", `storage.driver: "topolvm" is not one of "", "lvms", "none" (MicroShift 4.17)`},
+		{"cniPlugin unknown", "4.18.0", "network:\n  cniPlugin: calico\n", `network.cniPlugin: "calico" is not one of "", "none", "ovnk" (MicroShift 4.18)`},
+		{"cniPlugin upper case", "5.0.0", "network:\n  cniPlugin: OVNK\n", `network.cniPlugin: "OVNK" is not one of "", "none", "ovnk" (MicroShift 5.0)`},
+		{"storage driver unknown", "4.17.0", "storage:\n  driver: topolvm\n", `storage.driver: "topolvm" is not one of "", "none", "lvms" (MicroShift 4.17)`},
 		{"multus Removed on 4.21", "4.21.0", "network:\n  multus:\n    status: Removed\n", `network.multus.status: "Removed" is not one of "", "Enabled", "Disabled" (MicroShift 4.21)`},
 		{"multus Managed on 4.19", "4.19.0", "network:\n  multus:\n    status: Managed\n", `network.multus.status: "Managed" is not one of "", "Enabled", "Disabled" (MicroShift 4.19)`},
 		{"multus Disabled", "5.0.0", "network:\n  multus:\n    status: Disabled\n", ``},

@@ -32,7 +32,11 @@ type Plan struct {
 	// Components are the selected components in apply order.
 	Components []Component `json:"components"`
 	Packages   []Package   `json:"packages"`
-	Images     []Image     `json:"images"`
+	// Repositories are the RPM repositories packages come from besides
+	// the OS's and MicroShift's own (a component's [[repositories]]):
+	// osbuild needs them among its sources, a bootc build host enabled.
+	Repositories []Repository `json:"repositories,omitempty"`
+	Images       []Image      `json:"images"`
 	// Config is the MicroShift config the plan writes, as a tree: what
 	// differs from MicroShift's defaults and from what the plan's RPMs set
 	// themselves.
@@ -194,6 +198,17 @@ type Package struct {
 	// Version is an exact version ("4.18.7"), a glob ("4.18.*"), or ""
 	// for any.
 	Version    string   `json:"version"`
+	Components []string `json:"components"`
+}
+
+// Repository is an RPM repository a plan's packages come from.
+type Repository struct {
+	// ID is the repository ID, $basearch expanded for the plan's arch.
+	ID      string `json:"id"`
+	Name    string `json:"name,omitempty"`
+	BaseURL string `json:"baseurl"`
+	// Packages are the plan's packages it provides.
+	Packages   []string `json:"packages"`
 	Components []string `json:"components"`
 }
 

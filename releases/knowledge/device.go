@@ -70,7 +70,19 @@ type NamespaceFunction struct {
 // check lists them.
 var WorkloadKinds = []string{"Deployment", "DaemonSet", "StatefulSet"}
 
+// Lvmd is what a release does with an empty lvmd.yaml.
+type Lvmd struct {
+	Range
+	// EmptyFile says what MicroShift does with an lvmd.yaml that holds no
+	// document (empty, or only comments): one line.
+	EmptyFile string
+}
+
 type deviceTOML struct {
+	Lvmd []struct {
+		Release   string `toml:"release"`
+		EmptyFile string `toml:"empty_file"`
+	} `toml:"lvmd"`
 	LVMSStorageClasses []struct {
 		Release                string   `toml:"release"`
 		Provisioner            string   `toml:"provisioner"`
@@ -94,6 +106,17 @@ type deviceTOML struct {
 
 // parseDevice checks and adds the device storage and health check facts.
 func (k *Knowledge) parseDevice(name string, doc deviceTOML, rng func(where, s string) (Range, error)) error {
+	for i, l := range doc.Lvmd {
+		where := fmt.Sprintf("lvmd[%d]", i)
+		r, err := rng(where, l.Release)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(l.EmptyFile) == "" {
+			return fmt.Errorf("%s: %s: empty_file: required", name, where)
+		}
+		k.Lvmds = append(k.Lvmds, Lvmd{Range: r, EmptyFile: oneLine(l.EmptyFile)})
+	}
 	for i, s := range doc.LVMSStorageClasses {
 		where := fmt.Sprintf("lvms_storage_classes[%d]", i)
 		r, err := rng(where, s.Release)
@@ -163,7 +186,14 @@ func shellName(s string) bool {
 }
 
 // deviceFacts picks the first matching entry of each table for v.
-func (k *Knowledge) deviceFacts(v *semver.Version) (*LVMSStorageClasses, *HealthCheck) {
+func (k *Knowledge) deviceFacts(v *semver.Version) (*LVMSStorageClasses, *HealthCheck, *Lvmd) {
+	var lvmd *Lvmd
+	for i := range k.Lvmds {
+		if k.Lvmds[i].Matches(v) {
+			lvmd = &k.Lvmds[i]
+			break
+		}
+	}
 	var storage *LVMSStorageClasses
 	for i := range k.LVMSStorageClasses {
 		if k.LVMSStorageClasses[i].Matches(v) {
@@ -178,5 +208,5 @@ func (k *Knowledge) deviceFacts(v *semver.Version) (*LVMSStorageClasses, *Health
 			break
 		}
 	}
-	return storage, check
+	return storage, check, lvmd
 }

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -36,12 +37,16 @@ var data embed.FS
 
 // Knowledge is every release range's facts, as loaded.
 type Knowledge struct {
-	ConfigFiles       []ConfigFile
-	Distros           []Distro
-	Upgrades          []UpgradeRule
-	Kubernetes        map[string]string // stream -> Kubernetes major.minor
-	Packages          map[string]Range
-	PackageConfigs    []PackageConfig
+	ConfigFiles    []ConfigFile
+	Distros        []Distro
+	Upgrades       []UpgradeRule
+	Kubernetes     map[string]string // stream -> Kubernetes major.minor
+	Packages       map[string]Range
+	PackageConfigs []PackageConfig
+	// PackageFiles are the files each RPM installs under /etc.
+	PackageFiles []PackageFile
+	// PackageReads are the drop-in globs RPMs' own configs read.
+	PackageReads      []PackageRead
 	MissingCapability []CapabilityWarning
 	Config            *Schema
 	// LVMSStorageClasses and HealthChecks are the device storage and
@@ -51,6 +56,8 @@ type Knowledge struct {
 	// ExistingNamespaces are the namespaces devices have before their
 	// manifests are applied (namespaces.go).
 	ExistingNamespaces []ExistingNamespaces
+	// Lvmds say what MicroShift does with an empty lvmd.yaml.
+	Lvmds []Lvmd
 	// Digest is the sha256 (hex) of the data files the knowledge was
 	// parsed from: part of a plan's composition ID.
 	Digest string
@@ -111,6 +118,24 @@ type PackageConfig struct {
 	Settings map[string]any
 }
 
+// PackageFile is a file an RPM installs under /etc.
+type PackageFile struct {
+	Range
+	Package string
+	Path    string
+}
+
+// PackageRead is a drop-in glob an RPM's own config makes it read: the
+// observability collector's scrape_config_files.
+type PackageRead struct {
+	Range
+	Package string
+	// Glob is a path.Match pattern under /etc.
+	Glob string
+	// Key is the config key naming the glob in File, the package's config.
+	Key, File string
+}
+
 // CapabilityWarning is what the device does without a capability.
 type CapabilityWarning struct {
 	Range
@@ -138,6 +163,10 @@ type Release struct {
 	Kubernetes string
 	// PackageConfigs are the drop-ins the release's RPMs ship.
 	PackageConfigs []PackageConfig
+	// PackageFiles are the files the release's RPMs install under /etc.
+	PackageFiles []PackageFile
+	// PackageReads are the drop-in globs the release's RPMs read.
+	PackageReads []PackageRead
 	// Config is the config keys the release accepts.
 	Config *Rules
 	// LVMSStorageClasses is how lvmd's device classes become StorageClasses;
@@ -146,6 +175,9 @@ type Release struct {
 	// HealthCheck is how the device's greenboot check waits for the plan's
 	// workloads; nil when the knowledge has none for the release.
 	HealthCheck *HealthCheck
+	// Lvmd is what the release does with an empty lvmd.yaml; nil when the
+	// knowledge has nothing for it.
+	Lvmd *Lvmd
 	// Rules is the release ("5.0") whose facts these are: the release's
 	// own stream, or, for a release newer than every release the data
 	// knows (a nightly of the next minor), the newest known one, whose
@@ -220,6 +252,16 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 			r.PackageConfigs = append(r.PackageConfigs, pc)
 		}
 	}
+	for _, pf := range k.PackageFiles {
+		if pf.Matches(v) {
+			r.PackageFiles = append(r.PackageFiles, pf)
+		}
+	}
+	for _, pr := range k.PackageReads {
+		if pr.Matches(v) {
+			r.PackageReads = append(r.PackageReads, pr)
+		}
+	}
 	for _, w := range k.MissingCapability {
 		if w.Matches(v) {
 			if _, dup := r.missingCap[w.Capability]; !dup {
@@ -228,7 +270,7 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 		}
 	}
 	r.Config = k.Config.For(v)
-	r.LVMSStorageClasses, r.HealthCheck = k.deviceFacts(v)
+	r.LVMSStorageClasses, r.HealthCheck, r.Lvmd = k.deviceFacts(v)
 	r.namespaces = k.namespacesFor(v)
 	r.Rules = r.Stream()
 	if newest := k.Newest(); newest != nil && v.GreaterThan(newest) && (v.Major() != newest.Major() || v.Minor() != newest.Minor()) {
@@ -306,6 +348,18 @@ type releasesTOML struct {
 		File    string         `toml:"file"`
 		Config  map[string]any `toml:"config"`
 	} `toml:"package_config"`
+	PackageFile []struct {
+		Package string `toml:"package"`
+		Release string `toml:"release"`
+		Path    string `toml:"path"`
+	} `toml:"package_file"`
+	PackageReads []struct {
+		Package string `toml:"package"`
+		Release string `toml:"release"`
+		Glob    string `toml:"glob"`
+		Key     string `toml:"key"`
+		File    string `toml:"file"`
+	} `toml:"package_reads"`
 	MissingCapability []struct {
 		Capability string `toml:"capability"`
 		Release    string `toml:"release"`
@@ -397,6 +451,32 @@ func Parse(releasesName string, releasesData []byte, configName string, configDa
 		settings := map[string]any{}
 		flatten("", pc.Config, settings)
 		k.PackageConfigs = append(k.PackageConfigs, PackageConfig{Range: r, Package: pc.Package, File: pc.File, Settings: settings})
+	}
+	for i, pf := range doc.PackageFile {
+		r, err := rng(fmt.Sprintf("package_file[%d]", i), pf.Release)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := k.Packages[pf.Package]; !ok {
+			return nil, fmt.Errorf("%s: package_file[%d]: package %q is not in [packages]", releasesName, i, pf.Package)
+		}
+		if !strings.HasPrefix(pf.Path, "/etc/") || path.Clean(pf.Path) != pf.Path {
+			return nil, fmt.Errorf("%s: package_file[%d]: path %q is not a clean path under /etc/", releasesName, i, pf.Path)
+		}
+		k.PackageFiles = append(k.PackageFiles, PackageFile{Range: r, Package: pf.Package, Path: pf.Path})
+	}
+	for i, pr := range doc.PackageReads {
+		r, err := rng(fmt.Sprintf("package_reads[%d]", i), pr.Release)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := k.Packages[pr.Package]; !ok {
+			return nil, fmt.Errorf("%s: package_reads[%d]: package %q is not in [packages]", releasesName, i, pr.Package)
+		}
+		if _, err := path.Match(pr.Glob, ""); err != nil || !strings.HasPrefix(pr.Glob, "/etc/") || strings.TrimSpace(pr.Key) == "" {
+			return nil, fmt.Errorf("%s: package_reads[%d]: glob %q is not a pattern under /etc/, or key is missing", releasesName, i, pr.Glob)
+		}
+		k.PackageReads = append(k.PackageReads, PackageRead{Range: r, Package: pr.Package, Glob: pr.Glob, Key: pr.Key, File: pr.File})
 	}
 	for i, w := range doc.MissingCapability {
 		r, err := rng(fmt.Sprintf("missing_capability[%d]", i), w.Release)

@@ -143,15 +143,17 @@ func TestFor(t *testing.T) {
 		{"4.19.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.6", "1.32", true, true, false},
 		{"4.22.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "1.35", true, true, false},
 		{"5.0.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "1.36", true, true, false},
+		{"5.1.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "1.36", true, true, false},
 		// A release newer than the data: the open-ended ranges apply.
 		{"5.2.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "", true, true, false},
+		{"5.3.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "", true, true, false},
 		{"6.0.0", "/etc/microshift/config.d/10-microshift-compose.yaml", "rhel-9.8", "", true, true, false},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			r := factsFor(t, tc.version)
 			wantRules, newer := r.Stream(), false
 			if tc.kubernetes == "" {
-				wantRules, newer = "5.0", true
+				wantRules, newer = "5.1", true
 			}
 			if r.Rules != wantRules || r.Newer != newer {
 				t.Errorf("rules %q (newer %v), want %q (%v)", r.Rules, r.Newer, wantRules, newer)
@@ -272,6 +274,7 @@ func TestDistrosAndBootcBases(t *testing.T) {
 		{"4.21.0", []distro{{"rhel-9.6", "registry.redhat.io/rhel9-eus/rhel-9.6-bootc:9.6", "edge-commit"}, {"rhel-10.0", "registry.redhat.io/rhel10/rhel-bootc:10.0", ""}}},
 		{"4.22.0", []distro{{"rhel-9.8", "registry.redhat.io/rhel9/rhel-bootc:9.8", "edge-commit"}, {"rhel-10.2", "registry.redhat.io/rhel10/rhel-bootc:10.2", ""}}},
 		{"5.0.0", []distro{{"rhel-9.8", "registry.redhat.io/rhel9/rhel-bootc:9.8", "edge-commit"}, {"rhel-10.2", "registry.redhat.io/rhel10/rhel-bootc:10.2", ""}}},
+		{"5.1.0", []distro{{"rhel-9.8", "registry.redhat.io/rhel9/rhel-bootc:9.8", "edge-commit"}, {"rhel-10.2", "registry.redhat.io/rhel10/rhel-bootc:10.2", ""}}},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			r := factsFor(t, tc.version)

@@ -86,7 +86,7 @@ func (k *Key) AllowsValue(v any) bool {
 	return false
 }
 
-// ValueList formats Values for messages: "", "ovnk", "none".
+// ValueList formats Values for messages: "", "none", "ovnk".
 func (k *Key) ValueList() string {
 	parts := make([]string, len(k.Values))
 	for i, v := range k.Values {

@@ -88,9 +88,14 @@ type FileUpdate struct {
 	// have, left as they were (e.g. lvms_operator in a payload update of
 	// the core file).
 	Kept []string `json:"kept"`
-	path string
-	old  []byte
-	new  []byte
+	// NotUpdated says why a file a payload was to update took nothing from
+	// it (none of its images are payload tags: the metrics files, whose
+	// images OpenShift's payload does not carry), so it stays at its old
+	// release.base; "" for a file the update fed.
+	NotUpdated string `json:"not_updated,omitempty"`
+	path       string
+	old        []byte
+	new        []byte
 }
 
 // ImageChange is a new reference for a key.
@@ -180,6 +185,9 @@ type source struct {
 	// baseRule: "any" sets release.base on a file when it supplies one of
 	// its images, "all" when it supplies every one.
 	baseRule string
+	// payload: an OpenShift payload, which every selected file of its arch
+	// expects to take images from.
+	payload  bool
 	supplied int
 }
 
@@ -282,7 +290,7 @@ func newSources(o UpdateOptions) (*sources, error) {
 		}
 		s.payloads[a] = &source{
 			label: fmt.Sprintf("payload %s (%s)", p.Source, p.Version), what: "tag",
-			names: p.Names(), find: p.Lookup, version: p.Version, byName: true, baseRule: "any",
+			names: p.Names(), find: p.Lookup, version: p.Version, byName: true, baseRule: "any", payload: true,
 		}
 	}
 	if o.CSV != nil {
@@ -356,8 +364,34 @@ func apply(dir string, raw map[string]*dirFile, selected []*releases.File, m map
 		if src.version != "" && supplied > 0 && (src.baseRule == "any" || supplied == len(f.Images)) {
 			nf.Base = src.version
 		}
+		if src.payload && supplied == 0 && len(f.Images) > 0 {
+			fu.NotUpdated = notUpdated(f, src, m)
+			u.Warnings = append(u.Warnings, fmt.Sprintf("%s: not updated: %s", fu.path, fu.NotUpdated))
+		}
 	}
 	return u, work
+}
+
+// notUpdated says why a payload fed none of a file's images, and how to
+// update the file: a --map for keys a payload tag is spelled close to,
+// else the file's own source.
+func notUpdated(f *releases.File, src *source, m map[string]string) string {
+	var keys, maps []string
+	for _, im := range f.Images {
+		keys = append(keys, im.Key)
+		if _, mapped := m[im.Key]; mapped {
+			continue
+		}
+		if s := suggest.Closest(im.Key, src.names); s != "" {
+			maps = append(maps, "--map "+im.Key+"="+s)
+		}
+	}
+	how := fmt.Sprintf("update it from its images' own source (release update --component %s with --csv or --resolve-tags)", ComponentName(f))
+	if len(maps) > 0 {
+		how = "if the payload's tag is the image, map it: " + strings.Join(maps, " ")
+	}
+	return fmt.Sprintf("%s has none of its images (%s), so it stays at release.base %s; %s",
+		src.label, strings.Join(keys, ", "), f.Base, how)
 }
 
 // selectFiles picks the files an update works on; see UpdateOptions.Selection.

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,6 +158,12 @@ func TestUpdateReport(t *testing.T) {
 // the files already hold: the core file and the files with its base.
 func synthPayload(t *testing.T, rel *releases.Release, arch releases.Arch) *rebase.Payload {
 	t.Helper()
+	return synthPayloadWith(t, rel, arch, nil)
+}
+
+// synthPayloadWith is synthPayload with extra tags (name -> image).
+func synthPayloadWith(t *testing.T, rel *releases.Release, arch releases.Arch, extra map[string]string) *rebase.Payload {
+	t.Helper()
 	core := rel.File("", arch)
 	type tag struct {
 		Name string `json:"name"`
@@ -183,6 +191,11 @@ func synthPayload(t *testing.T, rel *releases.Release, arch releases.Arch) *reba
 			tags = append(tags, tg)
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(extra)) {
+		tg := tag{Name: name}
+		tg.From.Kind, tg.From.Name = "DockerImage", extra[name]
+		tags = append(tags, tg)
+	}
 	doc := map[string]any{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1",
 		"metadata": map[string]any{"name": core.Base}, "spec": map[string]any{"tags": tags}}
 	data, err := json.Marshal(doc)
@@ -194,6 +207,72 @@ func synthPayload(t *testing.T, rel *releases.Release, arch releases.Arch) *reba
 		t.Fatalf("ParsePayload(synthetic) = %v", err)
 	}
 	return p
+}
+
+// A payload updates the files of its arch that follow the OpenShift
+// release; a file whose images the payload does not carry (the metrics
+// files of 5.0: their keys are no payload tags) keeps its old base, and the
+// update says so for each, with a --map where a payload tag is spelled
+// close to a key.
+func TestUpdateSaysWhatItCouldNotUpdate(t *testing.T) {
+	dir := copyRelease(t, "main")
+	rel := loadRelease(t, dir)
+	for _, tc := range []struct {
+		name  string
+		extra map[string]string
+		hint  map[string]string // file -> the end of its reason
+	}{
+		{"no close tag", nil, map[string]string{
+			"release-kube-state-metrics-x86_64.json": "update it from its images' own source (release update --component kube-state-metrics with --csv or --resolve-tags)",
+			"release-metrics-server-x86_64.json":     "update it from its images' own source (release update --component metrics-server with --csv or --resolve-tags)",
+			"release-node-exporter-x86_64.json":      "update it from its images' own source (release update --component node-exporter with --csv or --resolve-tags)",
+		}},
+		{"a tag spelled close", map[string]string{"metrics-server": "quay.io/openshift-release-dev/ocp-v5.0-art-dev@sha256:" + strings.Repeat("ab", 32)}, map[string]string{
+			"release-kube-state-metrics-x86_64.json": "update it from its images' own source (release update --component kube-state-metrics with --csv or --resolve-tags)",
+			"release-metrics-server-x86_64.json":     "if the payload's tag is the image, map it: --map metrics_server=metrics-server",
+			"release-node-exporter-x86_64.json":      "update it from its images' own source (release update --component node-exporter with --csv or --resolve-tags)",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := synthPayloadWith(t, rel, releases.X86_64, tc.extra)
+			u, err := rebase.Prepare(context.Background(), dir, rebase.UpdateOptions{Payloads: map[releases.Arch]*rebase.Payload{releases.X86_64: p}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, f := range u.Files {
+				if f.NotUpdated == "" {
+					continue
+				}
+				got[f.Name] = f.NotUpdated
+				prefix := fmt.Sprintf("payload synthetic-x86_64 (%s) has none of its images (%s), so it stays at release.base %s; ",
+					rel.Base(releases.X86_64), strings.Join(imageKeys(rel.File(f.Component, releases.X86_64)), ", "), f.OldBase)
+				if !strings.HasPrefix(f.NotUpdated, prefix) || f.NewBase != f.OldBase || f.Changed() {
+					t.Errorf("%s: NotUpdated %q, base %s -> %s; want the prefix %q and the old base", f.Name, f.NotUpdated, f.OldBase, f.NewBase, prefix)
+				}
+			}
+			if len(got) != len(tc.hint) {
+				t.Errorf("not updated: %v; want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(tc.hint)))
+			}
+			for name, hint := range tc.hint {
+				if !strings.HasSuffix(got[name], hint) {
+					t.Errorf("%s: NotUpdated %q, want it to end %q", name, got[name], hint)
+				}
+				w := filepath.Join(dir, name) + ": not updated: " + got[name]
+				if !slices.Contains(u.Warnings, w) {
+					t.Errorf("warnings %q lack %q", u.Warnings, w)
+				}
+			}
+		})
+	}
+}
+
+func imageKeys(f *releases.File) []string {
+	var keys []string
+	for _, im := range f.Images {
+		keys = append(keys, im.Key)
+	}
+	return keys
 }
 
 // synthCSV is a CSV whose relatedImages are exactly one file's images and
