@@ -32,6 +32,8 @@ const fileFlagUsage = "composition file (TOML; keys in docs/composition.schema.j
 
 func (o *fileOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.Path, "file", "f", "", fileFlagUsage)
+	// Only fails for an unknown flag.
+	_ = cmd.MarkFlagFilename("file", "toml")
 }
 
 // apply reads the file and sets the flags of cmd it gives that the command
