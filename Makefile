@@ -12,7 +12,7 @@ export CGO_ENABLED ?= 0
 
 ARGS ?= build --profile full --arch x86_64 --output out/
 
-.PHONY: all build run test test-deps bench-smoke lint install docs man completions release-assets image image-rootfs bench fuzz clean tags goreleaser-check goreleaser-snapshot knowledge knowledge-pinned
+.PHONY: all build run test test-deps bench-smoke lint install docs man completions release-assets image image-rootfs bench fuzz clean tags goreleaser-tool goreleaser-check goreleaser-snapshot knowledge knowledge-pinned
 
 # What `microshift-compose version` says (hack/version.sh): the tag or a
 # pseudo-version, the commit, and the commit's date (not the build's, so
@@ -38,11 +38,21 @@ run: build
 # the tests. Without ../shared (a user's clone) the suite is skipped. The
 # tests keep their osbuild definitions cache in bin/cache, not the user's.
 CONFORMANCE := $(CURDIR)/bin/conformance.txt
+# The packages to test (TEST_PACKAGES=./compose/... for some). The slowest
+# come first, so that they start as soon as they are compiled instead of
+# ending the run alone; go test lists each package once.
+TEST_PACKAGES ?= ./cmd/microshift-compose ./internal/repo ./...
+# go test -json runs through hack/testprogress, which prints go test's
+# line per package and the output of failed tests, says every 30 s which
+# packages and tests are running (or that packages are compiling), lists
+# the skipped tests with their reasons and the slowest tests, and writes
+# every package's full output to bin/test.log.
 # -timeout 30m: the command tests drive real registries, podman builds and
 # the binary; on a loaded 2-core machine they can pass the default 10 minutes.
 test: test-deps
 	@mkdir -p bin && rm -f $(CONFORMANCE)
-	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache MICROSHIFT_GIT_DIR=$(MICROSHIFT) $(GO) test -count=1 -timeout 30m ./...
+	@$(GO) build -o bin/testprogress ./hack/testprogress
+	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache MICROSHIFT_GIT_DIR=$(MICROSHIFT) ./bin/testprogress -log bin/test.log -- $(GO) test -json -count=1 -timeout 30m $(TEST_PACKAGES)
 	@if [ -f $(CONFORMANCE) ]; then cat $(CONFORMANCE); else echo "conformance: skipped (needs the upstream reference files in ../shared)"; fi
 
 # The release data, generated from a MicroShift git directory (bare or not,
@@ -64,29 +74,38 @@ knowledge-pinned:
 # Runs every Go benchmark once, so that `make bench` cannot rot unseen
 # (CI runs it; nothing is timed).
 bench-smoke: test-deps
-	MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./...
+	@mkdir -p bin && $(GO) build -o bin/testprogress ./hack/testprogress
+	MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache ./bin/testprogress -log bin/bench-smoke.log -slowest 0 -- $(GO) test -json -count=1 -run '^$$' -bench . -benchtime 1x ./...
 
-# Installs the real tools tests use (Debian packages); CI runs on fresh machines.
-# cosign (the signature tests sign and verify with it) and helm (the chart
+# Installs the real tools tests use (Debian packages); CI runs on fresh
+# machines. The pinned Go tools are built from the Go module proxy once per
+# machine into a shared cache (hack/tool.sh: ~/.cache/microshift-compose/tools,
+# or $$MICROSHIFT_COMPOSE_TOOL_CACHE; one directory per Go version) and
+# linked into bin/, so that a fresh clone does not build them again:
+# cosign (the signature tests sign and verify with it), helm (the chart
 # tests compare with helm template; the same Helm the build renders with)
-# are built pinned from the Go module proxy into bin/ once.
+# and goreleaser (internal/repo runs `goreleaser check` and a snapshot
+# release). MICROSHIFT_COMPOSE_SKIP_RELEASE=1 skips the release tests (the
+# goreleaser snapshot, the container image) outside CI, and building
+# goreleaser for them; with CI=true it changes nothing.
 COSIGN_VERSION ?= v2.5.3
 HELM_VERSION ?= v3.19.0
-# goreleaser (internal/repo runs `goreleaser check` and a snapshot release)
-# is built pinned into bin/ once too.
 GORELEASER_VERSION ?= v2.12.0
-GORELEASER := bin/goreleaser
-test-deps: $(GORELEASER)
+# $(call go-tool,PACKAGE,VERSION,NAME): bin/NAME, a link into the cache.
+go-tool = mkdir -p bin && p=$$(./hack/tool.sh go $(1) $(2)) && ln -sfn "$$p" bin/$(3)
+SKIP_RELEASE_LOCALLY := $(if $(CI),,$(MICROSHIFT_COMPOSE_SKIP_RELEASE))
+test-deps:
 	./hack/install-test-deps.sh
-	@[ -x bin/cosign ] || { echo "building cosign $(COSIGN_VERSION) into bin/ (once)"; GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/bin $(GO) install github.com/sigstore/cosign/v2/cmd/cosign@$(COSIGN_VERSION); }
-	@[ -x bin/helm ] || { echo "building helm $(HELM_VERSION) into bin/ (once)"; GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/bin $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION); }
+	@$(call go-tool,github.com/sigstore/cosign/v2/cmd/cosign,$(COSIGN_VERSION),cosign)
+	@$(call go-tool,helm.sh/helm/v3/cmd/helm,$(HELM_VERSION),helm)
+	@$(if $(SKIP_RELEASE_LOCALLY),echo "MICROSHIFT_COMPOSE_SKIP_RELEASE is set: not building goreleaser; the release tests skip",$(call go-tool,github.com/goreleaser/goreleaser/v2,$(GORELEASER_VERSION),goreleaser))
 
 STATICCHECK_VERSION ?= v0.8.0
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@[ -x bin/staticcheck ] || GOFLAGS= GOBIN=$(CURDIR)/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	@$(call go-tool,honnef.co/go/tools/cmd/staticcheck,$(STATICCHECK_VERSION),staticcheck)
 	./bin/staticcheck -tags $(TAGS) ./...
 
 install:
@@ -101,11 +120,13 @@ docs:
 # (.goreleaser.yaml runs `make release-assets VERSION=<its version>` first).
 # The man pages' date is the commit's (SOURCE_DATE_EPOCH), so a release is
 # reproducible; their footer names VERSION (the test binary that writes
-# them is not the stamped binary, so it is told).
+# them is not the stamped binary, so it is told). -trimpath: the test
+# binary compiled in another copy of the source (the goreleaser snapshot
+# test's) comes from the build cache.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 man:
 	rm -rf manpages && mkdir -p manpages
-	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) test ./cmd/microshift-compose -run '^TestManPages$$' -count=1 -man-dir=$(CURDIR)/manpages -man-version=$(VERSION)
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) test -trimpath ./cmd/microshift-compose -run '^TestManPages$$' -count=1 -man-dir=$(CURDIR)/manpages -man-version=$(VERSION)
 	gzip -n -9 manpages/*.1
 
 completions: build
@@ -164,15 +185,14 @@ tags:
 clean:
 	rm -rf bin out dist manpages completions
 
-# goreleaser, built pinned from the Go module proxy into bin/ once (the
-# tests run `goreleaser check` and a snapshot release with it).
-$(GORELEASER):
-	@echo "building goreleaser $(GORELEASER_VERSION) into bin/ (once)"
-	GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/bin $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+# goreleaser, built pinned from the Go module proxy once per machine
+# (hack/tool.sh) and linked into bin/.
+goreleaser-tool:
+	@$(call go-tool,github.com/goreleaser/goreleaser/v2,$(GORELEASER_VERSION),goreleaser)
 
-goreleaser-check: $(GORELEASER)
-	./$(GORELEASER) check
+goreleaser-check: goreleaser-tool
+	./bin/goreleaser check
 
 # A local release without publishing: archives, RPM, DEB and checksums in dist/.
-goreleaser-snapshot: $(GORELEASER)
-	./$(GORELEASER) release --snapshot --clean --skip=publish
+goreleaser-snapshot: goreleaser-tool
+	./bin/goreleaser release --snapshot --clean --skip=publish

@@ -13,6 +13,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/internal/transfer"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
@@ -45,6 +46,9 @@ type Diff struct {
 	// other resources.
 	Manifests []ManifestChange `json:"manifests"`
 	Footprint *FootprintChange `json:"footprint,omitempty"`
+	// Transfer is what the update moves across an air gap, when the
+	// images were read (diff --resolve-sizes or --from; see AddTransfer).
+	Transfer *transfer.Report `json:"transfer,omitempty"`
 	// Upgrade says whether a device running the old build can take the
 	// new one (MicroShift of the new release starts on the old one's
 	// data, by its own rule); absent when both are one major.minor.
@@ -444,6 +448,9 @@ func (d *Diff) Markdown() []byte {
 	}
 	if d.Footprint != nil {
 		d.Footprint.markdown(&b)
+	}
+	if d.Transfer != nil {
+		d.Transfer.Markdown(&b)
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(&b, "\nNote: %s\n", text.MarkdownText(n))

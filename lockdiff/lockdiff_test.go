@@ -2,6 +2,9 @@ package lockdiff_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"path/filepath"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/internal/transfer"
 	"github.com/microshift-compose/microshift-compose/lockdiff"
 )
 
@@ -142,5 +146,52 @@ func TestMarkdownHostileValues(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("the Markdown lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// fakeContents stands in for the manifests of the golden locks' images
+// (whose registries the tests cannot reach): every image of a repository
+// shares that repository's base layer; its own layer and manifest follow
+// from its reference. Sizes follow from the digests, so the golden files
+// are stable.
+func fakeContents(refs []string, arch string) (map[string]transfer.Image, error) {
+	blob := func(s string, scale int64) transfer.Blob {
+		sum := sha256.Sum256([]byte(arch + "\x00" + s))
+		return transfer.Blob{Digest: "sha256:" + hex.EncodeToString(sum[:]), Size: scale + int64(binary.BigEndian.Uint32(sum[:4])%uint32(scale))}
+	}
+	out := map[string]transfer.Image{}
+	for _, ref := range refs {
+		repo, _, _ := strings.Cut(ref, "@")
+		repo, _, _ = strings.Cut(repo, ":")
+		out[ref] = transfer.Image{
+			Manifests: []transfer.Blob{blob("manifest "+ref, 1<<10)},
+			Blobs:     []transfer.Blob{blob("base "+repo, 40<<20), blob("layer "+ref, 4<<20)},
+		}
+	}
+	return out, nil
+}
+
+// What an update moves, for updates a pull request makes: a profile
+// adding components (new repositories: their base layers move), and a
+// release (re-digested images: only their own layers move).
+func TestTransferGolden(t *testing.T) {
+	for _, tc := range []struct{ name, old, new string }{
+		{"transfer-minimal-to-full-5.0-x86_64", "golden/5.0/minimal-x86_64/compose.lock.json", "golden/5.0/full-x86_64/compose.lock.json"},
+		{"transfer-full-4.18-to-5.0-aarch64", "golden/4.18/full-aarch64/compose.lock.json", "golden/5.0/full-aarch64/compose.lock.json"},
+		{"transfer-same", "golden/5.0/full-x86_64/compose.lock.json", "golden/5.0/full-x86_64/compose.lock.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := load(t, testdata(strings.Split(tc.old, "/")...))
+			b := load(t, testdata(strings.Split(tc.new, "/")...))
+			d := lockdiff.Compare(a, b)
+			if err := d.AddTransfer(a, b, fakeContents); err != nil {
+				t.Fatal(err)
+			}
+			if d.Transfer == nil {
+				t.Fatal("AddTransfer() added nothing")
+			}
+			golden(t, tc.name+".md", d.Markdown())
+			golden(t, tc.name+".json", asJSON(t, d.Transfer))
+		})
 	}
 }

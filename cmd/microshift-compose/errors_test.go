@@ -856,6 +856,36 @@ var badInputs = []badInput{
 		code: exitError,
 	},
 	{
+		name: "serve/not a layout",
+		args: []string{"serve", "oci:{out}"},
+		want: "oci:{out}: not an OCI image layout (no oci-layout in it)",
+		code: exitError,
+	},
+	{
+		name: "serve/a registry",
+		args: []string{"serve", "docker://mirror.example.com:5000/microshift"},
+		want: `"docker://mirror.example.com:5000/microshift": serve takes oci:DIR or oci-archive:FILE, an OCI layout or archive (what mirror --to writes)`,
+		code: exitUsage,
+	},
+	{
+		name: "serve/a certificate that does not parse",
+		args: []string{"serve", "oci:{out}", "--tls-cert", "{out}/images.txt", "--tls-key", "{out}/images.txt"},
+		want: "loading the TLS certificate {out}/images.txt and key {out}/images.txt: tls: failed to find any PEM data in certificate input",
+		code: exitError,
+	},
+	{
+		name: "serve/a certificate without its key",
+		args: []string{"serve", "oci:{out}", "--tls-cert", "{out}/images.txt"},
+		want: "--tls-cert and --tls-key go together: give both for HTTPS, or neither",
+		code: exitUsage,
+	},
+	{
+		name: "serve/htpasswd not bcrypt",
+		args: []string{"serve", "oci:{out}", "--htpasswd", "{bad}/serve/htpasswd-md5"},
+		want: `{bad}/serve/htpasswd-md5:2: user "edge": the hash is not bcrypt, the only kind the registry accepts (make it with htpasswd -B)`,
+		code: exitError,
+	},
+	{
 		name: "release import/no origin",
 		args: []string{"release", "import", "{ref}/release-4.18"},
 		want: `--origin is required: say where the files come from, e.g. --origin "openshift/microshift at <commit>"`,
@@ -1302,7 +1332,7 @@ func TestBadInputFixturesExist(t *testing.T) {
 			}
 		}
 	}
-	for _, kind := range []string{"catalogs", "releases", "configs", "payloads", "csvs", "locks", "registry"} {
+	for _, kind := range []string{"catalogs", "releases", "configs", "payloads", "csvs", "locks", "registry", "serve"} {
 		entries, err := os.ReadDir(filepath.Join(bad, kind))
 		if err != nil {
 			t.Fatal(err)

@@ -17,7 +17,11 @@ import (
 )
 
 func newReleaseDiffCmd() *cobra.Command {
-	var format formatOptions
+	var (
+		format formatOptions
+		moved  transferOptions
+		arches []string
+	)
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW",
 		Short: "Show what changed between two releases, for a pull request",
@@ -27,16 +31,41 @@ repository, new digest) or moved (another repository). OLD and NEW are each a
 release directory (e.g. /usr/share/microshift/release, assets/release) or an
 embedded release version ("4.18", "5.0").
 
+With --resolve-sizes (the manifests from the images' registries, reached as
+footprint reaches them) or --from oci:DIR|oci-archive:FILE (from OCI layouts or
+archives), it adds per arch (--arch to choose) what the update moves to a site
+that holds the old release's images: the blobs and manifests the new release's
+images reach that the old ones do not, per component, shared, and in total
+beside what a full bundle holds.
+
 The text output is Markdown for a pull request description (digests shortened
 to 12 hex digits); --output json has every reference whole. To compare two
 builds, use 'microshift-compose diff' on their compose.lock.json files.`,
 		Example: `  microshift-compose release diff 4.18 5.0
   microshift-compose release diff 5.0 assets/release > pr-body.md
-  microshift-compose release diff old/release new/release --output json`,
+  microshift-compose release diff old/release new/release --output json
+  microshift-compose release diff 4.18 4.19 --resolve-sizes --arch x86_64`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := format.Validate(); err != nil {
 				return err
+			}
+			if err := moved.Validate(); err != nil {
+				return err
+			}
+			want := releases.Arches
+			if len(arches) > 0 {
+				if !moved.enabled() {
+					return usageError{errors.New("--arch chooses the arches whose transfer --resolve-sizes or --from reports: add one of them")}
+				}
+				want = nil
+				for _, s := range arches {
+					a, err := releases.ParseArch(s)
+					if err != nil {
+						return usageError{fmt.Errorf("--arch: %w", err)}
+					}
+					want = append(want, a)
+				}
 			}
 			oldRel, oldLabel, err := loadReleaseArg(args[0])
 			if err != nil {
@@ -47,6 +76,15 @@ builds, use 'microshift-compose diff' on their compose.lock.json files.`,
 				return err
 			}
 			d := rebase.DiffReleases(oldRel, newRel, oldLabel, newLabel)
+			if moved.enabled() {
+				read, err := moved.reader(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if err := d.AddTransfer(oldRel, newRel, want, read); err != nil {
+					return err
+				}
+			}
 			if format.json() {
 				return printJSON(cmd.OutOrStdout(), d)
 			}
@@ -55,6 +93,8 @@ builds, use 'microshift-compose diff' on their compose.lock.json files.`,
 		},
 	}
 	format.addFlags(cmd)
+	moved.addFlags(cmd)
+	cmd.Flags().StringSliceVar(&arches, "arch", nil, "arch to report the transfer of (x86_64, aarch64; repeatable; default: every arch of the new release)")
 	return cmd
 }
 

@@ -115,6 +115,7 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 		newValidateCmd(),
 		newReleaseCmd(),
 		newDiffCmd(),
+		newServeCmd(),
 		newVersionCmd(),
 	)
 	// cobra's help command prints the root's help for an unknown topic and

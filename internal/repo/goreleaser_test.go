@@ -20,8 +20,8 @@ import (
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
-// goreleaser is built pinned into bin/ by `make test-deps` (the Makefile's
-// GORELEASER_VERSION).
+// goreleaser is built pinned by `make test-deps` (the Makefile's
+// GORELEASER_VERSION, hack/tool.sh) and linked into bin/.
 func goreleaser(t *testing.T, root string) string {
 	t.Helper()
 	p := filepath.Join(root, "bin", "goreleaser")
@@ -48,6 +48,9 @@ func TestGoreleaser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a snapshot release builds the binary for two arches")
 	}
+	testutil.ReleaseTest(t)
+	// Builds and podman image stores of its own: it runs beside TestImage.
+	t.Parallel()
 	root := testutil.Root(t)
 	gr := goreleaser(t, root)
 	dpkgDeb := testutil.NeedTool(t, "dpkg-deb", "dpkg")

@@ -273,6 +273,10 @@ func TestImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and an image")
 	}
+	testutil.ReleaseTest(t)
+	// Builds and a podman image store of its own: it runs beside
+	// TestGoreleaser.
+	t.Parallel()
 	root := testutil.Root(t)
 	store := newPodmanStore(t)
 	src := copyCheckout(t, root)

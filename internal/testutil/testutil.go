@@ -74,13 +74,16 @@ func Shared(t testing.TB, elem ...string) string {
 			return p
 		}
 	}
-	msg := fmt.Sprintf("needs the upstream reference files %s: put the shared directory (holding reference/) beside the repository as ../shared, or set %s",
-		filepath.Join(elem...), SharedEnv)
+	// The same words for every test, so that make test's summary says
+	// them once for all the tests they skip.
+	msg := fmt.Sprintf("needs the upstream reference files: put the shared directory (holding reference/) beside the repository as ../shared, or set %s",
+		SharedEnv)
 	if os.Getenv("CI") != "" {
 		// In CI the reference files are part of the checkout: missing
 		// ones are a failure, never a skip.
-		t.Fatalf("%s (looked in %s)", msg, strings.Join(candidates, " or "))
+		t.Fatalf("%s (%s: looked in %s)", msg, filepath.Join(elem...), strings.Join(candidates, " or "))
 	}
+	t.Logf("missing %s", filepath.Join(elem...))
 	t.Skip(msg)
 	return ""
 }
@@ -146,6 +149,25 @@ func mainWorktree(root string) string {
 		return ""
 	}
 	return filepath.Dir(common)
+}
+
+// SkipReleaseEnv names the variable that skips the release tests (the
+// goreleaser snapshot, the container image: minutes of builds) on a
+// developer's machine. CI (CI set) runs them whatever it says.
+const SkipReleaseEnv = "MICROSHIFT_COMPOSE_SKIP_RELEASE"
+
+// ReleaseTest skips a test that builds the tool's release (archives,
+// packages, container images) when SkipReleaseEnv is set outside CI.
+func ReleaseTest(t testing.TB) {
+	t.Helper()
+	if os.Getenv(SkipReleaseEnv) == "" {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Logf("%s is set, but CI runs the release tests", SkipReleaseEnv)
+		return
+	}
+	t.Skipf("%s is set: the release build is not tested here (CI tests it)", SkipReleaseEnv)
 }
 
 // NeedTool returns the path of a program a test runs; a missing one fails

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/internal/transfer"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
@@ -32,6 +33,10 @@ type ReleaseDiff struct {
 	Upgrade *knowledge.Verdict `json:"upgrade,omitempty"`
 	// Notes say what could not be judged.
 	Notes []string `json:"notes,omitempty"`
+	// Transfer is what the update moves across an air gap, per arch, when
+	// the images were read (release diff --resolve-sizes or --from; see
+	// AddTransfer).
+	Transfer []*transfer.Report `json:"transfer,omitempty"`
 }
 
 // ReleaseSide identifies one side of a diff.
@@ -360,6 +365,7 @@ func (d *ReleaseDiff) Markdown() []byte {
 			}
 		}
 	}
+	d.transferMarkdown(&b)
 	return b.Bytes()
 }
 
