@@ -78,7 +78,7 @@ func (u *UpgradeFrom) UnmarshalText(b []byte) error {
 		*u = UpgradeFrom(s)
 		return nil
 	}
-	r, err := resolveAny(s)
+	r, _, err := resolveAny(s)
 	*u = UpgradeFrom(r)
 	if err != nil {
 		return fmt.Errorf("neither a release (4.16, 4.16.3) nor a lock file or build output: %w", err)
@@ -103,12 +103,10 @@ func join(p string) (string, error) {
 
 // resolve resolves p and checks that it is a directory (dir) or a file.
 func resolve(p string, dir bool) (string, error) {
-	r, err := resolveAny(p)
-	if err != nil {
-		return r, err
-	}
-	st, _ := os.Stat(r)
+	r, st, err := resolveAny(p)
 	switch {
+	case err != nil:
+		return r, err
 	case dir && !st.IsDir():
 		return r, fmt.Errorf("%s is not a directory", shown(p, r))
 	case !dir && st.IsDir():
@@ -118,22 +116,23 @@ func resolve(p string, dir bool) (string, error) {
 }
 
 // resolveAny resolves p and checks that it exists.
-func resolveAny(p string) (string, error) {
+func resolveAny(p string) (string, fs.FileInfo, error) {
 	r, err := join(p)
 	if err != nil {
-		return r, err
+		return r, nil, err
 	}
-	if _, err := os.Stat(r); err != nil {
+	st, err := os.Stat(r)
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return r, fmt.Errorf("%s does not exist", shown(p, r))
+			return r, nil, fmt.Errorf("%s does not exist", shown(p, r))
 		}
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return r, fmt.Errorf("%s: %v", shown(p, r), err)
+		return r, nil, fmt.Errorf("%s: %v", shown(p, r), err)
 	}
-	return r, nil
+	return r, st, nil
 }
 
 // shown names a path as written and, when relative, where it resolved.
