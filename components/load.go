@@ -436,7 +436,7 @@ type repositoryTOML struct {
 func repositories(list []repositoryTOML) []Repository {
 	out := []Repository{}
 	for _, r := range list {
-		out = append(out, Repository{ID: r.ID, Name: r.Name, BaseURL: r.BaseURL, Packages: r.Packages})
+		out = append(out, Repository(r))
 	}
 	return out
 }

@@ -34,11 +34,11 @@ type streamFacts struct {
 	// packageReads are the drop-in directories a package's own config
 	// makes it read.
 	packageReads []packageRead
-	config         map[string]*configKey
-	distros        []distro
-	upgrade        upgrade
-	health         healthCheck
-	storage        storage
+	config       map[string]*configKey
+	distros      []distro
+	upgrade      upgrade
+	health       healthCheck
+	storage      storage
 	// lvmdEmpty is MicroShift's error for an empty lvmd.yaml; "" when its
 	// source has none.
 	lvmdEmpty string

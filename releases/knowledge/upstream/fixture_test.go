@@ -67,19 +67,19 @@ func (s stream) files() map[string]string {
 		otel = "receivers:\n  prometheus:\n    config:\n      scrape_config_files:\n        - /etc/microshift/observability/scrape.d/*.yaml\n"
 	}
 	out := map[string]string{
-		"assets/release/release-x86_64.json":                          core("x86_64", 1),
-		"assets/release/release-aarch64.json":                         core("aarch64", 2),
-		"assets/components/multus/release-multus-x86_64.json":         fmt.Sprintf(`{"release": {"base": "%s.0-0.nightly-2026-01-01-000000"}, "images": {"multus": "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:%s"}}`+"\n", s.version, digest(7)),
-		"assets/components/lvms/topolvm_default-storage-class.yaml":   "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: topolvm-provisioner\nparameters:\n  csi.storage.k8s.io/fstype: xfs\nprovisioner: topolvm.io\nreclaimPolicy: Delete\nvolumeBindingMode: WaitForFirstConsumer\nallowVolumeExpansion: true\n",
-		"Makefile.kube_git.var":                                       "KUBE_GIT_MAJOR=1\nKUBE_GIT_MINOR=" + strings.TrimPrefix(s.kube, "1.") + "\nKUBE_GIT_VERSION=v" + s.kube + ".4\n",
-		"packaging/rpm/microshift.spec":                               spec,
-		"packaging/microshift/dropins/enable-multus.yaml":             "network:\n  multus:\n    status: Enabled\n",
-		"packaging/observability/otel.yaml":                           otel,
-		"cmd/generate-config/config/config-openapi-spec.json":         openapi,
-		"pkg/admin/prerun/version.go":                                 "package prerun\n\nconst MAX_VERSION_SKEW = 2\n\nvar lastMinorForMajor = map[int]int{\n\t4: 22,\n}\n",
-		"packaging/greenboot/functions.sh":                            functions,
-		"pkg/config/lvmd/lvmd.go":                                     lvmd,
-		"test/image-blueprints-bootc/el9/layer1-base/group1/x.txt":    "placeholder\n",
+		"assets/release/release-x86_64.json":                            core("x86_64", 1),
+		"assets/release/release-aarch64.json":                           core("aarch64", 2),
+		"assets/components/multus/release-multus-x86_64.json":           fmt.Sprintf(`{"release": {"base": "%s.0-0.nightly-2026-01-01-000000"}, "images": {"multus": "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:%s"}}`+"\n", s.version, digest(7)),
+		"assets/components/lvms/topolvm_default-storage-class.yaml":     "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: topolvm-provisioner\nparameters:\n  csi.storage.k8s.io/fstype: xfs\nprovisioner: topolvm.io\nreclaimPolicy: Delete\nvolumeBindingMode: WaitForFirstConsumer\nallowVolumeExpansion: true\n",
+		"Makefile.kube_git.var":                                         "KUBE_GIT_MAJOR=1\nKUBE_GIT_MINOR=" + strings.TrimPrefix(s.kube, "1.") + "\nKUBE_GIT_VERSION=v" + s.kube + ".4\n",
+		"packaging/rpm/microshift.spec":                                 spec,
+		"packaging/microshift/dropins/enable-multus.yaml":               "network:\n  multus:\n    status: Enabled\n",
+		"packaging/observability/otel.yaml":                             otel,
+		"cmd/generate-config/config/config-openapi-spec.json":           openapi,
+		"pkg/admin/prerun/version.go":                                   "package prerun\n\nconst MAX_VERSION_SKEW = 2\n\nvar lastMinorForMajor = map[int]int{\n\t4: 22,\n}\n",
+		"packaging/greenboot/functions.sh":                              functions,
+		"pkg/config/lvmd/lvmd.go":                                       lvmd,
+		"test/image-blueprints-bootc/el9/layer1-base/group1/x.txt":      "placeholder\n",
 		"test/image-blueprints/layer3-periodic/group1/rhel92-crel.toml": "# periodic only: not a distro the release is built for\n",
 	}
 	for _, p := range s.packages {

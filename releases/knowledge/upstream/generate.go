@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -162,5 +161,3 @@ func handMatches(rng, stream string) (bool, error) {
 	}
 	return c.Check(version(stream)), nil
 }
-
-var errNoFacts = errors.New("no facts")

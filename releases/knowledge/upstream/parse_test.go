@@ -110,8 +110,8 @@ install -p -m644 packaging/*.yaml %{buildroot}%{_sysconfdir}/microshift/
 		t.Errorf("Sources = %v, want the two single-file installs", s.Sources)
 	}
 	for _, tc := range []struct{ name, doc, want string }{
-		{"no name", "%package x\n", "microshift.spec:1: %package before Name:"},
-		{"no name at all", "Summary: x\n", "microshift.spec: no Name:"},
+		{"no name", "%package x\n", "microshift.spec:1: %package before the Name: line"},
+		{"no name at all", "Summary: x\n", "microshift.spec: no Name: line"},
 		{"twice", "Name: m\n%package a\n%package a\n", "microshift.spec: a package is declared twice"},
 		{"option", "Name: m\n%package -q a\n", "microshift.spec:2: unsupported option -q"},
 	} {

@@ -90,7 +90,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if base == "" {
-		return nil, fmt.Errorf("%s: no Name:", name)
+		return nil, fmt.Errorf("%s: no Name: line", name)
 	}
 	s.Packages = append(s.Packages, base)
 	slices.Sort(s.Packages)
@@ -108,7 +108,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 // package, "-n NAME" a full name, else base-SUFFIX.
 func subpackage(base string, args []string) (string, error) {
 	if base == "" {
-		return "", fmt.Errorf("%s before Name:", "%package")
+		return "", fmt.Errorf("%s before the Name: line", "%package")
 	}
 	switch {
 	case len(args) == 0:
