@@ -113,7 +113,7 @@ install:
 
 # Regenerates the CLI reference in docs/cli (a test fails when it is stale).
 docs:
-	$(GO) test ./cmd/microshift-compose -run "^TestDocsUpToDate$$" -count=1 -update-docs
+	$(GO) test ./cmd/microshift-compose -run "^(TestDocsUpToDate|TestCompositionSchemaUpToDate)$$" -count=1 -update-docs
 
 # Man pages (cobra/doc, gzipped) into manpages/ and shell completions into
 # completions/, for the release archives and the RPM and DEB

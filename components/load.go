@@ -8,18 +8,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"reflect"
-	"sort"
 	"strings"
 	"sync"
 
-	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
-	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
-	"github.com/microshift-compose/microshift-compose/internal/suggest"
-	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/internal/stricttoml"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -338,165 +333,11 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// decodeStrict decodes TOML and rejects keys the schema does not know. Keys
-// under a free-form prefix (decoded into map[string]any) are not checked:
-// BurntSushi/toml reports dotted keys three levels deep inside such maps as
-// undecoded even though it stored them.
+// decodeStrict decodes TOML and rejects keys the schema does not know
+// (stricttoml.Decode).
 func decodeStrict(display string, data []byte, v any, freeForm ...string) error {
-	if err := inputfile.CheckTOML(data); err != nil {
-		return fmt.Errorf("%s: %w", display, err)
-	}
-	md, err := toml.NewDecoder(strings.NewReader(string(data))).Decode(v)
-	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			msg := strings.TrimSpace(strings.SplitN(pe.Message, "\n", 2)[0])
-			if pe.LastKey != "" {
-				return fmt.Errorf("%s: line %d: key %s: %s", display, pe.Position.Line, text.QuoteExcerpt(pe.LastKey), msg)
-			}
-			return fmt.Errorf("%s: line %d: %s", display, pe.Position.Line, msg)
-		}
-		// Type mismatches come as plain errors in the library's own format.
-		if m := typeErr.FindStringSubmatch(err.Error()); m != nil {
-			return fmt.Errorf("%s: line %s: key %q: %s", display, m[1], m[2], humanType(m[3]))
-		}
-		return fmt.Errorf("%s: %s", display, strings.Join(strings.Fields(err.Error()), " "))
-	}
-	var unknown []string
-next:
-	for _, k := range md.Undecoded() {
-		for _, prefix := range freeForm {
-			if strings.HasPrefix(k.String(), prefix+".") {
-				continue next
-			}
-		}
-		unknown = append(unknown, k.String())
-	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	sort.Strings(unknown)
-	// Keys inside an unknown table are not mistakes of their own.
-	outer := unknown[:0]
-	for _, k := range unknown {
-		if len(outer) > 0 && strings.HasPrefix(k, outer[len(outer)-1]+".") {
-			continue
-		}
-		outer = append(outer, k)
-	}
-	unknown = outer
-	// Each key quoted as an excerpt, and a few of them: a message names
-	// the mistake, it does not repeat a hostile file.
-	const listed = 5
-	var quoted []string
-	for i, k := range unknown {
-		if i == listed {
-			quoted = append(quoted, fmt.Sprintf("(and %d more)", len(unknown)-listed))
-			break
-		}
-		quoted = append(quoted, text.QuoteExcerpt(k))
-	}
-	msg := fmt.Sprintf("%s: unknown key %s", display, strings.Join(quoted, ", "))
-	if m := suggestKey(unknown[0], schemaKeys(reflect.TypeOf(v), "")); m != "" {
-		msg += fmt.Sprintf("; did you mean %q?", m)
-	}
-	return errors.New(msg)
-}
-
-var typeErr = lazyregexp.New(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
-
-var typeMismatch = lazyregexp.New(`^incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
-
-// humanType rewrites the library's type mismatch in the schema's terms.
-func humanType(msg string) string {
-	m := typeMismatch.FindStringSubmatch(msg)
-	if m == nil {
-		return msg
-	}
-	name := func(t string) string {
-		switch {
-		case strings.HasPrefix(t, "int"), t == "integer":
-			return "an integer"
-		case t == "string":
-			return "a string"
-		case t == "bool":
-			return "a boolean"
-		case strings.HasPrefix(t, "float"):
-			return "a number"
-		case strings.HasPrefix(t, "[]"), t == "slice", t == "array":
-			return "an array"
-		case strings.HasPrefix(t, "map"), t == "struct", t == "table":
-			return "a table"
-		}
-		return t
-	}
-	return fmt.Sprintf("must be %s, got %s", name(m[2]), name(m[1]))
-}
-
-// schemaKeys lists the dotted keys a TOML schema struct accepts; map keys
-// (names chosen by the user, such as profile names) are "*".
-func schemaKeys(t reflect.Type, prefix string) []string {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
-		t = t.Elem()
-	}
-	var out []string
-	if t.Kind() != reflect.Struct {
-		return out
-	}
-	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("toml"), ",")[0]
-		if tag == "" || tag == "-" {
-			continue
-		}
-		full := prefix + tag
-		ft := t.Field(i).Type
-		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
-			ft = ft.Elem()
-		}
-		switch {
-		case ft.Kind() == reflect.Struct:
-			out = append(out, schemaKeys(ft, full+".")...)
-		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct:
-			out = append(out, schemaKeys(ft.Elem(), full+".*.")...)
-		default:
-			out = append(out, full)
-		}
-	}
-	return out
-}
-
-// suggestKey finds the schema key closest to an unknown one that differs
-// only in its last part: "images.kyes" -> "images.keys".
-func suggestKey(unknown string, schema []string) string {
-	parts := strings.Split(unknown, ".")
-	var names []string
-	var prefixOf = map[string]string{}
-	for _, k := range schema {
-		kp := strings.Split(k, ".")
-		if len(kp) != len(parts) {
-			continue
-		}
-		match := true
-		for i := range len(kp) - 1 {
-			if kp[i] != "*" && kp[i] != parts[i] {
-				match = false
-				break
-			}
-		}
-		if match {
-			last := kp[len(kp)-1]
-			names = append(names, last)
-			prefixOf[last] = strings.Join(parts[:len(parts)-1], ".")
-		}
-	}
-	m := suggest.Closest(parts[len(parts)-1], names)
-	if m == "" {
-		return ""
-	}
-	if p := prefixOf[m]; p != "" {
-		return p + "." + m
-	}
-	return m
+	_, err := stricttoml.Decode(display, data, v, freeForm...)
+	return err
 }
 
 type catalogTOML struct {

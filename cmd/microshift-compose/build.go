@@ -31,8 +31,11 @@ func newBuildCmd() *cobra.Command {
 		format formatOptions
 		inst   installerOptions
 		sign   signOptions
+		file   fileOptions
 		outDir string
 		force  bool
+		// --print-file: print the composition file of the flags.
+		printOnly bool
 	)
 	// --expect-id: the composition ID the build must have.
 	var expectID string
@@ -128,7 +131,16 @@ nothing else: its compose.lock.json parses and every entry is one build
 writes (a mirrored images/ layout is kept across builds). Otherwise build
 refuses and names the first foreign file; --force replaces it anyway.
 Temporary directories (.<output>.tmp-*) of killed builds are removed by the
-next build, and a mirrored images/ layout in one is recovered.`,
+next build, and a mirrored images/ layout in one is recovered.
+
+A composition file (-f FILE, TOML) holds what these flags hold, one key per
+flag (docs/composition.schema.json, README "A composition file"); its paths
+are relative to the file. Precedence: a flag given on the command line, then
+the file's key, then the flag's default; a list flag (--with, --verify-key,
+--filesystem...) replaces the file's list. The same request has the same
+composition ID from the file as from the flags; the lock records the file's
+path and sha256 (composition_file). --print-file prints the file the other
+flags describe instead of building, to save and use with -f.`,
 		Example: `  microshift-compose build --profile full --arch x86_64 --output out/
   microshift-compose build --profile full --arch x86_64 --output 'out/{id}' --format json
   microshift-compose build --profile minimal --arch aarch64 --with multus --output out-min/
@@ -142,9 +154,15 @@ next build, and a mirrored images/ layout in one is recovered.`,
   microshift-compose build --profile full --verify-key redhat-release-key3.pub --mirror-registry mirror.example.com:5000/microshift --output out/
   microshift-compose build --profile full --kickstart --ostree-url http://edge.example.com/repo --user admin --ssh-key admin.pub --filesystem /=20GiB --pull-secret pull-secret.json --output out/
   microshift-compose build --profile full --image-type edge-installer --ostree-url http://edge.example.com/repo --kickstart --output out/
-  microshift-compose build --profile full --bootc --bib --kickstart --bootc-image quay.io/example/microshift:4.19 --user admin --ssh-key admin.pub --output out/`,
+  microshift-compose build --profile full --bootc --bib --kickstart --bootc-image quay.io/example/microshift:4.19 --user admin --ssh-key admin.pub --output out/
+  microshift-compose build -f device.toml
+  microshift-compose build -f device.toml --arch aarch64 --output out-arm/
+  microshift-compose build --profile full --pull-secret pull-secret.json --kickstart --ostree-url http://edge.example.com/repo --output out/ --print-file > device.toml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := file.apply(cmd, false); err != nil {
+				return err
+			}
 			// Every flag is checked, whether or not it is used: --jobs -1
 			// is a mistake even without --resolve-sizes.
 			for _, v := range []interface{ Validate() error }{&sel, &reg, &format, &hard} {
@@ -154,6 +172,12 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			}
 			if err := steps.Validate(cmd); err != nil {
 				return err
+			}
+			if printOnly {
+				if err := inst.Validate(steps.boot.Enabled, trust.enabled() || steps.dev.Mirror != ""); err != nil {
+					return err
+				}
+				return printFile(cmd)
 			}
 			if err := checkBuildOutput(outDir); err != nil {
 				return err
@@ -186,6 +210,7 @@ next build, and a mirrored images/ layout in one is recovered.`,
 			if err != nil {
 				return err
 			}
+			file.record(p)
 			out, err := steps.build(cmd.Context(), p)
 			if err != nil {
 				return err
@@ -249,6 +274,8 @@ next build, and a mirrored images/ layout in one is recovered.`,
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "output directory (created, or replaced if it holds a previous build and nothing else); {id}, {profile}, {arch} and {release} expand, e.g. 'out/{id}'")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --output even when it holds files a build does not write (a mirrored images/ layout is still kept)")
 	cmd.Flags().StringVar(&expectID, "expect-id", "", "fail, writing nothing, unless the composition ID is this one (64 hex digits): a CI job rebuilding a cell 'matrix --emit' planned checks it builds that composition")
+	file.addFlags(cmd)
+	cmd.Flags().BoolVar(&printOnly, "print-file", false, "print the composition file (TOML) the other flags (and -f) describe on stdout, paths as given (relative to the working directory: save it there), instead of building")
 	cmd.Flags().BoolVar(&steps.sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")
 	return cmd
 }

@@ -14,6 +14,7 @@ func newImagesCmd() *cobra.Command {
 		rnd    renderOptions
 		ver    versionOptions
 		format formatOptions
+		file   fileOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "images --profile NAME",
@@ -22,6 +23,9 @@ func newImagesCmd() *cobra.Command {
   microshift-compose images --profile full --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := file.apply(cmd, false); err != nil {
+				return err
+			}
 			if err := sel.Validate(); err != nil {
 				return err
 			}
@@ -49,5 +53,6 @@ func newImagesCmd() *cobra.Command {
 	rnd.addFlags(cmd)
 	ver.addFlags(cmd)
 	format.addFlags(cmd)
+	file.addFlags(cmd)
 	return cmd
 }

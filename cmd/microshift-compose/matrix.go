@@ -161,6 +161,9 @@ func newMatrixCmd() *cobra.Command {
 		ver   versionOptions
 		hard  hardeningOptions
 		trust trustOptions
+		file  fileOptions
+		// --print-file: print the composition file of the flags.
+		printOnly bool
 	)
 	steps := buildSteps{trust: &trust}
 	cmd := &cobra.Command{
@@ -198,7 +201,12 @@ planned ID, so that it fails rather than compose anything else:
 
 For GitHub, a --release-dir becomes its path in the git repository of the working
 directory, which the jobs check out; one outside that repository is refused. The
-engine runs the fleet; matrix describes the work.`,
+engine runs the fleet; matrix describes the work.
+
+With -f FILE (a composition file, README "A composition file"), the file's
+profiles, arches, releases and release_dirs lists span the matrix (a single
+profile, arch... is a list of one) and its other keys apply to every cell;
+flags given on the command line win over the file's keys.`,
 		Example: `  microshift-compose matrix --profile minimal,full --arch x86_64,aarch64 --release 4.18,4.19,5.0 --output out/
   microshift-compose matrix --profile full --arch x86_64 --release all --release-dir ./release-5.1-nightly --output out/ --jobs 2
   microshift-compose matrix --profile minimal,full --arch x86_64,aarch64 --release 5.0 --release-dir releases/5.1-nightly --emit github-workflow > .github/workflows/compositions.yaml
@@ -206,6 +214,21 @@ engine runs the fleet; matrix describes the work.`,
   microshift-compose matrix --profile full --arch x86_64,aarch64 --release 5.0 --emit tekton --runner-image ghcr.io/microshift-compose/microshift-compose:1.0.0 --output-claim compositions | kubectl create -f -`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := file.apply(cmd, true); err != nil {
+				return err
+			}
+			if printOnly {
+				if mx.Jobs < 1 {
+					return usageError{fmt.Errorf("--jobs must be 1 or more, got %d", mx.Jobs)}
+				}
+				if err := rnd.Validate(); err != nil {
+					return err
+				}
+				if err := steps.Validate(cmd); err != nil {
+					return err
+				}
+				return printFile(cmd)
+			}
 			if err := mx.Validate(); err != nil {
 				return err
 			}
@@ -270,6 +293,7 @@ engine runs the fleet; matrix describes the work.`,
 				if err != nil {
 					return compose.Summary{}, err
 				}
+				file.record(p)
 				out, err := steps.build(ctx, p)
 				if err != nil {
 					return compose.Summary{}, err
@@ -321,6 +345,8 @@ engine runs the fleet; matrix describes the work.`,
 	hard.addFlags(cmd)
 	steps.addFlags(cmd)
 	trust.addBuildFlags(cmd)
+	file.addFlags(cmd)
+	cmd.Flags().BoolVar(&printOnly, "print-file", false, "print the composition file (TOML) the other flags (and -f) describe on stdout, its lists spanning the matrix, paths as given (relative to the working directory: save it there), instead of building")
 	return cmd
 }
 

@@ -27,6 +27,7 @@ func newMirrorCmd() *cobra.Command {
 		format       formatOptions
 		trust        trustOptions
 		bnd          bundleOptions
+		file         fileOptions
 		to, from     string
 		allPlatforms bool
 		referrers    bool
@@ -147,9 +148,13 @@ Day 2, across the air gap:
   microshift-compose mirror --lock out/compose.lock.json --to docker://mirror.example.com:5000/microshift --authfile auth.json
   microshift-compose mirror --lock out/compose.lock.json --verify-key redhat-release-key3.pub --to oci-archive:microshift-images.tar
   microshift-compose mirror --lock new/compose.lock.json --since old/compose.lock.json --image quay.io/example/microshift-os@sha256:… --to oci-archive:day2.tar --max-size 4000MB
-  microshift-compose mirror --from oci-archive:day2.tar.001 --to docker://mirror.example.com:5000/microshift`,
+  microshift-compose mirror --from oci-archive:day2.tar.001 --to docker://mirror.example.com:5000/microshift
+  microshift-compose mirror -f device.toml --to docker://mirror.example.com:5000/microshift`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := file.apply(cmd, false); err != nil {
+				return err
+			}
 			if to == "" {
 				return usageError{errors.New("--to is required: oci:DIR, dir:DIR, oci-archive:FILE or docker://REGISTRY/PREFIX")}
 			}
@@ -295,6 +300,7 @@ Day 2, across the air gap:
 	lock.addFlags(cmd)
 	reg.addFlags(cmd)
 	format.addFlags(cmd)
+	file.addFlags(cmd)
 	trust.addFlags(cmd, "every image must satisfy before anything is copied; the signatures are copied with the images")
 	bnd.addFlags(cmd)
 	f := cmd.Flags()

@@ -15,6 +15,7 @@ func newResolveCmd() *cobra.Command {
 		ver     versionOptions
 		hard    hardeningOptions
 		format  formatOptions
+		file    fileOptions
 		explain bool
 	)
 	cmd := &cobra.Command{
@@ -24,6 +25,9 @@ func newResolveCmd() *cobra.Command {
   microshift-compose resolve --profile minimal --with multus --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := file.apply(cmd, false); err != nil {
+				return err
+			}
 			if err := sel.Validate(); err != nil {
 				return err
 			}
@@ -34,6 +38,7 @@ func newResolveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			file.record(p)
 			if format.json() {
 				lock, err := compose.EncodeLock(p)
 				if err != nil {
@@ -56,6 +61,7 @@ func newResolveCmd() *cobra.Command {
 	hard.addFlags(cmd)
 	rnd.addHealthFlags(cmd)
 	format.addFlags(cmd)
+	file.addFlags(cmd)
 	cmd.Flags().BoolVar(&explain, "explain", false, "also list every image, package, config value and device file with where it comes from")
 	return cmd
 }

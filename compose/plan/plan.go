@@ -64,6 +64,17 @@ type Plan struct {
 	// Footprint is what the images cost, read from their registries; only
 	// with build --resolve-sizes (absent otherwise, and from older locks).
 	Footprint *Footprint `json:"footprint,omitempty"`
+	// CompositionFile is the composition file the request was read from
+	// (-f FILE); absent when flags alone gave it. No part of the ID: the
+	// file and the same flags are one composition.
+	CompositionFile *CompositionFile `json:"composition_file,omitempty"`
+}
+
+// CompositionFile names a composition file by its path as given and the
+// sha256 of its content.
+type CompositionFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
 }
 
 // Release identifies the release the plan was resolved against.

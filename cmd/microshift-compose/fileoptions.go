@@ -1,0 +1,277 @@
+package main
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/compose/request"
+)
+
+// fileOptions is -f FILE: a composition file holding what the flags hold.
+//
+// The file and the command line decode into one request.Request. Its
+// values reach the command through the command's own flags: every flag
+// the file gives and the command line does not is set to the file's value,
+// so that a key goes through exactly the parsing, checks and composition
+// ID of its flag, and a flag given on the command line wins.
+type fileOptions struct {
+	Path string
+	// source is the file read, which the lock records.
+	source *request.Source
+}
+
+// fileFlagUsage is -f's help, also in README "A composition file".
+const fileFlagUsage = "composition file (TOML; keys in docs/composition.schema.json): sets every flag of this command it has a key for, paths relative to the file; a flag given on the command line wins over its key (a list flag replaces the key's list)"
+
+func (o *fileOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.Path, "file", "f", "", fileFlagUsage)
+	// Only fails for an unknown flag.
+	_ = cmd.MarkFlagFilename("file", "toml")
+}
+
+// apply reads the file and sets the flags of cmd it gives that the command
+// line does not. matrix takes the file's lists; the other commands take
+// one value of each.
+func (o *fileOptions) apply(cmd *cobra.Command, matrix bool) error {
+	if o.Path == "" {
+		return nil
+	}
+	req, src, err := request.Load(o.Path)
+	if err != nil {
+		return err
+	}
+	if matrix {
+		req = req.Lists()
+	} else if req, err = req.Single(cmd.Flags().Changed); err != nil {
+		return fmt.Errorf("%s: %w", o.Path, err)
+	}
+	err = walkRequest(cmd, &req, func(f *pflag.Flag, v reflect.Value) error {
+		if f.Changed || v.IsZero() {
+			return nil
+		}
+		if err := setFlag(f, v); err != nil {
+			return fmt.Errorf("%s: %w", o.Path, err)
+		}
+		f.Changed = true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// A command that writes warns of what it leaves out (matrix writes no
+	// installer inputs); the others read the selection and ignore the rest.
+	if cmd.Name() == "build" || cmd.Name() == "matrix" {
+		for _, k := range unusedKeys(cmd, &req) {
+			warn(cmd.ErrOrStderr(), fmt.Sprintf("%s: %s is not used by %s, which has no --%s", o.Path, k.key, cmd.Name(), k.flag))
+		}
+	}
+	o.source = &src
+	return nil
+}
+
+type unusedKey struct{ key, flag string }
+
+// unusedKeys are the keys req gives that cmd has no flag for.
+func unusedKeys(cmd *cobra.Command, req *request.Request) []unusedKey {
+	var out []unusedKey
+	var walk func(v reflect.Value, prefix string)
+	walk = func(v reflect.Value, prefix string) {
+		t := v.Type()
+		for i := range t.NumField() {
+			sf, fv := t.Field(i), v.Field(i)
+			key := prefix + strings.Split(sf.Tag.Get("toml"), ",")[0]
+			name := sf.Tag.Get("flag")
+			if name == "" {
+				if sf.Type.Kind() == reflect.Struct {
+					walk(fv, key+".")
+				}
+				continue
+			}
+			if fv.IsZero() || (fv.Kind() == reflect.Slice && fv.Len() == 0) {
+				continue
+			}
+			f := cmd.Flags().Lookup(name)
+			only := sf.Tag.Get("only")
+			if f == nil || !holds(f, fv) || (only != "" && !slices.Contains(strings.Split(only, ","), cmd.Name())) {
+				out = append(out, unusedKey{key, name})
+			}
+		}
+	}
+	walk(reflect.ValueOf(req).Elem(), "")
+	return out
+}
+
+// record notes the file in the plan (the lock's composition_file): no part
+// of the composition ID, which the file and the same flags share.
+func (o *fileOptions) record(p *plan.Plan) {
+	if o.source != nil {
+		p.CompositionFile = &plan.CompositionFile{Path: o.source.Path, SHA256: o.source.SHA256}
+	}
+}
+
+// requestFromFlags is the request the flags given to cmd describe (with
+// -f, the file's keys as apply set them).
+func requestFromFlags(cmd *cobra.Command) (request.Request, error) {
+	var req request.Request
+	err := walkRequest(cmd, &req, func(f *pflag.Flag, v reflect.Value) error {
+		if !f.Changed {
+			return nil
+		}
+		return getFlag(f, v)
+	})
+	return req, err
+}
+
+// notInFile are the flags given to cmd that a composition file does not
+// hold (how a command runs, not what it composes).
+func notInFile(cmd *cobra.Command) []string {
+	mapped := map[string]bool{"file": true, "print-file": true}
+	_ = walkRequest(cmd, &request.Request{}, func(f *pflag.Flag, _ reflect.Value) error {
+		mapped[f.Name] = true
+		return nil
+	})
+	var out []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if !mapped[f.Name] {
+			out = append(out, "--"+f.Name)
+		}
+	})
+	return out
+}
+
+// walkRequest calls fn with every field of req that mirrors a flag of cmd:
+// the field's flag tag names the flag, the flag holds the kind of value
+// the field does (matrix's list --profile fills profiles, build's single
+// one profile), and an only tag lists the commands the field is for.
+func walkRequest(cmd *cobra.Command, req *request.Request, fn func(*pflag.Flag, reflect.Value) error) error {
+	var walk func(v reflect.Value) error
+	walk = func(v reflect.Value) error {
+		t := v.Type()
+		for i := range t.NumField() {
+			sf, fv := t.Field(i), v.Field(i)
+			name := sf.Tag.Get("flag")
+			if name == "" {
+				if sf.Type.Kind() == reflect.Struct {
+					if err := walk(fv); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if only := sf.Tag.Get("only"); only != "" && !slices.Contains(strings.Split(only, ","), cmd.Name()) {
+				continue
+			}
+			f := cmd.Flags().Lookup(name)
+			if f == nil || !holds(f, fv) {
+				continue
+			}
+			if err := fn(f, fv); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(reflect.ValueOf(req).Elem())
+}
+
+// parsedList is a field whose flag takes strings it parses (a list of
+// tables in the file, CLASS=NAME,fstype=FS on the command line).
+type parsedList interface {
+	FlagValues() []string
+	SetFlagValues([]string) error
+}
+
+var (
+	durationType   = reflect.TypeFor[request.Duration]()
+	parsedListType = reflect.TypeFor[parsedList]()
+)
+
+// holds reports whether flag f takes the kind of value field v holds.
+func holds(f *pflag.Flag, v reflect.Value) bool {
+	_, slice := f.Value.(pflag.SliceValue)
+	switch {
+	case v.Type() == durationType:
+		return f.Value.Type() == "duration"
+	case reflect.PointerTo(v.Type()).Implements(parsedListType):
+		return slice
+	case v.Kind() == reflect.Slice:
+		return slice && v.Type().Elem().Kind() == reflect.String
+	case v.Kind() == reflect.Bool:
+		return f.Value.Type() == "bool"
+	case v.Kind() == reflect.String:
+		return f.Value.Type() == "string"
+	}
+	return false
+}
+
+// setFlag sets f to the field's value, as if given on the command line.
+func setFlag(f *pflag.Flag, v reflect.Value) error {
+	switch {
+	case v.Type() == durationType:
+		return f.Value.Set(time.Duration(v.Int()).String())
+	case reflect.PointerTo(v.Type()).Implements(parsedListType):
+		return f.Value.(pflag.SliceValue).Replace(v.Addr().Interface().(parsedList).FlagValues())
+	case v.Kind() == reflect.Slice:
+		values := make([]string, v.Len())
+		for i := range values {
+			values[i] = v.Index(i).String()
+		}
+		return f.Value.(pflag.SliceValue).Replace(values)
+	case v.Kind() == reflect.Bool:
+		return f.Value.Set(fmt.Sprint(v.Bool()))
+	}
+	return f.Value.Set(v.String())
+}
+
+// getFlag sets the field to f's value.
+func getFlag(f *pflag.Flag, v reflect.Value) error {
+	switch {
+	case v.Type() == durationType:
+		d, err := time.ParseDuration(f.Value.String())
+		if err != nil {
+			return fmt.Errorf("--%s: %w", f.Name, err)
+		}
+		v.SetInt(int64(d))
+	case reflect.PointerTo(v.Type()).Implements(parsedListType):
+		return v.Addr().Interface().(parsedList).SetFlagValues(f.Value.(pflag.SliceValue).GetSlice())
+	case v.Kind() == reflect.Slice:
+		values := f.Value.(pflag.SliceValue).GetSlice()
+		s := reflect.MakeSlice(v.Type(), len(values), len(values))
+		for i, x := range values {
+			s.Index(i).SetString(x)
+		}
+		v.Set(s)
+	case v.Kind() == reflect.Bool:
+		v.SetBool(f.Value.String() == "true")
+	default:
+		v.SetString(f.Value.String())
+	}
+	return nil
+}
+
+// printFile writes the composition file the flags given to cmd describe,
+// and warns about the flags given that a file does not hold.
+func printFile(cmd *cobra.Command) error {
+	req, err := requestFromFlags(cmd)
+	if err != nil {
+		return err
+	}
+	data, err := request.Encode(req)
+	if err != nil {
+		return err
+	}
+	if _, err := cmd.OutOrStdout().Write(data); err != nil {
+		return err
+	}
+	for _, f := range notInFile(cmd) {
+		warn(cmd.ErrOrStderr(), f+" is no key of a composition file: pass it on the command line with -f")
+	}
+	return nil
+}

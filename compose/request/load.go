@@ -1,0 +1,160 @@
+package request
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/stricttoml"
+)
+
+// MaxFileSize bounds a composition file; real ones are a few hundred
+// bytes.
+const MaxFileSize = 1 << 20
+
+// Source is the composition file a request was read from, as the lock
+// records it: its path as given and the sha256 of its content.
+type Source struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// Load reads the composition file at path: strict TOML (an unknown key is
+// refused with the closest known one, a value of the wrong type with the
+// line and key), every path resolved against the file's directory and
+// checked to exist.
+func Load(path string) (Request, Source, error) {
+	data, err := inputfile.Read("composition file", path, MaxFileSize)
+	if err != nil {
+		return Request{}, Source{}, err
+	}
+	r, err := Parse(path, data)
+	if err != nil {
+		return Request{}, Source{}, err
+	}
+	sum := sha256.Sum256(data)
+	return r, Source{Path: path, SHA256: hex.EncodeToString(sum[:])}, nil
+}
+
+// Parse decodes a composition file's content; path names it in errors
+// and its directory is what relative paths are relative to.
+func Parse(path string, data []byte) (Request, error) {
+	var r Request
+	// A byte-order mark is no key: TOML files from some editors start
+	// with one.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	decodeMu.Lock()
+	decodeDir = filepath.Dir(path)
+	_, err := stricttoml.Decode(path, data, &r)
+	decodeDir = ""
+	decodeMu.Unlock()
+	if err != nil {
+		return Request{}, err
+	}
+	if err := r.checkLists(); err != nil {
+		return Request{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := r.checkTables(); err != nil {
+		return Request{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// checkTables refuses a table of a list without its required keys.
+func (r *Request) checkTables() error {
+	for i, c := range r.MicroShift.StorageClasses {
+		if c.DeviceClass == "" {
+			return fmt.Errorf("microshift.storage_classes[%d]: device_class is required (the lvmd.yaml device class the StorageClass is for)", i)
+		}
+	}
+	for i, f := range r.Installer.Filesystems {
+		if f.Mountpoint == "" || f.MinSize == "" {
+			return fmt.Errorf("installer.filesystems[%d]: mountpoint and minsize are required", i)
+		}
+	}
+	return nil
+}
+
+// listPair is a single key and the list key a matrix spans instead.
+type listPair struct {
+	single, list reflect.Value
+	singleKey    string
+	listKey      string
+	// flag is the flag of both.
+	flag string
+}
+
+// listPairs are the request's single keys with their lists (the fields
+// whose list tag names a single key).
+func (r *Request) listPairs() []listPair {
+	v := reflect.ValueOf(r).Elem()
+	t := v.Type()
+	var out []listPair
+	for i := range t.NumField() {
+		single := t.Field(i).Tag.Get("list")
+		if single == "" {
+			continue
+		}
+		for j := range t.NumField() {
+			if tomlKey(t.Field(j)) == single {
+				out = append(out, listPair{single: v.Field(j), list: v.Field(i), singleKey: single, listKey: tomlKey(t.Field(i)), flag: t.Field(j).Tag.Get("flag")})
+			}
+		}
+	}
+	return out
+}
+
+// checkLists refuses a single key together with its list: which one the
+// commands would take is no obvious choice.
+func (r *Request) checkLists() error {
+	for _, p := range r.listPairs() {
+		if !p.single.IsZero() && p.list.Len() > 0 {
+			return fmt.Errorf("%s and %s both given: give %s for one value, %s for a matrix", p.singleKey, p.listKey, p.singleKey, p.listKey)
+		}
+	}
+	return nil
+}
+
+// Single is the request of one composition (build, resolve, images,
+// mirror): a list of one value is taken as its single key; a longer list
+// is refused, naming the key and where the lists go, unless given(flag)
+// says the command line chooses the value (the list is then dropped).
+func (r Request) Single(given func(flag string) bool) (Request, error) {
+	for _, p := range r.listPairs() {
+		if given != nil && given(p.flag) {
+			p.list.Set(reflect.Zero(p.list.Type()))
+			continue
+		}
+		switch n := p.list.Len(); {
+		case n == 1:
+			p.single.Set(p.list.Index(0).Convert(p.single.Type()))
+			p.list.Set(reflect.Zero(p.list.Type()))
+		case n > 1:
+			return r, fmt.Errorf("%s lists %d values, which is a matrix: run 'microshift-compose matrix' with it, or choose one with the flag", p.listKey, n)
+		}
+	}
+	return r, nil
+}
+
+// Lists is the request of a matrix: each single key given is taken as a
+// list of one.
+func (r Request) Lists() Request {
+	for _, p := range r.listPairs() {
+		if !p.single.IsZero() {
+			l := reflect.MakeSlice(p.list.Type(), 1, 1)
+			l.Index(0).Set(p.single.Convert(p.list.Type().Elem()))
+			p.list.Set(l)
+			p.single.Set(reflect.Zero(p.single.Type()))
+		}
+	}
+	return r
+}
+
+func tomlKey(f reflect.StructField) string {
+	return strings.Split(f.Tag.Get("toml"), ",")[0]
+}
