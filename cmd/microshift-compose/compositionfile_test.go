@@ -108,6 +108,12 @@ var fileCases = []fileCase{
 	{name: "installation device", flags: []string{"--image-type", "edge-simplified-installer", "--ostree-url", "http://edge.example.com/repo", "--installation-device", "/dev/vda"}, toml: "image_type = 'edge-simplified-installer'\n[installer]\nostree_url = 'http://edge.example.com/repo'\ninstallation_device = '/dev/vda'\n"},
 	{name: "no health checks", flags: []string{"--no-health-checks"}, toml: "health_checks.disabled = true\n"},
 	{name: "health check timeout", flags: []string{"--health-check-timeout", "15m"}, toml: "health_checks.timeout = '15m'\n"},
+	{name: "fips", flags: []string{"--fips", "--kickstart", "--ostree-url", "http://edge.example.com/repo"}, toml: "fips = true\n[installer]\nkickstart = true\nostree_url = 'http://edge.example.com/repo'\n"},
+	{name: "kernel args", flags: []string{"--karg", "console=ttyS0,115200n8", "--karg", "audit=1", "--bootc"}, toml: "kernel_args = ['console=ttyS0,115200n8', 'audit=1']\nbootc.enabled = true\n"},
+	{name: "cis", flags: []string{"--cis", "level2", "--image-type", "qcow2"}, toml: "cis = 'level2'\nimage_type = 'qcow2'\n"},
+	{name: "keyless identity", flags: []string{"--certificate-identity", "release@example.com", "--certificate-oidc-issuer", "https://issuer.example.com", "--fulcio-ca", "D/corp-ca.crt", "--rekor-key", "D/cosign.pub"}, toml: "[trust]\ncertificate_identity = 'release@example.com'\ncertificate_oidc_issuer = 'https://issuer.example.com'\nfulcio_ca = 'corp-ca.crt'\nrekor_key = 'cosign.pub'\n"},
+	{name: "pki identity", flags: []string{"--certificate-identity", "release@example.com", "--ca-roots", "D/corp-ca.crt", "--ca-intermediates", "D/mirror-ca.crt"}, toml: "[trust]\ncertificate_identity = 'release@example.com'\nca_roots = 'corp-ca.crt'\nca_intermediates = 'mirror-ca.crt'\n"},
+	{name: "sbom formats", flags: []string{"--sbom-format", "spdx,cyclonedx"}, toml: "output.sbom_formats = ['spdx', 'cyclonedx']\n"},
 	{name: "output", flags: []string{"--output", "D/out-{id}", "--resolve-sizes"}, toml: "[output]\ndir = 'out-{id}'\nresolve_sizes = true\n", noBuild: true},
 }
 
@@ -259,7 +265,9 @@ func TestCompositionFileSameID(t *testing.T) {
 		t.Fatal(e)
 	}
 	// Keys that change no byte of a build that succeeds.
-	sameAsBase := map[string]bool{"allow unpinned": true, "strict release": true, "plugin timeout": true}
+	// Checks that pass, and which SBOM formats are written beside the lock,
+	// are no part of the composition.
+	sameAsBase := map[string]bool{"allow unpinned": true, "strict release": true, "plugin timeout": true, "sbom formats": true}
 	for _, tc := range fileCases {
 		if tc.noBuild {
 			continue
@@ -437,7 +445,25 @@ func TestExamples(t *testing.T) {
 		t.Fatalf("build -f examples/factory-iso/microshift.toml: %s", e)
 	}
 	got.WriteString("examples/factory-iso/microshift.toml " + id + "\n")
-	stdout := runWarned(t, "matrix", "-f", filepath.Join(ex, "bootc-fleet", "fleet.toml"), "--output", filepath.Join(t.TempDir(), "out"))
+	fips := filepath.Join(t.TempDir(), "fips")
+	stdout, stderr, code := runCLI(t, "build", "-f", filepath.Join(ex, "fips-device", "microshift.toml"), "--output", fips, "--format", "json")
+	var fipsSum struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &fipsSum); code != exitOK || err != nil {
+		t.Fatalf("build -f examples/fips-device/microshift.toml: exit %d: %s", code, stderr)
+	}
+	got.WriteString("examples/fips-device/microshift.toml " + fipsSum.ID + "\n")
+	// What makes it a FIPS device, in the files the device is built from.
+	for file, want := range map[string]string{
+		"Containerfile": "update-crypto-policies --no-reload --set FIPS",
+		"microshift.ks": `bootloader --append="fips=1 console=ttyS0,115200n8"`,
+	} {
+		if data, err := os.ReadFile(filepath.Join(fips, file)); err != nil || !strings.Contains(string(data), want) {
+			t.Errorf("examples/fips-device: %s lacks %q (%v)", file, want, err)
+		}
+	}
+	stdout = runWarned(t, "matrix", "-f", filepath.Join(ex, "bootc-fleet", "fleet.toml"), "--output", filepath.Join(t.TempDir(), "out"))
 	var sum struct{ Cells []struct{ Cell, ID string } }
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
 		t.Fatal(err)

@@ -43,6 +43,11 @@ type Request struct {
 	UpgradeFrom   UpgradeFrom `toml:"upgrade_from,omitempty" flag:"upgrade-from"`
 	PluginTimeout Duration    `toml:"plugin_timeout,omitempty,omitzero" flag:"plugin-timeout"`
 
+	// Hardening: FIPS mode, kernel arguments and a CIS profile.
+	FIPS       bool     `toml:"fips,omitempty" flag:"fips"`
+	KernelArgs []string `toml:"kernel_args,omitempty" flag:"karg"`
+	CIS        string   `toml:"cis,omitempty" flag:"cis"`
+
 	MicroShift   MicroShift     `toml:"microshift,omitempty" doc:"MicroShift's own configuration: config.yaml merged into the plan, LVMS's lvmd.yaml and the StorageClasses of its device classes."`
 	Bootc        Bootc          `toml:"bootc,omitempty" doc:"The bootc image: a Containerfile building the composition, its base image and how it gets the images."`
 	Registry     DeviceRegistry `toml:"registry,omitempty" doc:"The device's registry access: the pull secret CRI-O reads, the mirror registry it pulls from first, and the mirror's CA."`
@@ -78,6 +83,14 @@ type DeviceRegistry struct {
 type Trust struct {
 	Policy FilePath   `toml:"policy,omitempty" flag:"policy"`
 	Keys   []FilePath `toml:"keys,omitempty" flag:"verify-key"`
+	// A signer's identity instead of keys: a keyless (Fulcio) certificate
+	// logged in Rekor, or a certificate of the user's own PKI.
+	CertificateIdentity   string   `toml:"certificate_identity,omitempty" flag:"certificate-identity"`
+	CertificateOIDCIssuer string   `toml:"certificate_oidc_issuer,omitempty" flag:"certificate-oidc-issuer"`
+	FulcioCA              FilePath `toml:"fulcio_ca,omitempty" flag:"fulcio-ca"`
+	RekorKey              FilePath `toml:"rekor_key,omitempty" flag:"rekor-key"`
+	CARoots               FilePath `toml:"ca_roots,omitempty" flag:"ca-roots"`
+	CAIntermediates       FilePath `toml:"ca_intermediates,omitempty" flag:"ca-intermediates"`
 }
 
 // Installer is how the composition is installed on a device.
@@ -106,6 +119,7 @@ type HealthChecks struct {
 type Output struct {
 	Dir          OutputPath `toml:"dir,omitempty" flag:"output" only:"build,matrix"`
 	ResolveSizes bool       `toml:"resolve_sizes,omitempty" flag:"resolve-sizes"`
+	SBOMFormats  []string   `toml:"sbom_formats,omitempty" flag:"sbom-format"`
 }
 
 // StorageClass is one --storage-class: the StorageClass of an lvmd device
