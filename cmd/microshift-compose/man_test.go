@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"io"
 	"os"
@@ -60,14 +61,11 @@ func writeManPages(t *testing.T, dir, version string) []manPage {
 		name := strings.ReplaceAll(c.CommandPath(), " ", "-")
 		p := manPage{name: name, path: filepath.Join(dir, name+".1"), args: strings.Fields(c.CommandPath())[1:]}
 		header := &doc.GenManHeader{Title: strings.ToUpper(name), Section: "1", Source: "microshift-compose " + version, Manual: "microshift-compose manual"}
-		f, err := os.Create(p.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := doc.GenMan(c, header, f); err != nil {
+		var page bytes.Buffer
+		if err := doc.GenMan(c, header, &page); err != nil {
 			t.Fatalf("writing the man page of %s: %v", c.CommandPath(), err)
 		}
-		if err := f.Close(); err != nil {
+		if err := os.WriteFile(p.path, mantext.Roff(page.Bytes()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		pages = append(pages, p)

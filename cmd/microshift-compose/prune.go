@@ -20,7 +20,7 @@ func newPruneCmd() *cobra.Command {
 		format formatOptions
 	)
 	cmd := &cobra.Command{
-		Use:   "prune --keep compose.lock.json... [--apply] (oci:DIR | docker://REGISTRY/PREFIX)",
+		Use:   "prune --keep compose.lock.json... [--apply] oci:DIR|docker://REGISTRY/PREFIX",
 		Short: "Remove from an OCI layout the images and blobs no kept composition reaches",
 		Long: `prune removes from an OCI image layout (what mirror --to oci:DIR or a
 differential bundle applied to it filled) every image that none of the

@@ -1,6 +1,9 @@
 package mantext
 
 import (
+	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -95,4 +98,23 @@ func squeezeBlank(lines []string) []string {
 		out = out[:len(out)-1]
 	}
 	return out
+}
+
+// Roff spells every character outside ASCII in a roff document as groff's
+// Unicode escape (\[u2026] for …): roff input is ASCII to troff, which
+// warns of and drops other bytes unless a preprocessor (man's preconv)
+// ran first, and a man page is also read by tools that run none.
+func Roff(doc []byte) []byte {
+	if !slices.ContainsFunc(doc, func(c byte) bool { return c >= 0x80 }) {
+		return doc
+	}
+	var b bytes.Buffer
+	for _, r := range string(doc) {
+		if r < 0x80 {
+			b.WriteRune(r)
+			continue
+		}
+		fmt.Fprintf(&b, `\[u%04X]`, r)
+	}
+	return b.Bytes()
 }

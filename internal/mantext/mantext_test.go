@@ -162,3 +162,17 @@ func FuzzBlock(f *testing.F) {
 		}
 	})
 }
+
+func TestRoff(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain .TH \"X\"\n", "plain .TH \"X\"\n"},
+		{"quay.io/x@sha256:…", `quay.io/x@sha256:\[u2026]`},
+		{"a → b — c", `a \[u2192] b \[u2014] c`},
+		{"😀", `\[u1F600]`},
+		{"", ""},
+	} {
+		if got := string(mantext.Roff([]byte(tc.in))); got != tc.want {
+			t.Errorf("Roff(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
