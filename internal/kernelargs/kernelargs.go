@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
@@ -69,30 +70,33 @@ func valueChar(r rune) bool {
 }
 
 // reserved are the keys (compared as the kernel does, '-' as '_') a user
-// may not set, and why.
-var reserved = map[string]string{
-	"init":                "replaces systemd as the first process, so the device would never start MicroShift (and is how a kernel command line hands out a root shell)",
-	"rdinit":              "replaces the initramfs' first process, so the device would never boot its deployment",
-	"rd.break":            "stops the boot in an initramfs shell",
-	"rd.shell":            "drops the boot to an initramfs shell on failure instead of failing it",
-	"rd.emergency":        "sends a failing boot to an emergency shell",
-	"emergency":           "boots into the emergency shell, not the device's services",
-	"rescue":              "boots into the rescue shell, not the device's services",
-	"single":              "boots into single-user mode, not the device's services",
-	"s":                   "boots into single-user mode, not the device's services",
-	"1":                   "boots into single-user mode, not the device's services",
-	"systemd.unit":        "boots into another target than the device's services, so MicroShift never starts and greenboot rolls the update back",
-	"systemd.debug_shell": "opens a root shell on tty9 without a login",
-	"root":                "is set for the deployment by the installer and the bootloader",
-	"rootflags":           "is set for the deployment by the installer and the bootloader",
-	"rootfstype":          "is set for the deployment by the installer and the bootloader",
-	"ro":                  "is set for the deployment by ostree and bootc",
-	"rw":                  "is set for the deployment by ostree and bootc",
-	"ostree":              "names the deployment ostree boots and is written by ostree itself",
-	"boot_image":          "is written by the bootloader",
-	"initrd":              "is written by the bootloader",
-	"fips":                "is set by --fips, which also sets the FIPS crypto policy the kernel argument alone does not",
-}
+// may not set, and why; built on first use (package initialisation stays
+// within its budget).
+var reserved = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"init":                "replaces systemd as the first process, so the device would never start MicroShift (and is how a kernel command line hands out a root shell)",
+		"rdinit":              "replaces the initramfs' first process, so the device would never boot its deployment",
+		"rd.break":            "stops the boot in an initramfs shell",
+		"rd.shell":            "drops the boot to an initramfs shell on failure instead of failing it",
+		"rd.emergency":        "sends a failing boot to an emergency shell",
+		"emergency":           "boots into the emergency shell, not the device's services",
+		"rescue":              "boots into the rescue shell, not the device's services",
+		"single":              "boots into single-user mode, not the device's services",
+		"s":                   "boots into single-user mode, not the device's services",
+		"1":                   "boots into single-user mode, not the device's services",
+		"systemd.unit":        "boots into another target than the device's services, so MicroShift never starts and greenboot rolls the update back",
+		"systemd.debug_shell": "opens a root shell on tty9 without a login",
+		"root":                "is set for the deployment by the installer and the bootloader",
+		"rootflags":           "is set for the deployment by the installer and the bootloader",
+		"rootfstype":          "is set for the deployment by the installer and the bootloader",
+		"ro":                  "is set for the deployment by ostree and bootc",
+		"rw":                  "is set for the deployment by ostree and bootc",
+		"ostree":              "names the deployment ostree boots and is written by ostree itself",
+		"boot_image":          "is written by the bootloader",
+		"initrd":              "is written by the bootloader",
+		"fips":                "is set by --fips, which also sets the FIPS crypto policy the kernel argument alone does not",
+	}
+})
 
 // repeatable are the keys the kernel or dracut reads every occurrence of:
 // one of them may be given with several values.
@@ -129,7 +133,7 @@ func Parse(s string) (Arg, error) {
 			return bad("%s in its value: values may hold letters, digits and _ - . , : / = + @ %% ~ ^ [ ] only, which every reader of a kernel command line (the kernel, the bootloader, bootc's kargs.d, the kickstart) takes as they are; give one argument per %s", describe(r), Flag)
 		}
 	}
-	if why, ok := reserved[strings.ToLower(a.name())]; ok {
+	if why, ok := reserved()[strings.ToLower(a.name())]; ok {
 		return bad("%s %s", key, why)
 	}
 	return a, nil
