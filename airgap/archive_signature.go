@@ -131,7 +131,7 @@ func VerifyArchive(ctx context.Context, src Target, keys []*attest.Verifier) (*A
 		if len(keys) > 1 {
 			with = fmt.Sprintf("any of the %d public keys", len(keys))
 		}
-		return nil, fmt.Errorf("oci-archive:%s: the signature %s %w with %s: it was signed with another key, or %s changed after signing", base, filepath.Base(sigPath), attest.ErrSignature, with, what)
+		return nil, fmt.Errorf("oci-archive:%s: %s: %w with %s: it was signed with another key, or %s changed after signing", base, filepath.Base(sigPath), attest.ErrSignature, with, what)
 	}
 	return &ArchiveVerified{Signed: signed, Signature: sigPath, Key: k.Path}, nil
 }
