@@ -37,7 +37,13 @@ func TestSignedBundle(t *testing.T) {
 	priv, pub := s.keyPair(t, "bundle")
 	_, otherPub := s.keyPair(t, "other")
 	src := testutil.StartRegistry(t)
-	rel := pushRelease(t, &testutil.Pusher{Host: src.Host}, false)
+	p := &testutil.Pusher{Host: src.Host}
+	rel := pushRelease(t, p, false)
+	// An OS image large enough to split the archive in parts of 1 MiB.
+	osImage, err := p.PushImage("example/microshift-os", "amd64", []testutil.Layer{testutil.NewLayer(500, 1536<<10)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	work := t.TempDir()
 	out := filepath.Join(work, "out")
 	e := newUserEnv(t)
@@ -66,6 +72,12 @@ func TestSignedBundle(t *testing.T) {
 		}
 	}
 	t.Logf("accepted: %s", strings.TrimSpace(r.stderr))
+	// Verified, then packed straight into another signed archive.
+	resigned := filepath.Join(work, "resigned.tar")
+	e.must(t, bin, "mirror", "--from", "oci-archive:"+bundle, "--verify-key", pub, "--sign-key", priv, "--quiet", "--to", "oci-archive:"+resigned)
+	if r := s.cosignBlob(t, pub, resigned+".sig", resigned); r.code != 0 {
+		t.Errorf("cosign verify-blob refuses an archive packed from another: exit %d\n%s", r.code, r.stderr)
+	}
 
 	// Refused: one line naming the file and why, nothing written to an
 	// existing destination or a new one.
@@ -163,7 +175,7 @@ func TestSignedBundle(t *testing.T) {
 
 	// A split archive: its list is signed, which holds every part's sha256.
 	split := filepath.Join(work, "split.tar")
-	e.must(t, bin, "mirror", "--lock", lock, "--sign-key", priv, "--max-size", "1MiB", "--quiet", "--to", "oci-archive:"+split)
+	e.must(t, bin, "mirror", "--lock", lock, "--image", osImage, "--sign-key", priv, "--max-size", "1MiB", "--quiet", "--to", "oci-archive:"+split)
 	list := split + ".parts.json"
 	if _, err := os.Stat(split + ".002"); err != nil {
 		t.Errorf("the split archive has one part (%v): the test wants several", err)
@@ -177,7 +189,7 @@ func TestSignedBundle(t *testing.T) {
 	}
 	for _, from := range []string{split, split + ".001", list} {
 		r = e.exec(t, "", bin, "mirror", "--from", "oci-archive:"+from, "--verify-key", pub, "--quiet", "--to", "oci:"+filepath.Join(work, "from-split"))
-		if r.code != 0 || !strings.HasPrefix(r.stdout, "mirrored 9 images ") || r.stderr != "verified oci-archive:"+from+": split.tar.parts.json is signed by "+pub+"\n" {
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "mirrored 10 images ") || r.stderr != "verified oci-archive:"+from+": split.tar.parts.json is signed by "+pub+"\n" {
 			t.Errorf("mirror --from oci-archive:%s: exit %d, stdout %q, stderr %q", from, r.code, r.stdout, r.stderr)
 		}
 	}
