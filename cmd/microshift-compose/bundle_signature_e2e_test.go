@@ -173,23 +173,51 @@ func TestSignedBundle(t *testing.T) {
 		}
 	}
 
-	// A split archive: its list is signed, which holds every part's sha256.
-	split := filepath.Join(work, "split.tar")
-	e.must(t, bin, "mirror", "--lock", lock, "--image", osImage, "--sign-key", priv, "--max-size", "1MiB", "--quiet", "--to", "oci-archive:"+split)
+	// A split archive: its list is signed, which holds every part's
+	// sha256. README's commands, the images signed for its --verify-key.
+	relPriv, relPub := s.keyPair(t, "release")
+	for _, ref := range append(nonEmptyLines(string(mustReadFile(t, filepath.Join(out, "images.txt")))), osImage) {
+		s.sign(t, relPriv, ref)
+	}
+	dst := testutil.StartRegistry(t)
+	blocks := readmeBlocks(t, "## Day 2 across the air gap: bundles, parts, the OS image, prune")
+	var block []string
+	for _, b := range blocks {
+		if strings.Contains(strings.Join(b, "\n"), "cosign verify-blob") {
+			block = b
+		}
+	}
+	names := strings.NewReplacer("day2/compose.lock.json", lock, "registry.example.com/microshift-os@sha256:…", osImage,
+		"release.pub", relPub, "4GiB", "1MiB", "bundle.key", priv, "bundle.pub", pub, "mirror.example.com:5000", dst.Host)
+	split := filepath.Join(work, "day2.tar")
 	list := split + ".parts.json"
+	r = e.exec(t, work, bin, append([]string{"mirror", "--quiet", "--lock"}, readmeCommand(t, block, "microshift-compose mirror --lock ", names)...)...)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "mirrored 10 images and 10 signatures ") {
+		t.Fatalf("README's signed bundle: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
 	if _, err := os.Stat(split + ".002"); err != nil {
 		t.Errorf("the split archive has one part (%v): the test wants several", err)
 	}
-	r = s.cosignBlob(t, pub, list+".sig", list)
-	if r.code != 0 || !strings.Contains(r.stderr, "Verified OK") {
-		t.Fatalf("cosign verify-blob refuses split.tar.parts.json.sig: exit %d\n%s", r.code, r.stderr)
-	}
 	if _, err := os.Stat(split + ".sig"); !os.IsNotExist(err) {
-		t.Errorf("a split archive has a split.tar.sig (%v): its list is what is signed", err)
+		t.Errorf("a split archive has a day2.tar.sig (%v): its list is what is signed", err)
 	}
-	for _, from := range []string{split, split + ".001", list} {
+	cosignArgs := readmeCommand(t, block, "cosign ", names)
+	s.env.set("SIGSTORE_REKOR_PUBLIC_KEY", pub)
+	r = s.env.exec(t, work, s.bin, cosignArgs...)
+	s.env.unset("SIGSTORE_REKOR_PUBLIC_KEY")
+	if r.code != 0 || !strings.Contains(r.stderr, "Verified OK") {
+		t.Fatalf("README's cosign verify-blob refuses day2.tar.parts.json.sig: exit %d\n%s", r.code, r.stderr)
+	}
+	t.Logf("cosign verify-blob on day2.tar.parts.json: %s", lastLine(r.stderr))
+	farSide := readmeCommand(t, block, "microshift-compose mirror --from ", names)
+	r = e.exec(t, work, bin, append([]string{"mirror", "--from"}, farSide...)...)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "mirrored 10 images and 10 signatures ") || !strings.HasPrefix(r.stderr, "verified oci-archive:day2.tar.001: day2.tar.parts.json is signed by "+pub+"\n") {
+		t.Errorf("README's far side: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("far side: %s", nonEmptyLines(r.stderr)[0])
+	for _, from := range []string{split, list} {
 		r = e.exec(t, "", bin, "mirror", "--from", "oci-archive:"+from, "--verify-key", pub, "--quiet", "--to", "oci:"+filepath.Join(work, "from-split"))
-		if r.code != 0 || !strings.HasPrefix(r.stdout, "mirrored 10 images ") || r.stderr != "verified oci-archive:"+from+": split.tar.parts.json is signed by "+pub+"\n" {
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "mirrored 10 images ") || r.stderr != "verified oci-archive:"+from+": day2.tar.parts.json is signed by "+pub+"\n" {
 			t.Errorf("mirror --from oci-archive:%s: exit %d, stdout %q, stderr %q", from, r.code, r.stdout, r.stderr)
 		}
 	}
@@ -206,7 +234,7 @@ func TestSignedBundle(t *testing.T) {
 	}
 	writeFileMode(t, list, listData, 0o644)
 	r = e.exec(t, "", bin, "mirror", "--from", "oci-archive:"+split, "--verify-key", pub, "--quiet", "--to", "oci:"+filepath.Join(work, "from-altered-split"))
-	want := "error: oci-archive:" + split + ": split.tar.parts.json.sig: the signature does not verify with the public key " + pub + ": it was signed with another key, or its list of parts changed after signing; nothing was mirrored\n"
+	want := "error: oci-archive:" + split + ": day2.tar.parts.json.sig: the signature does not verify with the public key " + pub + ": it was signed with another key, or its list of parts changed after signing; nothing was mirrored\n"
 	if r.code != exitError || r.stderr != want {
 		t.Errorf("altered split list: exit %d, stderr %q\nwant %q", r.code, r.stderr, want)
 	}
