@@ -151,7 +151,7 @@ Day 2, across the air gap:
                                the list of a split archive (which holds each part's
                                sha256). cosign verify-blob --key cosign.pub --signature
                                FILE.sig --insecure-ignore-tlog FILE accepts it.
-  --from … --verify-key KEY    with --from oci-archive:FILE, --verify-key is the bundle's
+  --from FILE --verify-key KEY with --from oci-archive:FILE, --verify-key is the bundle's
                                key: before anything is read or written, FILE.sig (or
                                FILE.parts.json.sig) must verify with one of the keys; an
                                unsigned bundle, one signed with another key or one
@@ -166,7 +166,7 @@ Day 2, across the air gap:
   microshift-compose mirror --lock out/compose.lock.json --verify-key redhat-release-key3.pub --to oci-archive:microshift-images.tar
   microshift-compose mirror --lock new/compose.lock.json --since old/compose.lock.json --image quay.io/example/microshift-os@sha256:… --to oci-archive:day2.tar --max-size 4000MB
   microshift-compose mirror --from oci-archive:day2.tar.001 --to docker://mirror.example.com:5000/microshift
-  COSIGN_PASSWORD=… microshift-compose mirror --lock out/compose.lock.json --to oci-archive:bundle.tar --sign-key cosign.key
+  microshift-compose mirror --lock out/compose.lock.json --to oci-archive:bundle.tar --sign-key cosign.key
   microshift-compose mirror --from oci-archive:bundle.tar --verify-key cosign.pub --to docker://mirror.example.com:5000/microshift
   microshift-compose mirror -f device.toml --to docker://mirror.example.com:5000/microshift`,
 		Args: noArgs,
