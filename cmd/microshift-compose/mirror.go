@@ -151,8 +151,8 @@ Day 2, across the air gap:
                                the list of a split archive (which holds each part's
                                sha256). cosign verify-blob --key cosign.pub --signature
                                FILE.sig --insecure-ignore-tlog FILE accepts it.
-  --from FILE --verify-key KEY with --from oci-archive:FILE, --verify-key is the bundle's
-                               key: before anything is read or written, FILE.sig (or
+  --verify-key KEY (--from)    with --from oci-archive:FILE, --verify-key names the
+                               bundle's key: before anything is read or written, FILE.sig (or
                                FILE.parts.json.sig) must verify with one of the keys; an
                                unsigned bundle, one signed with another key or one
                                changed after signing is refused in one line. The images'
