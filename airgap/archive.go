@@ -50,6 +50,7 @@ var ErrNotArchive = errors.New("not an OCI image archive")
 type archiveWriter struct {
 	file     string
 	partSize int64
+	sign     SignFunc
 	staging  *layout
 }
 
@@ -245,7 +246,7 @@ func (a *archiveWriter) commit(ctx context.Context) (archiveResult, error) {
 		}
 		files = append(files, packFile{name: name, data: data})
 	}
-	res, err := writeArchive(ctx, a.file, a.partSize, entries, files, func(int64, int) {})
+	res, err := writeArchive(ctx, a.file, a.partSize, a.sign, entries, files, func(int64, int) {})
 	if err != nil {
 		return res, err
 	}
@@ -280,19 +281,21 @@ type packFile struct {
 // writeArchive writes the tar of blobs (sorted by digest) and files
 // (sorted by name) to file, through a temporary file renamed into place,
 // or, with a part size, as a split archive. counted is told the blob bytes
-// packed, with the index of the blob.
-func writeArchive(ctx context.Context, file string, partSize int64, blobs []packBlob, files []packFile, counted func(n int64, blob int)) (archiveResult, error) {
+// packed, with the index of the blob. With sign, the archive (or the list
+// of a split archive) is signed (archive_signature.go).
+func writeArchive(ctx context.Context, file string, partSize int64, sign SignFunc, blobs []packBlob, files []packFile, counted func(n int64, blob int)) (archiveResult, error) {
 	total := tarSize(blobs, files)
 	if partSize > 0 {
 		pw, err := newPartWriter(file, partSize, total)
 		if err != nil {
 			return archiveResult{}, err
 		}
+		pw.sign = sign
 		if err := packTar(ctx, pw, blobs, files, counted); err != nil {
 			pw.abort()
 			return archiveResult{}, fmt.Errorf("writing oci-archive:%s: %w", file, err)
 		}
-		if err := pw.commit(); err != nil {
+		if err := pw.commit(ctx); err != nil {
 			pw.abort()
 			return archiveResult{}, err
 		}
@@ -311,7 +314,10 @@ func writeArchive(ctx context.Context, file string, partSize int64, blobs []pack
 			os.Remove(tmp.Name())
 		}
 	}()
-	err = packTar(ctx, writerFunc(func(p []byte) (int, error) { return len(p), disk.write(tmp, p) }), blobs, files, counted)
+	// Hashed as it is written, for the signature: the archive is not
+	// read again.
+	h := sha256.New()
+	err = packTar(ctx, writerFunc(func(p []byte) (int, error) { h.Write(p); return len(p), disk.write(tmp, p) }), blobs, files, counted)
 	if ferr := disk.flush(); err == nil {
 		err = ferr
 	}
@@ -327,10 +333,16 @@ func writeArchive(ctx context.Context, file string, partSize int64, blobs []pack
 	if err := tmp.Close(); err != nil {
 		return archiveResult{}, fmt.Errorf("writing oci-archive:%s: %w", file, err)
 	}
+	if err := removeSignature(file); err != nil {
+		return archiveResult{}, err
+	}
 	if err := os.Rename(tmp.Name(), file); err != nil {
 		return archiveResult{}, fmt.Errorf("writing oci-archive:%s: %w", file, err)
 	}
 	ok = true
+	if err := writeSignature(ctx, sign, file, h.Sum(nil), func() (io.ReadCloser, error) { return os.Open(file) }); err != nil {
+		return archiveResult{}, err
+	}
 	return archiveResult{Bytes: total}, nil
 }
 

@@ -505,7 +505,7 @@ func (m *mirrorer) packDirect(ctx context.Context, images []*image, errs []error
 	}
 	sum := &Summary{}
 	var mu sync.Mutex
-	res, err := writeArchive(ctx, m.to.Path, m.opts.PartSize, sorted, files, func(n int64, blob int) {
+	res, err := writeArchive(ctx, m.to.Path, m.opts.PartSize, m.opts.Sign, sorted, files, func(n int64, blob int) {
 		if u := sortedUsers[blob]; u != nil {
 			mu.Lock()
 			sum.Fetched += n

@@ -38,6 +38,9 @@ type Options struct {
 	// PartSize, when positive, writes an oci-archive:FILE destination as
 	// a split archive of parts of at most that many bytes.
 	PartSize int64
+	// Sign, when set, signs an oci-archive:FILE destination: FILE.sig,
+	// or FILE.parts.json.sig for a split archive (archive_signature.go).
+	Sign SignFunc
 	// Progress follows the copy; nil reports nothing.
 	Progress Progress
 }
@@ -194,6 +197,7 @@ func Mirror(ctx context.Context, refs []string, to Target, opts Options) (*Summa
 		if archive, err = openArchive(ctx, to.Path, opts.PartSize, m.bundleOut != nil); err != nil {
 			return nil, err
 		}
+		archive.sign = opts.Sign
 		defer archive.close()
 		m.layout = archive.staging
 		if err := m.layout.checkBundleDestination(to, m.bundleOut != nil); err != nil {

@@ -2,6 +2,7 @@ package airgap
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -300,6 +301,8 @@ type partWriter struct {
 	cur  *partOut
 	set  PartSet
 	disk *diskWriter
+	// sign, when set, signs the list (archive_signature.go).
+	sign SignFunc
 	// Written and Kept count parts written and parts found already right.
 	Written, Kept int
 }
@@ -486,7 +489,7 @@ func (w *partWriter) done(c *partOut) {
 
 // commit finishes the last part, writes the list and removes parts of an
 // earlier, longer set under the same name.
-func (w *partWriter) commit() error {
+func (w *partWriter) commit(ctx context.Context) error {
 	if w.cur != nil {
 		if err := w.finish(); err != nil {
 			return err
@@ -503,8 +506,16 @@ func (w *partWriter) commit() error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(w.file+PartsSuffix, data); err != nil {
-		return fmt.Errorf("writing %s: %w", w.file+PartsSuffix, err)
+	list := w.file + PartsSuffix
+	if err := removeSignature(list); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(list, data); err != nil {
+		return fmt.Errorf("writing %s: %w", list, err)
+	}
+	sum := sha256.Sum256(data)
+	if err := writeSignature(ctx, w.sign, list, sum[:], bytesOpener(data)); err != nil {
+		return err
 	}
 	w.disk.stop()
 	for i := w.n + 1; i <= MaxParts; i++ {

@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
+	"github.com/microshift-compose/microshift-compose/attest"
 	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/text"
@@ -26,6 +29,7 @@ func newMirrorCmd() *cobra.Command {
 		reg          registryOptions
 		format       formatOptions
 		trust        trustOptions
+		sign         signOptions
 		bnd          bundleOptions
 		file         fileOptions
 		to, from     string
@@ -140,7 +144,20 @@ Day 2, across the air gap:
                                gives it back. --from takes FILE, FILE.001 or
                                FILE.parts.json and checks every part before reading; a
                                missing, truncated, corrupt or misordered part is named. A
-                               rerun writes only the parts missing or different.`,
+                               rerun writes only the parts missing or different.
+  --sign-key KEY               signs the oci-archive:FILE written, as cosign sign-blob
+                               does (KEY is cosign.key, its password $COSIGN_PASSWORD):
+                               FILE.sig over the archive, or FILE.parts.json.sig over
+                               the list of a split archive (which holds each part's
+                               sha256). cosign verify-blob --key cosign.pub --signature
+                               FILE.sig --insecure-ignore-tlog FILE accepts it.
+  --verify-key KEY (--from)    with --from oci-archive:FILE, --verify-key names the
+                               bundle's key: before anything is read or written, FILE.sig (or
+                               FILE.parts.json.sig) must verify with one of the keys; an
+                               unsigned bundle, one signed with another key or one
+                               changed after signing is refused in one line. The images'
+                               own signatures were verified when the bundle was made and
+                               travel in it (--policy and identities need a registry).`,
 		Example: `  microshift-compose mirror --profile full --arch x86_64 --to oci:out/images
   microshift-compose mirror --lock out/compose.lock.json --to dir:out/images
   microshift-compose mirror --lock out/compose.lock.json --to oci-archive:microshift-images.tar
@@ -149,6 +166,8 @@ Day 2, across the air gap:
   microshift-compose mirror --lock out/compose.lock.json --verify-key redhat-release-key3.pub --to oci-archive:microshift-images.tar
   microshift-compose mirror --lock new/compose.lock.json --since old/compose.lock.json --image quay.io/example/microshift-os@sha256:… --to oci-archive:day2.tar --max-size 4000MB
   microshift-compose mirror --from oci-archive:day2.tar.001 --to docker://mirror.example.com:5000/microshift
+  microshift-compose mirror --lock out/compose.lock.json --to oci-archive:bundle.tar --sign-key cosign.key
+  microshift-compose mirror --from oci-archive:bundle.tar --verify-key cosign.pub --to docker://mirror.example.com:5000/microshift
   microshift-compose mirror -f device.toml --to docker://mirror.example.com:5000/microshift`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -180,8 +199,25 @@ Day 2, across the air gap:
 			if err := bnd.Validate(target, sel.AllowUnpinned); err != nil {
 				return err
 			}
-			if from != "" && trust.enabled() {
-				return usageError{errors.New("--policy and --verify-key check signatures in the images' registries, and --from reads a layout: verify when mirroring from the registries (the signatures are copied into the layout with the images), or load the layout into a registry and verify there")}
+			if sign.Key != "" && target.Transport != airgap.TransportArchive {
+				return usageError{fmt.Errorf("--sign-key signs an oci-archive:FILE bundle, and --to is %s: sign images with cosign sign", target)}
+			}
+			if from != "" && (trust.Policy != "" || trust.Identity.Enabled()) {
+				return usageError{errors.New("--policy and the certificate identity flags check signatures in the images' registries, and --from reads a layout: verify when mirroring from the registries (the signatures are copied into the layout with the images), or load the layout into a registry and verify there; --verify-key with --from checks the bundle's signature")}
+			}
+			signer, err := sign.start()
+			if err != nil {
+				return err
+			}
+			// With --from, --verify-key is the bundle's key: its signature
+			// is checked before anything else is read or written. The
+			// images' own signatures were checked when the bundle was made
+			// (mirror --verify-key from the registries) and travel in it.
+			imageTrust := trust.enabled() && from == ""
+			if from != "" && len(trust.Keys) > 0 {
+				if err := verifyBundleSignature(cmd.Context(), cmd.ErrOrStderr(), source, trust.Keys); err != nil {
+					return err
+				}
 			}
 			var refs, compositions []string
 			var arch releases.Arch
@@ -237,7 +273,7 @@ Day 2, across the air gap:
 				return err
 			}
 			copyRefs := refs
-			if trust.enabled() {
+			if imageTrust {
 				// Every image is verified before anything is copied: a
 				// refused image leaves the destination untouched.
 				if err := trust.verify(cmd.Context(), cmd.ErrOrStderr(), refs, rc, "nothing was mirrored"); err != nil {
@@ -248,7 +284,7 @@ Day 2, across the air gap:
 			// what is attached to them included.
 			planned := from == "" || lock.Path != "" || sel.Profile != ""
 			if !cmd.Flags().Changed("referrers") {
-				referrers = trust.enabled()
+				referrers = imageTrust
 			}
 			switch {
 			case referrers && planned:
@@ -263,7 +299,7 @@ Day 2, across the air gap:
 				for _, a := range atts {
 					copyRefs = append(copyRefs, a.Ref)
 				}
-			case trust.enabled():
+			case imageTrust:
 				// What is copied is what was verified: the signatures.
 				sigs, err := trust.signatureRefs(cmd.Context(), refs, rc)
 				if err != nil {
@@ -278,6 +314,14 @@ Day 2, across the air gap:
 				From:         source,
 				PartSize:     partSize,
 				Progress:     newProgress(cmd.ErrOrStderr(), quiet),
+			}
+			if sign.Key != "" {
+				// The key decrypted beside the planning; a wrong password
+				// fails here, before anything is copied.
+				if _, err := signer(); err != nil {
+					return err
+				}
+				opts.Sign = airgap.SignFunc(signer)
 			}
 			if len(bases) > 0 {
 				opts.Bundle = &airgap.BundleOptions{Since: bases, Compositions: compositions, Extra: bnd.Images}
@@ -303,6 +347,7 @@ Day 2, across the air gap:
 	file.addFlags(cmd)
 	trust.addFlags(cmd, "every image must satisfy before anything is copied; the signatures are copied with the images")
 	bnd.addFlags(cmd)
+	sign.addMirrorFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "destination: oci:DIR, dir:DIR, oci-archive:FILE or docker://REGISTRY/PREFIX")
 	f.StringVar(&from, "from", "", "read the images from an OCI layout, oci:DIR or oci-archive:FILE, instead of their registries")
@@ -310,6 +355,25 @@ Day 2, across the air gap:
 	f.BoolVar(&referrers, "referrers", false, "copy what is attached to each image with it: OCI 1.1 referrers (cosign signature bundles, attestations, SBOMs; through the referrers API or the sha256-<digest> tag) and cosign's sha256-<digest>.sig, .att and .sbom tags (default: on with --policy or --verify-key)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
+}
+
+// verifyBundleSignature checks the signature of the bundle src names with
+// the --verify-key keys, and says on stderr which key verified it.
+func verifyBundleSignature(ctx context.Context, stderr io.Writer, src airgap.Target, keyFiles []string) error {
+	keys := make([]*attest.Verifier, len(keyFiles))
+	for i, k := range keyFiles {
+		v, err := attest.LoadVerifier(k)
+		if err != nil {
+			return err
+		}
+		keys[i] = v
+	}
+	v, err := airgap.VerifyArchive(ctx, src, keys)
+	if err != nil {
+		return fmt.Errorf("%w; nothing was mirrored", err)
+	}
+	fmt.Fprintf(stderr, "verified %s: %s is signed by %s\n", src, filepath.Base(v.Signed), v.Key)
+	return nil
 }
 
 // printMirrorSummary prints the one-line summary of a mirror.

@@ -22,6 +22,12 @@ func (o *signOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.Key, "sign-key", "", "cosign private key (cosign.key) to sign "+compose.StatementFile+" with: an in-toto statement (SLSA provenance v1) of every file written and every image; the key's password is read from $"+attest.PasswordEnv)
 }
 
+// addMirrorFlags binds --sign-key for mirror, which signs an oci-archive
+// bundle.
+func (o *signOptions) addMirrorFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.Key, "sign-key", "", "cosign private key (cosign.key) to sign the oci-archive:FILE destination with, as cosign sign-blob does: FILE.sig, or FILE.parts.json.sig for a split archive (--max-size); the key's password is read from $"+attest.PasswordEnv)
+}
+
 // start reads and checks the key file at once, so that a file that is no
 // cosign private key fails the build before anything is resolved, and
 // decrypts it (scrypt, cosign's parameters) beside the resolution and
