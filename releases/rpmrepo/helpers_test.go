@@ -34,6 +34,12 @@ func TestMain(m *testing.M) {
 // test to ask builds them (a failure fails it, and the others after it).
 func fixtureRPMs(t *testing.T) string {
 	t.Helper()
+	// Each test needs the reference files (skipped without them outside
+	// CI): asked here, not inside the Once, where a skip would end the
+	// Once with nothing built and fail every later test.
+	for _, branch := range []string{"release-4.18", "release-4.19"} {
+		testutil.ReleaseDir(t, branch)
+	}
 	fixtureOnce.Do(func() {
 		tmp, err := os.MkdirTemp("", "rpmrepo-fixture-")
 		if err != nil {
