@@ -37,24 +37,6 @@ func writeTestLock(t *testing.T, path string, refs []string) {
 	writeFileMode(t, path, data, 0o644)
 }
 
-// blobSizes lists a layout's blobs/sha256: file name -> size.
-func blobSizes(t *testing.T, dir string) map[string]int64 {
-	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(dir, "blobs", "sha256"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[e.Name()] = info.Size()
-	}
-	return out
-}
-
 // TestPruneCommand runs prune as a site would, with the real binary: a
 // layout that took two releases and an OS image is pruned to the second
 // release and the OS image (a dry run first, which changes nothing), and
@@ -98,7 +80,7 @@ func TestPruneCommand(t *testing.T) {
 	must("mirror", "--lock", "day1.lock.json", "--quiet", "--to", "oci:site")
 	must("mirror", "--lock", "day2.lock.json", "--image", osImage, "--quiet", "--to", "oci:site")
 	site := filepath.Join(work, "site")
-	before := blobSizes(t, site)
+	before := layoutBlobs(t, site)
 	index := string(mustReadFile(t, filepath.Join(site, "index.json")))
 
 	keep := []string{"prune", "--keep", "day2.lock.json", "--image", osImage}
@@ -109,7 +91,7 @@ func TestPruneCommand(t *testing.T) {
 		strings.Count(out, "would remove image ") != 2 || !strings.Contains(out, "would remove image "+day1[0]+" ("+strings.SplitN(day1[0], "@", 2)[1]+")") {
 		t.Errorf("dry run printed %q", out)
 	}
-	if !maps.Equal(blobSizes(t, site), before) || string(mustReadFile(t, filepath.Join(site, "index.json"))) != index {
+	if !maps.Equal(layoutBlobs(t, site), before) || string(mustReadFile(t, filepath.Join(site, "index.json"))) != index {
 		t.Fatal("the dry run changed the layout")
 	}
 	var rep airgap.PruneReport
@@ -117,7 +99,7 @@ func TestPruneCommand(t *testing.T) {
 		t.Errorf("dry run, json: %+v, %v", rep, err)
 	}
 	out = must(append(keep, "--apply", "oci:site")...)
-	after := blobSizes(t, site)
+	after := layoutBlobs(t, site)
 	var freed int64
 	for f, n := range before {
 		if _, ok := after[f]; !ok {
@@ -144,7 +126,7 @@ func TestPruneCommand(t *testing.T) {
 		sum := sha256.Sum256(data)
 		writeFileMode(t, filepath.Join(site, "blobs", "sha256", hex.EncodeToString(sum[:])), data, 0o644)
 	}
-	all := blobSizes(t, site)
+	all := layoutBlobs(t, site)
 	first := ""
 	for f := range all {
 		if _, ok := after[f]; !ok && (first == "" || f < first) {
@@ -166,15 +148,15 @@ func TestPruneCommand(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	left := len(blobSizes(t, site))
+	left := len(layoutBlobs(t, site))
 	t.Logf("killed with %d of the %d blobs to remove left", left-kept, len(all)-kept)
 	if left <= kept || left >= len(all) {
 		t.Errorf("the kill did not land while blobs were removed: %d blobs left, %d before, %d kept", left, len(all), kept)
 	}
 	readBack()
 	out = must(append(keep, "--apply", "oci:site")...)
-	if !strings.Contains(out, "; removed 0 images and ") || !maps.Equal(blobSizes(t, site), after) {
-		t.Errorf("the rerun printed %q and left %d blobs, want %d", out, len(blobSizes(t, site)), kept)
+	if !strings.Contains(out, "; removed 0 images and ") || !maps.Equal(layoutBlobs(t, site), after) {
+		t.Errorf("the rerun printed %q and left %d blobs, want %d", out, len(layoutBlobs(t, site)), kept)
 	}
 	readBack()
 
