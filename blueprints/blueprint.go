@@ -8,7 +8,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/osbuild/blueprint/pkg/blueprint"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // Name returns the blueprint name for a plan: microshift-<profile>-<arch>.

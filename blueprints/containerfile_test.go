@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // TestContainerfileGeneric checks that the Containerfile copies whatever

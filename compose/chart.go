@@ -7,7 +7,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose/chart"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // ChartsDir is the output subdirectory holding the plan's chart archives.

@@ -16,8 +16,8 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // deviceFiles collects the files the device gets besides rendered

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // TestLockRoundTrip reads every golden lock back: ParseLock(EncodeLock(p))

@@ -14,7 +14,7 @@ import (
 	"github.com/containers/image/v5/signature"
 
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 func publicKey(t *testing.T) string {

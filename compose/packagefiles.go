@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // relatePackageFiles relates the files the plan's RPMs install under /etc

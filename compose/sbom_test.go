@@ -17,9 +17,9 @@ import (
 	"github.com/spdx/tools-golang/spdx/v2/common"
 
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/compose/sbom"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // TestSBOM builds every golden selection (release x arch x profile) and has

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // Summary is what a build wrote, for scripts: build --format json prints

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 func TestExpandOutput(t *testing.T) {

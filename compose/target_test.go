@@ -13,7 +13,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 

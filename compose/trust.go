@@ -9,8 +9,8 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/airgap"
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/sigverify"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // Where the device reads its trust policy.

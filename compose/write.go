@@ -13,8 +13,8 @@ import (
 	"syscall"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // ErrNotOutputDir is wrapped when the target exists and holds something a

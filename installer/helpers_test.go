@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/installer"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -11,10 +11,10 @@ import (
 
 	"github.com/osbuild/images/pkg/datasizes"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/kernelargs"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // KickstartFile is the kickstart's name in the output directory.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // FootprintChange compares the footprint sections of two locks (written by

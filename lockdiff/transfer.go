@@ -3,8 +3,8 @@ package lockdiff
 import (
 	"slices"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/transfer"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // ContentReader reads what the images refs are made of for arch (their

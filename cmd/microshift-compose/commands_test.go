@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // decodeStrict decodes JSON output into v, rejecting fields v does not

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
-	"github.com/microshift-compose/microshift-compose/compose/request"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/request"
 )
 
 // fileFixtures writes the files the composition file tests name into dir:

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/compose/request/schema"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/plan/request/schema"
 )
 
 // compositionFlagHelp is a flag's help as the commands say it: a matrix

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
-	"github.com/microshift-compose/microshift-compose/compose/request"
+	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/request"
 )
 
 // fileOptions is -f FILE: a composition file holding what the flags hold.

@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // TestMirrorHostileRegistry mirrors from a registry that serves a 64 MiB

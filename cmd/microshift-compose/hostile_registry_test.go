@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // writeRefsLock writes a lock file naming refs (pinned, x86_64), what

@@ -7,9 +7,9 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/installer"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // installerOptions are how the composition is installed on a device: the

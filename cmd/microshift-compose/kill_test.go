@@ -19,8 +19,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // TestMirrorKilledAndResumed SIGKILLs the real binary while it streams a

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // coreKeys are the keys of the core release file the embedded catalog

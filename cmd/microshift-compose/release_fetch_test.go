@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/internal/usercache"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // releaseInfoRepo makes a dnf repository of the release-info RPMs of

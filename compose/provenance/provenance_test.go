@@ -20,9 +20,9 @@ import (
 	"github.com/microshift-compose/microshift-compose/attest"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/compose/provenance"
 	"github.com/microshift-compose/microshift-compose/compose/sbom"
+	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 

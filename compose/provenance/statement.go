@@ -16,7 +16,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/attest"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // The statement's fixed names.

@@ -12,7 +12,7 @@ import (
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	"github.com/google/uuid"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // CycloneDXSpec is the CycloneDX version EncodeCycloneDX writes.

@@ -11,9 +11,9 @@ import (
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	"github.com/spdx/tools-golang/spdx"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/compose/sbom"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

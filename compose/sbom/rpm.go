@@ -5,7 +5,7 @@ import (
 
 	"github.com/package-url/packageurl-go"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // nevra is an RPM's name-[epoch:]version-release.arch, split.

@@ -16,8 +16,8 @@ import (
 	"github.com/spdx/tools-golang/spdx"
 	"github.com/spdx/tools-golang/spdx/v2/common"
 
-	"github.com/microshift-compose/microshift-compose/compose/plan"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
+	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // Namespace is the prefix of every document's documentNamespace; the rest

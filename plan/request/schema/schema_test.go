@@ -11,8 +11,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/microshift-compose/microshift-compose/compose/request"
-	"github.com/microshift-compose/microshift-compose/compose/request/schema"
+	"github.com/microshift-compose/microshift-compose/plan/request"
+	"github.com/microshift-compose/microshift-compose/plan/request/schema"
 )
 
 const repoRoot = "../../.."

@@ -13,7 +13,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 
-	"github.com/microshift-compose/microshift-compose/compose/request"
+	"github.com/microshift-compose/microshift-compose/plan/request"
 )
 
 // SchemaID is where the checked-in schema is published.
