@@ -114,7 +114,7 @@ type step struct {
 // order the steps add them, and of two refusals the earlier step's is the
 // one reported.
 var steps = []step{
-	{stepRequest, startPlan},                // the request checked; what it asked for and the release
+	{"request", startPlan},                  // the request checked; what it asked for and the release
 	{"target", chooseTarget},                // the distro and bootc base
 	{"version", pinVersion},                 // how MicroShift's RPMs are pinned
 	{"upgrade", checkUpgrade},               // the release the device upgrades from
@@ -135,12 +135,9 @@ var steps = []step{
 	{"inputs", recordInputs},                // what the composition ID is of
 }
 
-// The steps other code names: the first, and the last before the device
-// files (ManifestJobs stops there).
-const (
-	stepRequest = "request"
-	stepConfig  = "config"
-)
+// stepConfig is the last step before the device files: ManifestJobs
+// stops there.
+const stepConfig = "config"
 
 // runSteps runs steps on a new plan.
 func runSteps(ctx context.Context, in *inputs, steps []step) (soFar, error) {
