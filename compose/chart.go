@@ -16,11 +16,11 @@ const ChartsDir = "charts"
 // renderChart renders a component's chart for the plan's release, with
 // .Capabilities.KubeVersion the release's Kubernetes, into a resource
 // stream for the kustomize path.
-func (r *resolver) renderChart(ctx context.Context, c *components.Component) ([]byte, *plan.Chart, []string, error) {
+func renderChart(ctx context.Context, in *inputs, c *components.Component) ([]byte, *plan.Chart, []string, error) {
 	spec := c.Chart
-	kube := r.facts.Kubernetes
+	kube := in.facts.Kubernetes
 	if kube == "" {
-		return nil, nil, nil, fmt.Errorf("chart %s: microshift-compose does not know the Kubernetes version of release %s (releases/knowledge/data/releases.toml), which the chart renders for", spec.Path, r.rel.Stream())
+		return nil, nil, nil, fmt.Errorf("chart %s: microshift-compose does not know the Kubernetes version of release %s (releases/knowledge/data/releases.toml), which the chart renders for", spec.Path, in.rel.Stream())
 	}
 	l, err := chart.Load(c.FS, chart.Spec{Path: spec.Path, SHA256: spec.SHA256, Namespace: spec.Namespace, Values: spec.Values, Release: spec.Release})
 	if err != nil {
@@ -30,7 +30,7 @@ func (r *resolver) renderChart(ctx context.Context, c *components.Component) ([]
 	if release == "" {
 		release = c.Name
 	}
-	create := !r.facts.NamespaceExists(spec.Namespace)
+	create := !in.facts.NamespaceExists(spec.Namespace)
 	stream, notes, err := chart.Render(ctx, l, chart.Options{Release: release, Namespace: spec.Namespace, KubeVersion: kube, CreateNamespace: create})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("rendering chart %s: %w", spec.Path, err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -13,112 +12,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
-	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
-
-// addConfig merges, in apply order, the config of every selected component,
-// the "left out" config of every available component that is not selected,
-// and the user's config.yaml, over what the plan's RPMs configure
-// themselves. Two sources setting one key to different values is an error
-// naming both. Every value is checked against the release's config rules:
-// a plan never writes a setting its release ignores or rejects.
-func (r *resolver) addConfig(p *plan.Plan) error {
-	rules := r.facts.Config
-	m := &configMerger{tree: map[string]any{}, sources: map[string]string{}, rpm: map[string]bool{}}
-	// RPM drop-ins first: a component or the user agreeing with one writes
-	// nothing (the RPM's file already says it), disagreeing is a conflict.
-	for _, pc := range r.facts.PackageConfigs {
-		if !r.selectsPackage(pc.Package) {
-			continue
-		}
-		source := fmt.Sprintf("the %s RPM (%s)", pc.Package, pc.File)
-		for _, path := range slices.Sorted(maps.Keys(pc.Settings)) {
-			if err := m.set(path, pc.Settings[path], source); err != nil {
-				return err
-			}
-			m.rpm[path] = true
-			p.Notes = append(p.Notes, fmt.Sprintf("%s is %s, set by %s; the plan does not write it", path, show(pc.Settings[path]), source))
-		}
-	}
-	for _, n := range r.cat.ComponentNames() {
-		c := r.cat.Components[n]
-		_, selected := r.reasons[n]
-		cfg, which := c.Config.Omitted, "config.omitted"
-		if selected {
-			cfg, which = c.Config.Selected, "config.selected"
-		} else if !c.SupportsArch(r.req.Arch) || !c.SupportsRelease(r.rel) {
-			continue
-		}
-		if len(cfg) == 0 {
-			continue
-		}
-		if err := microshiftconfig.Check(rules, cfg); err != nil {
-			return fmt.Errorf("%s: %s: %w", c.Source, which, err)
-		}
-		label := n
-		if !selected {
-			label = n + " left out"
-		}
-		if err := m.merge("", cfg, label); err != nil {
-			return err
-		}
-	}
-	if err := r.addFIPSConfig(p, m); err != nil {
-		return err
-	}
-	if cfg := r.req.Config; cfg != nil {
-		settings, err := cfg.For(rules)
-		if err != nil {
-			return err
-		}
-		// The label is the base name so that the plan does not depend on
-		// where the file sits; errors name the full path.
-		m.userPath, m.userLabel = cfg.Source, "user "+filepath.Base(cfg.Source)
-		// A value the user spells out against an RPM's drop-in is a
-		// conflict even when it equals MicroShift's default: the RPM's
-		// file would silently win on the device.
-		for _, path := range slices.Sorted(maps.Keys(m.rpm)) {
-			if v, set := cfg.Value(path); set && !reflect.DeepEqual(v, m.leaf(path)) {
-				return m.conflict(path, m.leaf(path), m.sources[path], v, m.userLabel)
-			}
-		}
-		// Values that change nothing stay out of the plan (and cannot
-		// conflict with it).
-		if err := m.merge("", settings.Changes, m.userLabel); err != nil {
-			return err
-		}
-		if n := len(settings.Defaulted); n > 0 {
-			p.Notes = append(p.Notes, fmt.Sprintf("%s: %d %s unset, or MicroShift's defaults, and %s left out of the plan's config (%s)",
-				m.userLabel, n, text.Plural(n, "value is", "values are"), text.Plural(n, "is", "are"), summarize(settings.Defaulted, 4)))
-		}
-		for _, d := range settings.DeviceChecked {
-			p.Notes = append(p.Notes, m.userLabel+": "+d)
-		}
-	}
-	if err := microshiftconfig.Check(rules, m.tree); err != nil {
-		return fmt.Errorf("the plan's MicroShift config for release %s: %w", r.rel.Stream(), err)
-	}
-	if err := r.checkNeeds(m); err != nil {
-		return err
-	}
-	written := m.without(m.rpm)
-	p.Config = written
-	if len(written) > 0 {
-		p.ConfigFile = r.facts.ConfigFile
-		if r.facts.ConfigFile != DropInPath {
-			p.Notes = append(p.Notes, fmt.Sprintf("the plan's MicroShift config goes to %s: %s", r.facts.ConfigFile, r.facts.ConfigFileWhy))
-		}
-	}
-	for _, path := range slices.Sorted(maps.Keys(m.sources)) {
-		if !m.rpm[path] {
-			p.ConfigSources = append(p.ConfigSources, plan.ConfigSetting{Path: path, Value: m.leaf(path), Source: m.sources[path]})
-		}
-	}
-	return nil
-}
 
 // DropInPath is the config drop-in a plan writes on releases that read
 // config.d (the release knowledge says which; older ones get config.yaml).
@@ -126,47 +22,6 @@ func (r *resolver) addConfig(p *plan.Plan) error {
 // the RPMs' own drop-ins (00-) come before it and a user's later ones (20-)
 // still win.
 const DropInPath = "/etc/microshift/config.d/10-microshift-compose.yaml"
-
-// selectsPackage reports whether a selected component installs pkg.
-func (r *resolver) selectsPackage(pkg string) bool {
-	for _, n := range r.order {
-		if slices.Contains(r.cat.Components[n].Packages, pkg) {
-			return true
-		}
-	}
-	return false
-}
-
-// checkNeeds refuses a config value that only works with a component the
-// plan leaves out (network.multus.status: Enabled without Multus), and one
-// that turns off a component the plan selects (network.cniPlugin: none
-// with OVN-K).
-func (r *resolver) checkNeeds(m *configMerger) error {
-	for _, path := range slices.Sorted(maps.Keys(m.sources)) {
-		key := r.facts.Config.Key(path)
-		if key == nil {
-			continue
-		}
-		where := m.sources[path]
-		if where == m.userLabel {
-			where = m.userPath
-		}
-		for _, v := range leafStrings(m.leaf(path)) {
-			if comp, needs := key.Needs[v]; needs {
-				if _, selected := r.reasons[comp]; !selected {
-					return fmt.Errorf("%s: %s: %q needs component %s, which the plan leaves out; add --with %s or drop the setting", where, path, v, comp, comp)
-				}
-			}
-			if comp, off := key.Off[v]; off {
-				if _, selected := r.reasons[comp]; selected {
-					return fmt.Errorf("%s: %s: %q turns off %s, which the plan selects (%s: %s); drop the setting or leave it out with --without %s",
-						where, path, v, comp, comp, r.why(comp), comp)
-				}
-			}
-		}
-	}
-	return nil
-}
 
 // leafStrings returns a string leaf, or the strings of a list leaf.
 func leafStrings(v any) []string {

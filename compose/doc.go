@@ -6,4 +6,33 @@
 // Plan alone; Write puts them on disk. Nothing here reaches the network:
 // the top-level airgap package mirrors the plan's images and reads their
 // sizes, and lockdiff compares two builds' locks.
+//
+// Resolve runs named steps in the order of the table in resolve.go, each
+// a function of the resolution's inputs (the catalog for the release, the
+// release, the request and the release knowledge) and the plan so far,
+// each in its own step_<name>.go with its own tests:
+//
+//   - request: the request checked against the catalog and the release;
+//     what it asked for and the release in the plan
+//   - target: the distro and bootc base the plan is built for
+//   - version: how MicroShift's RPMs are pinned (exact or the stream)
+//   - upgrade: the release the device upgrades from, checked
+//   - select: the components and why, the capability providers
+//   - check: the selection refused where the arch, the release, a
+//     conflict or --lvmd cannot have it, or MicroShift is not installed
+//   - hardening: FIPS, kernel arguments and CIS, with their notes
+//   - capabilities: what the device does without a capability's provider
+//   - images: the release files' images of the selection, by digest
+//   - config: the merged MicroShift config and its sources
+//   - devicefiles: the config drop-in, lvmd.yaml, --cis's files and the
+//     components' files
+//   - manifests: the kustomize-rendered manifests.d directories, their
+//     images cross-checked against the plan
+//   - healthcheck: greenboot's wait for the rendered workloads
+//   - files: every device file in path order, with digests
+//   - unused: warnings for embedded images nothing uses
+//   - packages: RPMs, their versions and repositories
+//   - packagefiles: the plan's files against the RPMs' own under /etc
+//   - services: systemd units and the firewall
+//   - inputs: what the composition ID is of
 package compose

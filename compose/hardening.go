@@ -2,7 +2,6 @@ package compose
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
-	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 // The --cis levels: CIS's server benchmarks, as the SCAP Security Guide of
@@ -100,125 +98,12 @@ func (o HardeningOptions) Validate() error {
 	return nil
 }
 
-// hardening checks the request's FIPS mode, kernel arguments and CIS
-// profile against the release knowledge and the target distro, and
-// returns what the plan's writers need; nil for none.
-func (r *resolver) hardening(t plan.Target) (*plan.Hardening, error) {
-	req := r.req.Hardening
-	if !req.FIPS && len(req.KernelArgs) == 0 && req.CIS == "" {
-		return nil, nil
-	}
-	h := &plan.Hardening{}
-	if len(req.KernelArgs) > 0 {
-		args, err := kernelargs.Check(req.KernelArgs)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range args {
-			h.KernelArgs = append(h.KernelArgs, a.String())
-		}
-	}
-	major, _ := knowledge.DistroMajor(t.Distro)
-	if req.FIPS {
-		f := r.facts.FIPS
-		if f == nil {
-			return nil, &CannotHonourError{fmt.Sprintf("--fips: release %s has no FIPS mode microshift-compose knows of: upstream tests MicroShift in FIPS mode from %s", r.rel, r.know.FIPSFrom())}
-		}
-		if arch := r.req.Arch; !slices.Contains(f.Arches, string(arch)) {
-			return nil, &CannotHonourError{fmt.Sprintf("--fips: MicroShift %s runs in FIPS mode on %s only, not %s: upstream tests FIPS mode on %s and skips %s",
-				r.rel.Stream(), strings.Join(f.Arches, ", "), arch, strings.Join(f.Arches, ", "), arch)}
-		}
-		fo, ok := r.facts.FIPSOS(major)
-		if !ok {
-			return nil, &CannotHonourError{fmt.Sprintf("--fips: microshift-compose knows no FIPS facts for distro %s", t.Distro)}
-		}
-		h.FIPS = &plan.FIPS{Arches: f.Arches, BootcPackages: fo.BootcPackages, KickstartPost: fo.KickstartPost}
-		if !f.ImageMode {
-			h.FIPS.ImageModeRefused = f.ImageModeWhy
-		}
-	}
-	if req.CIS != "" {
-		profile, err := CISProfile(req.CIS)
-		if err != nil {
-			return nil, err
-		}
-		have := blueprints.OpenSCAPProfiles(t.Distro)
-		if !slices.Contains(have, profile) {
-			var cis []string
-			for _, p := range have {
-				if short := strings.TrimPrefix(p, CISProfilePrefix); cisID.MatchString(short) {
-					cis = append(cis, short)
-				}
-			}
-			hint := ""
-			if m := suggest.Closest(strings.TrimPrefix(profile, CISProfilePrefix), cis); m != "" {
-				hint = fmt.Sprintf("; did you mean %q?", m)
-			}
-			return nil, &CannotHonourError{fmt.Sprintf("--cis %s: %s has no OpenSCAP profile %s (osbuild/images allows the CIS profiles %s for it)%s",
-				text.QuoteExcerpt(req.CIS), t.Distro, profile, strings.Join(cis, ", "), hint)}
-		}
-		c := r.facts.CIS(major)
-		if c == nil {
-			return nil, &CannotHonourError{fmt.Sprintf("--cis: microshift-compose knows no CIS tailoring for MicroShift on distro %s (it knows RHEL %s)", t.Distro, joinInts(r.know.CISMajors()))}
-		}
-		h.CIS = &plan.CIS{Profile: profile, Unselected: slices.Clone(c.Unselect), AuditRule: c.AuditRule}
-		for _, u := range c.Unavoidable {
-			h.CIS.Unavoidable = append(h.CIS.Unavoidable, plan.CISRules{Rules: slices.Clone(u.Rules), Why: u.Why})
-		}
-	}
-	return h, nil
-}
-
 func joinInts(ns []int) string {
 	s := make([]string, len(ns))
 	for i, n := range ns {
 		s[i] = fmt.Sprint(n)
 	}
 	return strings.Join(s, ", ")
-}
-
-// addHardeningNotes records what the hardening means for the device: the
-// release's FIPS caveat as a warning, and for CIS the tailoring and the
-// rules a scan of the device fails unavoidably (the report of the lock and
-// of resolve).
-func (r *resolver) addHardeningNotes(p *plan.Plan) {
-	h := p.Hardening
-	if h.FIPSOn() {
-		if w := r.facts.FIPS.Warning; w != "" {
-			p.Warnings = append(p.Warnings, w)
-		}
-		if why := h.FIPS.ImageModeRefused; why != "" {
-			p.Notes = append(p.Notes, "FIPS: the rpm-ostree commit and RPM installs only; no bootc image: "+why)
-		}
-	}
-	if h != nil && h.CIS != nil {
-		c := h.CIS
-		p.Notes = append(p.Notes, fmt.Sprintf("CIS: osbuild remediates the image with %s, tailored to leave out %s: remediating them would turn off what MicroShift needs",
-			c.Profile, strings.Join(c.Unselected, ", ")))
-		for _, u := range c.Unavoidable {
-			p.Notes = append(p.Notes, fmt.Sprintf("CIS: unavoidable: a scan of the running device fails %s: %s", strings.Join(u.Rules, ", "), u.Why))
-		}
-		if c.AuditRule != "" {
-			p.Notes = append(p.Notes, fmt.Sprintf("CIS: %s is met at first boot by %s, which writes %s for every setuid and setgid program, MicroShift's included",
-				c.AuditRule, CISAuditUnit, CISAuditRulesPath))
-		}
-	}
-}
-
-// addFIPSConfig merges the MicroShift config a FIPS device of the release
-// needs, labelled FIPSConfigSource, with a note saying why.
-func (r *resolver) addFIPSConfig(p *plan.Plan, m *configMerger) error {
-	f := r.facts.FIPS
-	if !p.Hardening.FIPSOn() || f == nil || len(f.Config) == 0 {
-		return nil
-	}
-	for _, path := range slices.Sorted(maps.Keys(f.Config)) {
-		if err := m.set(path, f.Config[path], FIPSConfigSource); err != nil {
-			return err
-		}
-	}
-	p.Notes = append(p.Notes, "FIPS: "+f.ConfigWhy)
-	return nil
 }
 
 // cisAuditFiles are the unit and script that regenerate the audit rules

@@ -14,7 +14,6 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/compose/manifests"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
-	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
@@ -106,42 +105,6 @@ func RenderedWorkloads(p *plan.Plan, files []plan.File) ([]Workload, error) {
 func isWorkloadID(id string) bool {
 	kind, _, _ := strings.Cut(id, " ")
 	return slices.Contains(knowledge.WorkloadKinds, kind)
-}
-
-// addHealthCheck adds the greenboot required check that waits for the
-// workloads of the plan's rendered manifests, which MicroShift's own check
-// does not know, by the release's method (knowledge [[health_check]]).
-// Nothing is added when no rendered manifest has a workload.
-func (r *resolver) addHealthCheck(p *plan.Plan, files []plan.File) ([]plan.File, error) {
-	opts := r.req.HealthCheck
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
-	ws, err := RenderedWorkloads(p, files)
-	if err != nil || len(ws) == 0 {
-		return files, err
-	}
-	comps := workloadComponents(ws)
-	if opts.Disabled {
-		p.Notes = append(p.Notes, fmt.Sprintf("--no-health-checks: greenboot does not wait for the %d %s of %s, so a boot where they never become ready is kept",
-			len(ws), text.Plural(len(ws), "workload", "workloads"), strings.Join(comps, ", ")))
-		return files, nil
-	}
-	hc := r.facts.HealthCheck
-	if hc == nil {
-		return nil, fmt.Errorf("release %s: microshift-compose knows no greenboot check method for it (releases/knowledge/data/releases.toml [[health_check]]); build with --no-health-checks", r.rel.Stream())
-	}
-	script, err := HealthCheckScript(p.Release.Stream, hc, ws, opts.Timeout)
-	if err != nil {
-		return nil, err
-	}
-	how := "microshift healthcheck --custom"
-	if hc.Method == knowledge.HealthCheckFunctions {
-		how = "the functions of " + greenbootFunctions
-	}
-	p.Notes = append(p.Notes, fmt.Sprintf("greenboot: %s waits for the %d %s of %s (%s)",
-		HealthCheckPath, len(ws), text.Plural(len(ws), "workload", "workloads"), strings.Join(comps, ", "), how))
-	return append(files, plan.File{Path: HealthCheckPath, Mode: "0755", Data: script}), nil
 }
 
 func workloadComponents(ws []Workload) []string {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose/manifests"
-	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plugin"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -48,42 +47,47 @@ type ManifestJob struct {
 // for benchmarks and for comparing with the kustomize CLI on exactly the
 // inputs Resolve renders (Job.WriteTo).
 func ManifestJobs(ctx context.Context, cat *components.Catalog, rel *releases.Release, req Request) ([]ManifestJob, error) {
-	r, p, err := newResolver(ctx, cat, rel, req)
+	in, err := newInputs(ctx, cat, rel, req)
 	if err != nil {
 		return nil, err
 	}
-	return r.prepareManifests(ctx, p)
+	p, err := runSteps(ctx, in, stepsThrough(stepConfig))
+	if err != nil {
+		return nil, err
+	}
+	return prepareManifests(ctx, in, p.Plan)
 }
 
 // prepareManifests runs plugins and prepares a kustomize job for every
 // selected component that has manifests/ or a plugin, with an images:
 // override pinning its [manifests.images] to the plan's references.
-func (r *resolver) prepareManifests(ctx context.Context, p *plan.Plan) ([]ManifestJob, error) {
+func prepareManifests(ctx context.Context, in *inputs, p *plan.Plan) ([]ManifestJob, error) {
 	refs := imageRefs(p)
 	var jobs []ManifestJob
-	for _, n := range r.order {
-		c := r.cat.Components[n]
+	for _, pc := range p.Components {
+		n := pc.Name
+		c := in.cat.Components[n]
 		if !c.Renders() {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		in := manifests.Input{Component: n, FS: c.FS, Images: pins(c, refs[n])}
+		input := manifests.Input{Component: n, FS: c.FS, Images: pins(c, refs[n])}
 		mj := ManifestJob{Component: n, From: plan.FromManifests}
 		if c.Chart != nil {
 			mj.From = plan.FromChart
-			stream, ch, notes, err := r.renderChart(ctx, c)
+			stream, ch, notes, err := renderChart(ctx, in, c)
 			if err != nil {
 				return nil, fmt.Errorf("component %q: %w", n, err)
 			}
 			mj.Chart, mj.Notes = ch, notes
 			// The chart's resources are the whole input: the component
 			// directory, read by chart.Load, is not kustomize's.
-			in.FS, in.Resources = nil, stream
+			input.FS, input.Resources = nil, stream
 		} else if c.HasPlugin {
 			mj.From = plan.FromPlugin
-			out, err := r.runPlugin(ctx, c)
+			out, err := runPlugin(ctx, in, c)
 			if err != nil {
 				return nil, fmt.Errorf("component %q: %w", n, err)
 			}
@@ -91,84 +95,23 @@ func (r *resolver) prepareManifests(ctx context.Context, p *plan.Plan) ([]Manife
 				jobs = append(jobs, mj)
 				continue
 			}
-			in.Kustomization, in.Resources = out.Kustomization, out.Resources
+			input.Kustomization, input.Resources = out.Kustomization, out.Resources
 		} else {
-			in.Dir = components.ManifestsDir
+			input.Dir = components.ManifestsDir
 		}
-		job, err := manifests.Prepare(in)
+		job, err := manifests.Prepare(input)
 		if err != nil {
 			return nil, fmt.Errorf("component %q: %w", n, err)
 		}
 		mj.Job = job
 		jobs = append(jobs, mj)
 	}
-	if mj, ok, err := r.storageClassJob(); err != nil {
+	if mj, ok, err := storageClassJob(in, p); err != nil {
 		return nil, err
 	} else if ok {
-		jobs = r.insertAfter(jobs, mj)
+		jobs = insertAfter(p, jobs, mj)
 	}
 	return jobs, nil
-}
-
-// addManifests renders the prepared jobs, cross-checks every container
-// image against the plan, and returns the rendered directories as device
-// files.
-func (r *resolver) addManifests(ctx context.Context, p *plan.Plan) ([]plan.File, error) {
-	jobs, err := r.prepareManifests(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	var files []plan.File
-	for _, mj := range jobs {
-		c := r.cat.Components[mj.Component]
-		if mj.Job == nil {
-			p.Notes = append(p.Notes, fmt.Sprintf("component %s: its plugin printed no manifests, so %s has no %03d-%s directory", c.Name, ManifestsDevicePath, c.Order, c.Name))
-			continue
-		}
-		res, err := mj.Job.Render()
-		if err != nil {
-			return nil, fmt.Errorf("component %q: rendering %s: %w", c.Name, mj.From, err)
-		}
-		m, err := r.checkImages(p, c.Name, mj.From, res)
-		if err != nil {
-			return nil, err
-		}
-		dir := fmt.Sprintf("%s%03d-%s/", ManifestsDevicePath, c.Order, c.Name)
-		if mj.Dir != "" {
-			dir = ManifestsDevicePath + mj.Dir + "/"
-		}
-		m.Dir = dir
-		files = append(files, plan.File{Path: dir + manifests.KustomizationFile, Mode: "0644", Component: c.Name, Data: res.Kustomization})
-		for _, rs := range res.Resources {
-			files = append(files, plan.File{Path: dir + rs.File, Mode: "0644", Component: c.Name, Data: rs.Data})
-		}
-		p.Manifests = append(p.Manifests, m)
-		if mj.Chart != nil {
-			if err := sameChartFile(p.Charts, mj.Chart); err != nil {
-				return nil, err
-			}
-			p.Charts = append(p.Charts, *mj.Chart)
-			p.Notes = append(p.Notes, mj.Notes...)
-		}
-		if mj.From == plan.FromLvmd {
-			p.Notes = append(p.Notes, r.storageClassNote(m))
-		}
-	}
-	return files, nil
-}
-
-// sameChartFile refuses a chart whose archive would be written where
-// another component's different chart is (charts/NAME-VERSION.tgz): one
-// would overwrite the other, and the lock and SBOM would name a digest no
-// file has. The same chart in two components is one file.
-func sameChartFile(charts []plan.Chart, ch *plan.Chart) error {
-	for _, prev := range charts {
-		if prev.File == ch.File && prev.SHA256 != ch.SHA256 {
-			return fmt.Errorf("components %q and %q carry different charts named %s %s (sha256 %.12s and %.12s): %s holds one archive; give the changed chart a version of its own in its Chart.yaml",
-				prev.Component, ch.Component, ch.Name, ch.Version, prev.SHA256, ch.SHA256, ch.File)
-		}
-	}
-	return nil
 }
 
 // imageRefs maps component -> release-file key -> reference.
@@ -211,29 +154,6 @@ func pins(c *components.Component, refs map[string]string) []types.Image {
 	return out
 }
 
-// checkImages requires every container image of the rendered resources to
-// be one the plan embeds: anything else is an image an airgapped device
-// cannot pull.
-func (r *resolver) checkImages(p *plan.Plan, component, from string, res *manifests.Result) (plan.Manifest, error) {
-	inPlan := map[string]bool{}
-	for _, im := range p.Images {
-		inPlan[im.Ref] = true
-	}
-	m := plan.Manifest{Component: component, From: from, Resources: []string{}, Images: []string{}}
-	used := map[string]bool{}
-	for _, rs := range res.Resources {
-		m.Resources = append(m.Resources, rs.ID())
-		for _, im := range rs.Images {
-			if !inPlan[im.Ref] {
-				return m, imageError(component, rs.ID(), im)
-			}
-			used[im.Ref] = true
-		}
-	}
-	m.Images = slices.Sorted(maps.Keys(used))
-	return m, nil
-}
-
 func imageError(component, resource string, im manifests.Image) error {
 	if im.Ref == "" {
 		return fmt.Errorf("component %q: %s: %s %q has no image", component, resource, im.Field, im.Container)
@@ -258,7 +178,7 @@ func imageError(component, resource string, im manifests.Image) error {
 // runPlugin runs a component's plugin with the plan's config and parses
 // what it printed. An embedded component's plugin is extracted to a
 // temporary directory first (go:embed keeps no file modes).
-func (r *resolver) runPlugin(ctx context.Context, c *components.Component) (*plugin.Output, error) {
+func runPlugin(ctx context.Context, in *inputs, c *components.Component) (*plugin.Output, error) {
 	dir := c.Dir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "microshift-compose-plugin-")
@@ -271,8 +191,8 @@ func (r *resolver) runPlugin(ctx context.Context, c *components.Component) (*plu
 		}
 		dir = tmp
 	}
-	env := plugin.Env(r.params(), os.Getenv("PATH"))
-	out, err := plugin.Run(ctx, dir, env, plugin.Options{Timeout: r.req.PluginTimeout, Logger: slog.Default().With("component", c.Name)})
+	env := plugin.Env(in.req.Config.Params(), os.Getenv("PATH"))
+	out, err := plugin.Run(ctx, dir, env, plugin.Options{Timeout: in.req.PluginTimeout, Logger: slog.Default().With("component", c.Name)})
 	if err != nil {
 		return nil, err
 	}
@@ -282,8 +202,6 @@ func (r *resolver) runPlugin(ctx context.Context, c *components.Component) (*plu
 	}
 	return parsed, nil
 }
-
-func (r *resolver) params() microshiftconfig.Params { return r.req.Config.Params() }
 
 // extract writes fsys to dir: directories 0755, the plugin 0755, other
 // files 0644.
@@ -309,43 +227,6 @@ func extract(fsys fs.FS, dir string) error {
 		}
 		return os.WriteFile(target, data, mode)
 	})
-}
-
-// warnUnused reports images of rendering components that nothing on the
-// device uses: no rendered container and no device file names them. Images
-// of components without manifests or a plugin are not checked: their
-// manifests are built into MicroShift or shipped by their RPMs, which
-// reference exactly the release file's images.
-func (r *resolver) warnUnused(p *plan.Plan) {
-	refs := imageRefs(p)
-	used := map[string]bool{}
-	for _, m := range p.Manifests {
-		for _, ref := range m.Images {
-			used[ref] = true
-		}
-	}
-	for _, n := range r.order {
-		c := r.cat.Components[n]
-		if !c.Renders() {
-			continue
-		}
-		for _, k := range c.Images.Keys {
-			ref, ok := refs[n][k]
-			if !ok || used[ref] || r.inFiles(p, ref) {
-				continue
-			}
-			p.Warnings = append(p.Warnings, fmt.Sprintf("component %q: image %q (%s) is embedded but no rendered manifest or device file uses it", n, k, ref))
-		}
-	}
-}
-
-func (r *resolver) inFiles(p *plan.Plan, ref string) bool {
-	for _, f := range p.Files {
-		if strings.Contains(string(f.Data), ref) {
-			return true
-		}
-	}
-	return false
 }
 
 // EdgeLight is the request that renders every manifest-based component of

@@ -29,21 +29,21 @@ const DeviceClassesSuffix = "-device-classes"
 // StorageClass. A thin class needs the CSI snapshot controller for its
 // VolumeSnapshotClass: when the plan leaves it out, the build is refused
 // (it is never pulled in behind the profile's back).
-func (r *resolver) storageClassJob() (mj ManifestJob, ok bool, err error) {
-	l := r.req.Lvmd
+func storageClassJob(in *inputs, p *plan.Plan) (mj ManifestJob, ok bool, err error) {
+	l := in.req.Lvmd
 	if l == nil {
 		return mj, false, nil
 	}
-	c := r.cat.Components[LVMSComponent]
-	rules := r.facts.LVMSStorageClasses
+	c := in.cat.Components[LVMSComponent]
+	rules := in.facts.LVMSStorageClasses
 	if rules == nil {
-		return mj, false, fmt.Errorf("--lvmd %s: microshift-compose knows no StorageClass rules for release %s (releases/knowledge/data/releases.toml [[lvms_storage_classes]])", l.Source, r.rel.Stream())
+		return mj, false, fmt.Errorf("--lvmd %s: microshift-compose knows no StorageClass rules for release %s (releases/knowledge/data/releases.toml [[lvms_storage_classes]])", l.Source, in.rel.Stream())
 	}
-	classes, err := lvmdconfig.StorageClasses(l, r.req.StorageClasses, rules)
+	classes, err := lvmdconfig.StorageClasses(l, in.req.StorageClasses, rules)
 	if err != nil {
 		return mj, false, err
 	}
-	if _, snapshots := r.reasons[SnapshotComponent]; !snapshots {
+	if !selection(p).has(SnapshotComponent) {
 		for _, cl := range classes {
 			if cl.Thin {
 				return mj, false, fmt.Errorf("--lvmd %s: device class %q is thin, and its VolumeSnapshotClass needs the CSI snapshot controller, which the plan leaves out; select it (--with %s) or make the class thick",
@@ -63,8 +63,8 @@ func (r *resolver) storageClassJob() (mj ManifestJob, ok bool, err error) {
 }
 
 // storageClassNote says what the device classes became, for the plan.
-func (r *resolver) storageClassNote(m plan.Manifest) string {
-	l := r.req.Lvmd
+func storageClassNote(in *inputs, m plan.Manifest) string {
+	l := in.req.Lvmd
 	var scs, vscs []string
 	for _, res := range m.Resources {
 		if n, ok := strings.CutPrefix(res, "StorageClass "); ok {
@@ -82,7 +82,7 @@ func (r *resolver) storageClassNote(m plan.Manifest) string {
 		what += " and " + text.Plural(len(vscs), "VolumeSnapshotClass ", "VolumeSnapshotClasses ") + strings.Join(vscs, ", ")
 	}
 	return fmt.Sprintf("--lvmd %s: %s has %s; the default device class %q keeps MicroShift's own default StorageClass %s",
-		filepath.Base(l.Source), m.Dir, what, l.Default().Name, r.facts.LVMSStorageClasses.DefaultClass)
+		filepath.Base(l.Source), m.Dir, what, l.Default().Name, in.facts.LVMSStorageClasses.DefaultClass)
 }
 
 func orNone(list []string) string {
@@ -94,9 +94,13 @@ func orNone(list []string) string {
 
 // insertAfter puts mj among jobs after those of its component and of the
 // components applied before it: the plan lists manifests in apply order.
-func (r *resolver) insertAfter(jobs []ManifestJob, mj ManifestJob) []ManifestJob {
-	at := slices.Index(r.order, mj.Component)
-	i := slices.IndexFunc(jobs, func(j ManifestJob) bool { return slices.Index(r.order, j.Component) > at })
+func insertAfter(p *plan.Plan, jobs []ManifestJob, mj ManifestJob) []ManifestJob {
+	order := make(map[string]int, len(p.Components))
+	for i, c := range p.Components {
+		order[c.Name] = i
+	}
+	at := order[mj.Component]
+	i := slices.IndexFunc(jobs, func(j ManifestJob) bool { return order[j.Component] > at })
 	if i < 0 {
 		return append(jobs, mj)
 	}

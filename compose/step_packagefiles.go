@@ -1,13 +1,13 @@
 package compose
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/internal/text"
-	"github.com/microshift-compose/microshift-compose/plan"
 )
 
 // relatePackageFiles relates the files the plan's RPMs install under /etc
@@ -18,14 +18,14 @@ import (
 // those of the plan's RPMs (the metrics components' scrape configs) and the
 // plan's own; where the reader is left out, which RPMs install files only
 // it reads.
-func (r *resolver) relatePackageFiles(p *plan.Plan) error {
+func relatePackageFiles(_ context.Context, in *inputs, p soFar) (soFar, error) {
 	byPackage := map[string][]string{} // the plan's RPMs -> their components
 	for _, pkg := range p.Packages {
 		byPackage[pkg.Name] = pkg.Components
 	}
 	installed := map[string]string{} // path -> the plan's RPM installing it
 	var paths []string
-	for _, pf := range r.facts.PackageFiles {
+	for _, pf := range in.facts.PackageFiles {
 		if _, ok := byPackage[pf.Package]; ok {
 			installed[pf.Path] = pf.Package
 			paths = append(paths, pf.Path)
@@ -38,11 +38,11 @@ func (r *resolver) relatePackageFiles(p *plan.Plan) error {
 			if f.Component != "" {
 				by = "component " + f.Component
 			}
-			return fmt.Errorf("%s places %s, which the %s RPM (%s) installs on MicroShift %s: the plan's file would replace the RPM's; place it elsewhere or leave out %s",
-				by, f.Path, pkg, strings.Join(byPackage[pkg], ", "), r.rel.Stream(), strings.Join(byPackage[pkg], ", "))
+			return p, fmt.Errorf("%s places %s, which the %s RPM (%s) installs on MicroShift %s: the plan's file would replace the RPM's; place it elsewhere or leave out %s",
+				by, f.Path, pkg, strings.Join(byPackage[pkg], ", "), in.rel.Stream(), strings.Join(byPackage[pkg], ", "))
 		}
 	}
-	for _, rd := range r.facts.PackageReads {
+	for _, rd := range in.facts.PackageReads {
 		readers, selected := byPackage[rd.Package]
 		var read []string // notes' "what from where"
 		for _, pth := range paths {
@@ -66,22 +66,22 @@ func (r *resolver) relatePackageFiles(p *plan.Plan) error {
 		}
 		it := text.Plural(len(read), "it", "them")
 		with := ""
-		if cs := r.providersOfPackage(rd.Package); len(cs) > 0 {
+		if cs := providersOfPackage(in, rd.Package); len(cs) > 0 {
 			with = fmt.Sprintf("; --with %s reads %s", cs[0], it)
 		}
 		p.Notes = append(p.Notes, fmt.Sprintf("%s: for the %s RPM's %s (%s), which the plan leaves out, so nothing reads %s%s",
 			strings.Join(read, ", "), rd.Package, rd.Key, rd.Glob, it, with))
 	}
-	return nil
+	return p, nil
 }
 
 // providersOfPackage lists the catalog components available for the plan's
 // release and arch that install pkg.
-func (r *resolver) providersOfPackage(pkg string) []string {
+func providersOfPackage(in *inputs, pkg string) []string {
 	var out []string
-	for _, n := range r.cat.ComponentNames() {
-		c := r.cat.Components[n]
-		if c.SupportsArch(r.req.Arch) && c.SupportsRelease(r.rel) && slices.Contains(c.Packages, pkg) {
+	for _, n := range in.cat.ComponentNames() {
+		c := in.cat.Components[n]
+		if c.SupportsArch(in.req.Arch) && c.SupportsRelease(in.rel) && slices.Contains(c.Packages, pkg) {
 			out = append(out, n)
 		}
 	}

@@ -2,6 +2,7 @@ package compose_test
 
 import (
 	"context"
+	"github.com/microshift-compose/microshift-compose/plan"
 	"slices"
 	"strings"
 	"testing"
@@ -70,6 +71,31 @@ func TestScrapeFiles(t *testing.T) {
 			}
 			if !slices.Equal(notes, want) && !(len(notes) == 0 && len(want) == 0) {
 				t.Errorf("scrape.d notes:\n%q\nwant\n%q", notes, want)
+			}
+		})
+	}
+}
+
+// The package files step alone: a plan file at a path an RPM of the plan
+// installs is refused, one at a path of an RPM the plan leaves out is not.
+func TestStepPackageFiles(t *testing.T) {
+	rel := stepRelease(t, "5.0.0", false)
+	for _, tc := range []struct {
+		name     string
+		packages []plan.Package
+		wantErr  string
+	}{
+		{name: "the RPM is in the plan", packages: []plan.Package{{Name: "microshift", Components: []string{"core"}}},
+			wantErr: "component app places /etc/microshift/config.yaml.default, which the microshift RPM (core) installs on MicroShift 5.0: the plan's file would replace the RPM's; place it elsewhere or leave out core"},
+		{name: "the RPM is not", packages: []plan.Package{{Name: "app-tools", Components: []string{"app"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := selectedPlan("full", "core", "net-a", "app")
+			p.Packages = tc.packages
+			p.Files = []plan.File{{Path: "/etc/microshift/config.yaml.default", Mode: "0644", Component: "app"}}
+			got, err := runStep(t, "packagefiles", nil, rel, compose.Request{Profile: "full"}, p)
+			if checkStepErr(t, err, tc.wantErr) && len(got.Notes) != 0 {
+				t.Errorf("notes %q, want none", got.Notes)
 			}
 		})
 	}

@@ -1,0 +1,42 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/internal/suggest"
+	"github.com/microshift-compose/microshift-compose/plan"
+)
+
+// chooseTarget picks the distro the plan is built for: the release's
+// default, or the requested one when the release is built for it; and its
+// bootc base image, or the requested one.
+func chooseTarget(_ context.Context, in *inputs, p soFar) (soFar, error) {
+	d := in.facts.Distros[0] // the default; the knowledge guarantees one
+	if want := in.req.Distro; want != "" && want != d.Name {
+		var names []string
+		found := false
+		for _, cand := range in.facts.Distros {
+			names = append(names, cand.Name)
+			if cand.Name == want {
+				d, found = cand, true
+			}
+		}
+		if !found {
+			// A name osbuild does not know is a typo: suggest the closest.
+			hint := ""
+			if m := suggest.Closest(want, names); m != "" && blueprints.ImageTypes(want, in.req.Arch) == nil {
+				hint = fmt.Sprintf("; did you mean %q?", m)
+			}
+			return p, &CannotHonourError{fmt.Sprintf("release %s is not built for distro %q: MicroShift %s is built and tested for %s%s",
+				in.rel, want, in.rel.Stream(), strings.Join(names, ", "), hint)}
+		}
+	}
+	p.Target = plan.Target{Distro: d.Name, ImageType: d.ImageType, BootcBase: d.BootcBase}
+	if in.req.BootcBase != "" {
+		p.Target.BootcBase = in.req.BootcBase
+	}
+	return p, nil
+}
