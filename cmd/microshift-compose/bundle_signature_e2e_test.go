@@ -176,9 +176,7 @@ func TestSignedBundle(t *testing.T) {
 	// A split archive: its list is signed, which holds every part's
 	// sha256. README's commands, the images signed for its --verify-key.
 	relPriv, relPub := s.keyPair(t, "release")
-	for _, ref := range append(nonEmptyLines(string(mustReadFile(t, filepath.Join(out, "images.txt")))), osImage) {
-		s.sign(t, relPriv, ref)
-	}
+	s.sign(t, relPriv, append(nonEmptyLines(string(mustReadFile(t, filepath.Join(out, "images.txt")))), osImage)...)
 	dst := testutil.StartRegistry(t)
 	blocks := readmeBlocks(t, "## Day 2 across the air gap: bundles, parts, the OS image, prune")
 	var block []string

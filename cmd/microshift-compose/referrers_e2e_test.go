@@ -86,9 +86,7 @@ func TestReferrersTravel(t *testing.T) {
 	sbom := filepath.Join(work, "sbom.spdx.json")
 	writeFileMode(t, sbom, []byte(`{"spdxVersion":"SPDX-2.3","SPDXID":"SPDXRef-DOCUMENT","name":"app","dataLicense":"CC0-1.0","documentNamespace":"https://example.com/app"}`), 0o644)
 
-	for _, ref := range refs {
-		s.sign(t, priv, ref)
-	}
+	s.sign(t, priv, refs...)
 	subject := refs[0]
 	s.run(t, "sign", "--key", priv, "--tlog-upload=false", "-y", "--registry-referrers-mode=oci-1-1", subject)
 	s.run(t, "attest", "--key", priv, "--tlog-upload=false", "-y", "--type", "spdxjson", "--predicate", sbom, subject)
