@@ -32,6 +32,7 @@ func copyFile(t *testing.T, from, to string) {
 // another key and one changed after signing in one line, with the
 // destination untouched.
 func TestSignedBundle(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	s := newSigner(t)
 	priv, pub := s.keyPair(t, "bundle")

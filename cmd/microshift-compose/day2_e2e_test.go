@@ -117,6 +117,7 @@ func readmeCommand(t *testing.T, block []string, prefix string, replace *strings
 // podman pull the new OS image through the site registry, and refuse an
 // unsigned one. Bad input on the way is refused in one line.
 func TestDay2AcrossTheAirGap(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	skopeoBin := needTool(t, "skopeo", "skopeo")
 	podmanBin := needTool(t, "podman", "podman")

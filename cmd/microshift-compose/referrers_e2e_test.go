@@ -66,6 +66,7 @@ func (s *signer) cosignVerdicts(t *testing.T, pub, trustedRoot, ref string) map[
 // another image, a bundle signed by another key, each refused in one line
 // with nothing written.
 func TestReferrersTravel(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	s := newSigner(t)
 	priv, pub := s.keyPair(t, "release")

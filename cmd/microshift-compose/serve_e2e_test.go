@@ -26,6 +26,7 @@ import (
 // images by their source references; a push is refused; SIGINT stops serve
 // cleanly (exit 0, the port released).
 func TestServeE2E(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	skopeoBin := needTool(t, "skopeo", "skopeo")
 	podmanBin := needTool(t, "podman", "podman")

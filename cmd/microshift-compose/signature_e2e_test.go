@@ -112,6 +112,7 @@ func sigTag(ref string) string {
 // verifies them again, as cosign does; a build with the same key writes a
 // device policy that containers/image loads and that accepts the images.
 func TestSignedMirror(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	s := newSigner(t)
 	priv, pub := s.keyPair(t, "release")
@@ -257,6 +258,7 @@ func TestSignedMirror(t *testing.T) {
 // release verify and mirror, naming the image and the rule; our verdicts
 // are compared with cosign verify's.
 func TestSignatureRefusals(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	s := newSigner(t)
 	priv, pub := s.keyPair(t, "release")
