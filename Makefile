@@ -49,10 +49,15 @@ TEST_PACKAGES ?= ./cmd/microshift-compose ./internal/repo ./...
 # every package's full output to bin/test.log.
 # -timeout 30m: the command tests drive real registries, podman builds and
 # the binary; on a loaded 2-core machine they can pass the default 10 minutes.
+# -parallel TEST_PARALLEL: how many tests of one package that call
+# t.Parallel() run at once (go test's default is the number of cores). The
+# end-to-end tests that do spend much of their time waiting on registries,
+# podman and cosign, so more of them than cores keep the cores busy.
+TEST_PARALLEL ?= 4
 test: test-deps
 	@mkdir -p bin && rm -f $(CONFORMANCE)
 	@$(GO) build -o bin/testprogress ./hack/testprogress
-	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache MICROSHIFT_GIT_DIR=$(MICROSHIFT) ./bin/testprogress -log bin/test.log -- $(GO) test -json -count=1 -timeout 30m $(TEST_PACKAGES)
+	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache MICROSHIFT_GIT_DIR=$(MICROSHIFT) ./bin/testprogress -log bin/test.log -- $(GO) test -json -count=1 -timeout 30m -parallel $(TEST_PARALLEL) $(TEST_PACKAGES)
 	@if [ -f $(CONFORMANCE) ]; then cat $(CONFORMANCE); else echo "conformance: skipped (needs the upstream reference files in ../shared)"; fi
 
 # The release data, generated from a MicroShift git directory (bare or not,

@@ -25,6 +25,7 @@ import (
 // configured as the device is (that drop-in, the blueprint's pull secret,
 // the mirror CA build wrote), pull the images by their source references.
 func TestTwoHopAirgap(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	skopeoBin := needTool(t, "skopeo", "skopeo")
 	podmanBin := needTool(t, "podman", "podman")

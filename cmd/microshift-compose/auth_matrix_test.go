@@ -16,6 +16,7 @@ import (
 // with TLS (its CA in the user's certs.d) and htpasswd auth, and skopeo as
 // the reference. `go test -v -run AuthMatrix` prints the matrix.
 func TestAuthMatrix(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	skopeoBin := needTool(t, "skopeo", "skopeo")
 	const user, password = "robot", "s3cret-for-the-matrix"

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -22,6 +23,7 @@ import (
 // and checks every image is in container storage under its digest, and the
 // pull secret is where CRI-O reads it, 0600.
 func TestBootcImageBuild(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	podmanBin := needTool(t, "podman", "podman")
 	skopeoBin := needTool(t, "skopeo", "skopeo")
@@ -108,26 +110,33 @@ func (p *podman) run(t *testing.T, stdin io.Reader, args ...string) string {
 	return string(out)
 }
 
-var imageSeq int
+// imageSeq numbers the images built: tests that build run in parallel.
+var imageSeq atomic.Int64
 
 // buildLog builds a Containerfile with the pull secret as a build secret
 // (when given) and returns the build's output.
 func (p *podman) buildLog(t *testing.T, context, containerfile, base, secret string) string {
 	t.Helper()
+	_, log := p.buildTagged(t, context, containerfile, base, secret)
+	return log
+}
+
+// buildTagged builds as buildLog does and returns the image's tag too.
+func (p *podman) buildTagged(t *testing.T, context, containerfile, base, secret string) (tag, log string) {
+	t.Helper()
 	args := []string{"build", "--isolation", "chroot", "--cap-add", "all", "--network", "host", "--build-arg", "BASE_IMAGE=" + base}
 	if secret != "" {
 		args = append(args, "--secret", "id=pullsecret,src="+secret)
 	}
-	imageSeq++
-	tag := "localhost/microshift-compose-test:" + strconv.Itoa(imageSeq)
+	tag = "localhost/microshift-compose-test:" + strconv.FormatInt(imageSeq.Add(1), 10)
 	args = append(args, "-t", tag, "-f", containerfile, context)
-	return p.run(t, nil, args...)
+	return tag, p.run(t, nil, args...)
 }
 
 func (p *podman) build(t *testing.T, context, containerfile, base, secret string) string {
 	t.Helper()
-	p.buildLog(t, context, containerfile, base, secret)
-	return "localhost/microshift-compose-test:" + strconv.Itoa(imageSeq)
+	tag, _ := p.buildTagged(t, context, containerfile, base, secret)
+	return tag
 }
 
 // testBase imports a base image made of this machine's programs: bash,

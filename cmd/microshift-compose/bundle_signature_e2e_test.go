@@ -32,6 +32,7 @@ func copyFile(t *testing.T, from, to string) {
 // another key and one changed after signing in one line, with the
 // destination untouched.
 func TestSignedBundle(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	s := newSigner(t)
 	priv, pub := s.keyPair(t, "bundle")
@@ -176,9 +177,7 @@ func TestSignedBundle(t *testing.T) {
 	// A split archive: its list is signed, which holds every part's
 	// sha256. README's commands, the images signed for its --verify-key.
 	relPriv, relPub := s.keyPair(t, "release")
-	for _, ref := range append(nonEmptyLines(string(mustReadFile(t, filepath.Join(out, "images.txt")))), osImage) {
-		s.sign(t, relPriv, ref)
-	}
+	s.sign(t, relPriv, append(nonEmptyLines(string(mustReadFile(t, filepath.Join(out, "images.txt")))), osImage)...)
 	dst := testutil.StartRegistry(t)
 	blocks := readmeBlocks(t, "## Day 2 across the air gap: bundles, parts, the OS image, prune")
 	var block []string

@@ -117,6 +117,7 @@ func readmeCommand(t *testing.T, block []string, prefix string, replace *strings
 // podman pull the new OS image through the site registry, and refuse an
 // unsigned one. Bad input on the way is refused in one line.
 func TestDay2AcrossTheAirGap(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	skopeoBin := needTool(t, "skopeo", "skopeo")
 	podmanBin := needTool(t, "podman", "podman")
@@ -172,12 +173,14 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 	day1, day2 := filepath.Join(work, "day1"), filepath.Join(work, "day2")
 	refs1, refs2 := build(rel1, day1), build(rel2, day2)
 	signed := map[string]bool{}
+	var toSign []string
 	for _, ref := range append(append(append([]string{}, refs1...), refs2...), os1, os2) {
 		if !signed[ref] {
-			s.sign(t, priv, ref)
+			toSign = append(toSign, ref)
 			signed[ref] = true
 		}
 	}
+	s.sign(t, priv, toSign...)
 
 	// Day 1, whole, loaded into the site registry.
 	must("mirror", "--lock", "day1/compose.lock.json", "--image", os1, "--verify-key", pub, "--quiet", "--to", "oci-archive:day1.tar")

@@ -44,6 +44,14 @@ var (
 )
 
 // e2eBinary builds the binary once for every end-to-end test.
+// parallelE2E: the end-to-end tests that drive the binary, cosign, skopeo
+// and podman against registries, stores and directories of their own call
+// t.Parallel(). Much of their time is spent waiting on those processes,
+// and, run one after the other, they were most of `make test`'s wall time
+// (the package's 700 s, 410 s of it CPU); side by side they fill the
+// cores. Tests that change the process's directory or environment
+// (t.Chdir, t.Setenv) cannot, and run first.
+
 func e2eBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {

@@ -785,6 +785,7 @@ func allHostileCases() []hostileCase {
 
 // TestHostileInputs runs the hostile-input suite (see hostileCase).
 func TestHostileInputs(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	cases := allHostileCases()
 	if len(cases) < 300 {
 		t.Fatalf("%d hostile cases; the suite must hold at least 300", len(cases))

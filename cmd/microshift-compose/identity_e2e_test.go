@@ -60,6 +60,7 @@ func (s *signer) cosignVerifyIdentity(t *testing.T, ss *testutil.TestSigstore, r
 // refuses each other in one line naming the image, the rule and why;
 // cosign's verdicts on the keyless ones are the same.
 func TestIdentityRefusals(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	s := newSigner(t)
 	ss := testutil.NewTestSigstore(t)
@@ -169,6 +170,7 @@ func TestIdentityRefusals(t *testing.T) {
 // accepts the images; with --ca-roots (PKI) the same release, signed by
 // PKI certificates too, is mirrored.
 func TestIdentityMirror(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	s := newSigner(t)
 	ss := testutil.NewTestSigstore(t)

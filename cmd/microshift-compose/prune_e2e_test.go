@@ -44,6 +44,7 @@ func writeTestLock(t *testing.T, path string, refs []string) {
 // blobs leaves the kept images whole and a rerun finishes; no --keep, and
 // a layout a mirror is writing, are refused in one line.
 func TestPruneCommand(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	skopeoBin := needTool(t, "skopeo", "skopeo")
 	reg := testutil.StartRegistry(t)

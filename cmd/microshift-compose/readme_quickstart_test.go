@@ -71,6 +71,7 @@ const quickstartHeading = "## From zero to a device"
 //     (/etc/osbuild-worker, /var/www) are under a directory standing for /.
 //   - the block ends with wait (for the line run with &).
 func TestREADMEQuickstart(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	blocks := quickstartBlocks(t)
 	if len(blocks) != 2 {
 		t.Fatalf("README %q: %d sh blocks, want 2 (bootc, rpm-ostree)", quickstartHeading, len(blocks))

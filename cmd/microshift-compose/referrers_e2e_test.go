@@ -66,6 +66,7 @@ func (s *signer) cosignVerdicts(t *testing.T, pub, trustedRoot, ref string) map[
 // another image, a bundle signed by another key, each refused in one line
 // with nothing written.
 func TestReferrersTravel(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	s := newSigner(t)
 	priv, pub := s.keyPair(t, "release")
@@ -86,9 +87,7 @@ func TestReferrersTravel(t *testing.T) {
 	sbom := filepath.Join(work, "sbom.spdx.json")
 	writeFileMode(t, sbom, []byte(`{"spdxVersion":"SPDX-2.3","SPDXID":"SPDXRef-DOCUMENT","name":"app","dataLicense":"CC0-1.0","documentNamespace":"https://example.com/app"}`), 0o644)
 
-	for _, ref := range refs {
-		s.sign(t, priv, ref)
-	}
+	s.sign(t, priv, refs...)
 	subject := refs[0]
 	s.run(t, "sign", "--key", priv, "--tlog-upload=false", "-y", "--registry-referrers-mode=oci-1-1", subject)
 	s.run(t, "attest", "--key", priv, "--tlog-upload=false", "-y", "--type", "spdxjson", "--predicate", sbom, subject)

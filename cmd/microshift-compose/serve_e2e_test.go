@@ -26,6 +26,9 @@ import (
 // images by their source references; a push is refused; SIGINT stops serve
 // cleanly (exit 0, the port released).
 func TestServeE2E(t *testing.T) {
+	// Not parallel (see parallelE2E): the build names the port serve
+	// listens on long before serve starts, and the registries of the
+	// tests running beside it could take it in between.
 	bin := e2eBinary(t)
 	skopeoBin := needTool(t, "skopeo", "skopeo")
 	podmanBin := needTool(t, "podman", "podman")

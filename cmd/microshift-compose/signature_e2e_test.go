@@ -65,9 +65,12 @@ func (s *signer) keyPair(t *testing.T, name string) (priv, pub string) {
 	return prefix + ".key", prefix + ".pub"
 }
 
-func (s *signer) sign(t *testing.T, key, ref string) {
+// sign signs the refs with key, in one cosign run: cosign decrypts the
+// key (scrypt, most of a signature's CPU) once for all of them.
+func (s *signer) sign(t *testing.T, key string, refs ...string) {
 	t.Helper()
-	s.env.must(t, s.bin, "sign", "--key", key, "--tlog-upload=false", "--allow-http-registry", "--allow-insecure-registry", "-y", ref)
+	args := append([]string{"sign", "--key", key, "--tlog-upload=false", "--allow-http-registry", "--allow-insecure-registry", "-y"}, refs...)
+	s.env.must(t, s.bin, args...)
 }
 
 // verify is cosign's verdict on ref.
@@ -109,6 +112,7 @@ func sigTag(ref string) string {
 // verifies them again, as cosign does; a build with the same key writes a
 // device policy that containers/image loads and that accepts the images.
 func TestSignedMirror(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	s := newSigner(t)
 	priv, pub := s.keyPair(t, "release")
@@ -136,8 +140,8 @@ func TestSignedMirror(t *testing.T) {
 		t.Errorf("a refused mirror created %s", unsignedTo)
 	}
 
+	s.sign(t, priv, refs...)
 	for _, ref := range refs {
-		s.sign(t, priv, ref)
 		if !s.verify(t, pub, ref) {
 			t.Fatalf("cosign verify refuses %s, which it signed", ref)
 		}
@@ -254,6 +258,7 @@ func TestSignedMirror(t *testing.T) {
 // release verify and mirror, naming the image and the rule; our verdicts
 // are compared with cosign verify's.
 func TestSignatureRefusals(t *testing.T) {
+	t.Parallel() // see parallelE2E
 	bin := e2eBinary(t)
 	s := newSigner(t)
 	priv, pub := s.keyPair(t, "release")
@@ -268,17 +273,16 @@ func TestSignatureRefusals(t *testing.T) {
 		return ref
 	}
 	good := push("org/good", 1)
-	s.sign(t, priv, good)
 	unsigned := push("org/unsigned", 2)
 	otherKey := push("org/otherkey", 3)
 	s.sign(t, otherPriv, otherKey)
+	// Signed for another repository: the same image and signature, copied
+	// from org/signed-elsewhere to org/moved (below).
+	elsewhere := push("org/signed-elsewhere", 5)
+	s.sign(t, priv, good, elsewhere)
 	// Tampered: another image served with the good image's signature.
 	tampered := push("org/good", 4)
 	copyTag(t, sigTag(good), sigTag(tampered))
-	// Signed for another repository: the same image and signature, copied
-	// from org/signed-elsewhere to org/moved.
-	elsewhere := push("org/signed-elsewhere", 5)
-	s.sign(t, priv, elsewhere)
 	moved := reg.Host + "/org/moved@" + strings.SplitN(elsewhere, "@", 2)[1]
 	copyTag(t, elsewhere, moved)
 	copyTag(t, sigTag(elsewhere), sigTag(moved))
