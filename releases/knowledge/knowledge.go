@@ -10,7 +10,6 @@
 package knowledge
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -19,17 +18,14 @@ import (
 	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/microshift-compose/microshift-compose/internal/inputfile"
-	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/internal/stricttoml"
 )
 
 //go:embed data/*.toml
@@ -572,31 +568,12 @@ func flatten(prefix string, m map[string]any, out map[string]any) {
 // oneLine folds a multi-line TOML string into one line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// decodeStrict decodes TOML and fails on keys the schema does not know,
-// outside the free-form prefixes.
+// decodeStrict decodes TOML the way every input of the tool is decoded
+// (internal/stricttoml): unknown keys, outside the free-form prefixes,
+// are refused with the file, the line and the closest known key.
 func decodeStrict(name string, data []byte, v any, freeForm ...string) error {
-	if err := inputfile.CheckTOML(data); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(v)
-	if err != nil {
-		return fmt.Errorf("%s: %s", name, oneLine(err.Error()))
-	}
-	var unknown []string
-next:
-	for _, key := range md.Undecoded() {
-		for _, p := range freeForm {
-			if strings.HasPrefix(key.String(), p+".") {
-				continue next
-			}
-		}
-		unknown = append(unknown, key.String())
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return fmt.Errorf("%s: unknown key %s", name, text.QuoteExcerpt(unknown[0]))
-	}
-	return nil
+	_, err := stricttoml.Decode(name, data, v, freeForm...)
+	return err
 }
 
 // RefreshCommand is the one command that regenerates this data from
