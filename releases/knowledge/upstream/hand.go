@@ -1,15 +1,12 @@
 package upstream
 
 import (
-	"bytes"
 	"fmt"
-	"sort"
 	"strings"
 
-	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/stricttoml"
 )
 
 // Hand is what the data says that upstream's source does not state in a
@@ -165,28 +162,10 @@ type HandKey struct {
 
 // ParseHand reads handkept.toml; name is for messages.
 func ParseHand(name string, data []byte) (*Hand, error) {
-	if err := inputfile.CheckTOML(data); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
 	var h Hand
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&h)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s", name, strings.Join(strings.Fields(err.Error()), " "))
-	}
-	var unknown []string
-	for _, k := range md.Undecoded() {
-		s := k.String()
-		// Values of free-form config tables (BurntSushi reports the
-		// arrays inside a map[string]any as undecoded).
-		if strings.HasPrefix(s, "key.default") || strings.HasPrefix(s, "key.needs.") || strings.HasPrefix(s, "key.off.") ||
-			strings.HasPrefix(s, "fips.config.") {
-			continue
-		}
-		unknown = append(unknown, s)
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, fmt.Errorf("%s: unknown key %q", name, unknown[0])
+	// Values of free-form config tables are not checked (stricttoml).
+	if _, err := stricttoml.Decode(name, data, &h, "key.default", "key.needs", "key.off", "fips.config"); err != nil {
+		return nil, err
 	}
 	for i := range h.Key {
 		k := &h.Key[i]

@@ -19,7 +19,7 @@ func TestParsePinsErrors(t *testing.T) {
 		{"fine", ok, ""},
 		{"none", "", `pins.toml: no [[stream]]`},
 		{"unknown key", ok + "colour = 1\n", `pins.toml: unknown key "stream.colour"`},
-		{"syntax", "[[stream]\n", `pins.toml: toml: line 2: expected end of table array name delimiter`},
+		{"syntax", "[[stream]\n", `pins.toml: line 2: expected end of table array name delimiter`},
 		{"stream not major.minor", stream("4.20.1", "release-4.20", commitA), `pins.toml: stream[0]: stream "4.20.1" is not major.minor`},
 		{"out of order", stream("4.21", "release-4.21", commitA) + ok, `pins.toml: stream[1]: stream 4.20 is not newer than the one before: list streams oldest first`},
 		{"short commit", stream("4.20", "release-4.20", commitA[:12]), `pins.toml: stream[0] (4.20): commit "5728b8303426" is not a full commit hash (40 hex digits)`},

@@ -10,7 +10,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/stricttoml"
 )
 
 // Pins are the upstream commits the data is generated from.
@@ -57,16 +57,9 @@ var (
 
 // ParsePins reads pins.toml; name is for messages.
 func ParsePins(name string, data []byte) (*Pins, error) {
-	if err := inputfile.CheckTOML(data); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
 	var p Pins
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&p)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s", name, strings.Join(strings.Fields(err.Error()), " "))
-	}
-	if u := md.Undecoded(); len(u) > 0 {
-		return nil, fmt.Errorf("%s: unknown key %q", name, u[0].String())
+	if _, err := stricttoml.Decode(name, data, &p); err != nil {
+		return nil, err
 	}
 	if len(p.Streams) == 0 {
 		return nil, fmt.Errorf("%s: no [[stream]]", name)
