@@ -12,7 +12,7 @@ export CGO_ENABLED ?= 0
 
 ARGS ?= build --profile full --arch x86_64 --output out/
 
-.PHONY: all build run test test-deps bench-smoke lint install docs man completions release-assets image image-rootfs bench fuzz clean tags goreleaser-tool goreleaser-check goreleaser-snapshot knowledge knowledge-pinned
+.PHONY: all build run test test-deps test-tools bench-smoke lint install docs man completions release-assets image image-rootfs bench fuzz clean tags goreleaser-tool goreleaser-check goreleaser-snapshot knowledge knowledge-pinned
 
 # What `microshift-compose version` says (hack/version.sh): the tag or a
 # pseudo-version, the commit, and the commit's date (not the build's, so
@@ -83,24 +83,33 @@ bench-smoke: test-deps
 	MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache ./bin/testprogress -log bin/bench-smoke.log -slowest 0 -- $(GO) test -json -count=1 -run '^$$' -bench . -benchtime 1x ./...
 
 # Installs the real tools tests use (Debian packages); CI runs on fresh
-# machines. The pinned Go tools are built from the Go module proxy once per
-# machine into a shared cache (hack/tool.sh: ~/.cache/microshift-compose/tools,
-# or $$MICROSHIFT_COMPOSE_TOOL_CACHE; one directory per Go version) and
-# linked into bin/, so that a fresh clone does not build them again:
-# cosign (the signature tests sign and verify with it), helm (the chart
-# tests compare with helm template; the same Helm the build renders with)
-# and goreleaser (internal/repo runs `goreleaser check` and a snapshot
-# release). MICROSHIFT_COMPOSE_SKIP_RELEASE=1 skips the release tests (the
-# goreleaser snapshot, the container image) outside CI, and building
-# goreleaser for them; with CI=true it changes nothing.
+# machines. The pinned Go tools -- cosign (the signature tests sign and
+# verify with it), helm (the chart tests compare with helm template; the
+# same Helm the build renders with) and goreleaser (internal/repo runs
+# `goreleaser check` and a snapshot release) -- are built by the first test
+# that needs each (testutil.PinnedTool, at the versions below, which
+# `make test` exports), from the Go module proxy, once per machine into a
+# shared cache (hack/tool.sh: ~/.cache/microshift-compose/tools, or
+# $$MICROSHIFT_COMPOSE_TOOL_CACHE; one directory per Go version): on a
+# fresh machine they build while the other packages test, not before all
+# of them, and a fresh clone does not build them again.
+# `make test-tools` (or `make test-deps PREBUILD_TOOLS=1`) builds them
+# up front and links them into bin/ (hack/bench.sh signs with bin/cosign).
+# MICROSHIFT_COMPOSE_SKIP_RELEASE=1 skips the release tests (the goreleaser
+# snapshot, the container image) outside CI, and with them building
+# goreleaser; with CI=true it changes nothing.
 COSIGN_VERSION ?= v2.5.3
 HELM_VERSION ?= v3.19.0
 GORELEASER_VERSION ?= v2.12.0
+export COSIGN_VERSION HELM_VERSION GORELEASER_VERSION
 # $(call go-tool,PACKAGE,VERSION,NAME): bin/NAME, a link into the cache.
 go-tool = mkdir -p bin && p=$$(./hack/tool.sh go $(1) $(2)) && ln -sfn "$$p" bin/$(3)
 SKIP_RELEASE_LOCALLY := $(if $(CI),,$(MICROSHIFT_COMPOSE_SKIP_RELEASE))
-test-deps:
+PREBUILD_TOOLS ?=
+test-deps: $(if $(PREBUILD_TOOLS),test-tools)
 	./hack/install-test-deps.sh
+
+test-tools:
 	@$(call go-tool,github.com/sigstore/cosign/v2/cmd/cosign,$(COSIGN_VERSION),cosign)
 	@$(call go-tool,helm.sh/helm/v3/cmd/helm,$(HELM_VERSION),helm)
 	@$(if $(SKIP_RELEASE_LOCALLY),echo "MICROSHIFT_COMPOSE_SKIP_RELEASE is set: not building goreleaser; the release tests skip",$(call go-tool,github.com/goreleaser/goreleaser/v2,$(GORELEASER_VERSION),goreleaser))

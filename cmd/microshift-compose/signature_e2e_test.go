@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,25 +21,8 @@ import (
 )
 
 // The signature tests use the real cosign, built pinned from the Go module
-// proxy into bin/ by `make test-deps` (COSIGN_VERSION in the Makefile).
-
-// cosignBin finds cosign: bin/cosign of the module, else PATH. Missing, it
-// fails the test in CI and skips it elsewhere.
-func cosignBin(t *testing.T) string {
-	t.Helper()
-	p := filepath.Join(testutil.Root(t), "bin", "cosign")
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	if p, err := exec.LookPath("cosign"); err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("cosign is not built: `make test-deps` builds it into bin/cosign")
-	}
-	t.Skip("cosign is not built (`make test-deps` builds it into bin/cosign)")
-	return ""
-}
+// proxy (COSIGN_VERSION in the Makefile) by the first test that needs it
+// (testutil.PinnedTool).
 
 // signer runs cosign with generated keys, against plain-HTTP loopback
 // registries, with no transparency log.
@@ -52,7 +34,7 @@ type signer struct {
 
 func newSigner(t *testing.T) *signer {
 	t.Helper()
-	s := &signer{bin: cosignBin(t), env: newUserEnv(t), dir: t.TempDir()}
+	s := &signer{bin: testutil.PinnedTool(t, "cosign"), env: newUserEnv(t), dir: t.TempDir()}
 	s.env.set("COSIGN_PASSWORD", "test-password")
 	return s
 }
