@@ -132,24 +132,32 @@ docs:
 # Man pages (cobra/doc, gzipped) into manpages/ and shell completions into
 # completions/, for the release archives and the RPM and DEB
 # (.goreleaser.yaml runs `make release-assets VERSION=<its version>` first).
-# The man pages' date is the commit's (SOURCE_DATE_EPOCH), so a release is
-# reproducible; their footer names VERSION (the test binary that writes
-# them is not the stamped binary, so it is told). -trimpath: the test
-# binary compiled in another copy of the source (the goreleaser snapshot
-# test's) comes from the build cache.
+# The command's test binary writes both (TestManPages with -man-dir,
+# TestCompletionScripts with -completions-dir: what `microshift-compose
+# completion SHELL` prints), so a release links the command once for
+# them, not a test binary and the binary. The man pages' date is the
+# commit's (SOURCE_DATE_EPOCH), so a release is reproducible; their footer
+# names VERSION (the test binary is not the stamped binary, so it is told).
+# -trimpath: the test binary compiled in another copy of the source (the
+# goreleaser snapshot test's) comes from the build cache.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# $(call assets,TESTS,FLAGS): run those tests of the command to write assets.
+assets = SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) test -trimpath ./cmd/microshift-compose -run '^($(1))$$' -count=1 $(2)
+MAN_FLAGS = -man-dir=$(CURDIR)/manpages -man-version=$(VERSION)
+COMPLETIONS_FLAGS = -completions-dir=$(CURDIR)/completions
 man:
 	rm -rf manpages && mkdir -p manpages
-	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) test -trimpath ./cmd/microshift-compose -run '^TestManPages$$' -count=1 -man-dir=$(CURDIR)/manpages -man-version=$(VERSION)
+	$(call assets,TestManPages,$(MAN_FLAGS))
 	gzip -n -9 manpages/*.1
 
-completions: build
+completions:
 	rm -rf completions && mkdir -p completions
-	./$(BIN) completion bash > completions/microshift-compose.bash
-	./$(BIN) completion zsh > completions/_microshift-compose
-	./$(BIN) completion fish > completions/microshift-compose.fish
+	$(call assets,TestCompletionScripts,$(COMPLETIONS_FLAGS))
 
-release-assets: man completions
+release-assets:
+	rm -rf manpages completions && mkdir -p manpages completions
+	$(call assets,TestManPages|TestCompletionScripts,$(MAN_FLAGS) $(COMPLETIONS_FLAGS))
+	gzip -n -9 manpages/*.1
 
 # The container image (Containerfile): the binary on scratch, built offline
 # with podman, no base image pulled. image-rootfs is the part that is not

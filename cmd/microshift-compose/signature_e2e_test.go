@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -39,12 +41,63 @@ func newSigner(t *testing.T) *signer {
 	return s
 }
 
-// keyPair generates NAME.key and NAME.pub and returns their paths.
+// generatedKey is one cosign key pair of the test binary: tests that ask
+// for a key of one name share it (cosign generate-key-pair costs a
+// scrypt run); a test's keys of different names differ.
+type generatedKey struct {
+	once    sync.Once
+	priv    []byte
+	pub     []byte
+	failure string
+}
+
+var (
+	generatedKeysMu sync.Mutex
+	generatedKeys   = map[string]*generatedKey{}
+)
+
+// keyPair writes NAME.key and NAME.pub (encrypted with COSIGN_PASSWORD)
+// into the signer's directory and returns their paths: cosign
+// generate-key-pair's, run once per NAME and test binary.
 func (s *signer) keyPair(t *testing.T, name string) (priv, pub string) {
 	t.Helper()
+	generatedKeysMu.Lock()
+	k := generatedKeys[name]
+	if k == nil {
+		k = &generatedKey{}
+		generatedKeys[name] = k
+	}
+	generatedKeysMu.Unlock()
 	prefix := filepath.Join(s.dir, name)
-	s.env.must(t, s.bin, "generate-key-pair", "--output-key-prefix", prefix)
-	return prefix + ".key", prefix + ".pub"
+	priv, pub = prefix+".key", prefix+".pub"
+	k.once.Do(func() {
+		// Until it succeeds: exec may end this test (t.Fatal), and the
+		// tests waiting for the key must fail too.
+		k.failure = "cosign generate-key-pair failed in another test"
+		r := s.env.exec(t, "", s.bin, "generate-key-pair", "--output-key-prefix", prefix)
+		if r.code != 0 {
+			k.failure = fmt.Sprintf("cosign generate-key-pair: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			return
+		}
+		var err error
+		if k.priv, err = os.ReadFile(priv); err == nil {
+			k.pub, err = os.ReadFile(pub)
+		}
+		if err != nil {
+			k.failure = err.Error()
+			return
+		}
+		k.failure = ""
+	})
+	if k.failure != "" {
+		t.Fatal(k.failure)
+	}
+	for p, data := range map[string][]byte{priv: k.priv, pub: k.pub} {
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return priv, pub
 }
 
 // sign signs the refs with key, in one cosign run: cosign decrypts the

@@ -169,7 +169,10 @@ func runToolScript(t testing.TB, root string, args []string) (string, error) {
 	pw.Close()
 	<-logged
 	if err != nil {
-		return "", fmt.Errorf("hack/tool.sh %s: %w\n%s", key, err, stderr.String())
+		// The last line first (go's error, for a skip's one line),
+		// then the whole log.
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		return "", fmt.Errorf("hack/tool.sh %s: %w: %s\n%s", key, err, lines[len(lines)-1], stderr.String())
 	}
 	bin := strings.TrimSpace(stdout.String())
 	st, err := os.Stat(bin)
