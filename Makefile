@@ -47,8 +47,12 @@ TEST_PACKAGES ?= ./cmd/microshift-compose ./internal/repo ./...
 # packages and tests are running (or that packages are compiling), lists
 # the skipped tests with their reasons and the slowest tests, and writes
 # every package's full output to bin/test.log.
-# -timeout 30m: the command tests drive real registries, podman builds and
-# the binary; on a loaded 2-core machine they can pass the default 10 minutes.
+# -timeout 60m: the command tests drive real registries, podman builds and
+# the binary; on a loaded 2-core machine they can pass the default 10
+# minutes; and on a fresh machine a package's test builds a pinned tool
+# first (TestGoreleaser goreleaser, the signature tests cosign: helm alone
+# took 15 minutes cold on a loaded 2-core machine), which counts against
+# its package's timeout.
 # -parallel TEST_PARALLEL: how many tests of one package that call
 # t.Parallel() run at once (go test's default is the number of cores). The
 # end-to-end tests that do spend much of their time waiting on registries,
@@ -57,7 +61,7 @@ TEST_PARALLEL ?= 4
 test: test-deps
 	@mkdir -p bin && rm -f $(CONFORMANCE)
 	@$(GO) build -o bin/testprogress ./hack/testprogress
-	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache MICROSHIFT_GIT_DIR=$(MICROSHIFT) ./bin/testprogress -log bin/test.log -- $(GO) test -json -count=1 -timeout 30m -parallel $(TEST_PARALLEL) $(TEST_PACKAGES)
+	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache MICROSHIFT_GIT_DIR=$(MICROSHIFT) ./bin/testprogress -log bin/test.log -- $(GO) test -json -count=1 -timeout 60m -parallel $(TEST_PARALLEL) $(TEST_PACKAGES)
 	@if [ -f $(CONFORMANCE) ]; then cat $(CONFORMANCE); else echo "conformance: skipped (needs the upstream reference files in ../shared)"; fi
 
 # The release data, generated from a MicroShift git directory (bare or not,

@@ -211,13 +211,7 @@ var completionScripts = []struct {
 // completion of microshift-compose with its shell; TestBashCompletion
 // drives the bash one.
 func TestCompletionScripts(t *testing.T) {
-	dir := *completionsDir
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := assetDir(t, *completionsDir)
 	for _, c := range completionScripts {
 		out, stderr, code := runCLI(t, "completion", c.shell)
 		if code != exitOK || stderr != "" {
