@@ -12,7 +12,7 @@ export CGO_ENABLED ?= 0
 
 ARGS ?= build --profile full --arch x86_64 --output out/
 
-.PHONY: all build run test test-deps bench-smoke lint install docs man completions release-assets image image-rootfs bench fuzz clean tags goreleaser-tool goreleaser-check goreleaser-snapshot knowledge knowledge-pinned
+.PHONY: all build run test test-deps test-tools bench-smoke lint install docs man completions release-assets image image-rootfs bench fuzz clean tags goreleaser-tool goreleaser-check goreleaser-snapshot knowledge knowledge-pinned
 
 # What `microshift-compose version` says (hack/version.sh): the tag or a
 # pseudo-version, the commit, and the commit's date (not the build's, so
@@ -47,8 +47,12 @@ TEST_PACKAGES ?= ./cmd/microshift-compose ./internal/repo ./...
 # packages and tests are running (or that packages are compiling), lists
 # the skipped tests with their reasons and the slowest tests, and writes
 # every package's full output to bin/test.log.
-# -timeout 30m: the command tests drive real registries, podman builds and
-# the binary; on a loaded 2-core machine they can pass the default 10 minutes.
+# -timeout 60m: the command tests drive real registries, podman builds and
+# the binary; on a loaded 2-core machine they can pass the default 10
+# minutes; and on a fresh machine a package's test builds a pinned tool
+# first (TestGoreleaser goreleaser, the signature tests cosign: helm alone
+# took 15 minutes cold on a loaded 2-core machine), which counts against
+# its package's timeout.
 # -parallel TEST_PARALLEL: how many tests of one package that call
 # t.Parallel() run at once (go test's default is the number of cores). The
 # end-to-end tests that do spend much of their time waiting on registries,
@@ -57,7 +61,7 @@ TEST_PARALLEL ?= 4
 test: test-deps
 	@mkdir -p bin && rm -f $(CONFORMANCE)
 	@$(GO) build -o bin/testprogress ./hack/testprogress
-	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache MICROSHIFT_GIT_DIR=$(MICROSHIFT) ./bin/testprogress -log bin/test.log -- $(GO) test -json -count=1 -timeout 30m -parallel $(TEST_PARALLEL) $(TEST_PACKAGES)
+	CONFORMANCE_REPORT=$(CONFORMANCE) MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache MICROSHIFT_GIT_DIR=$(MICROSHIFT) ./bin/testprogress -log bin/test.log -- $(GO) test -json -count=1 -timeout 60m -parallel $(TEST_PARALLEL) $(TEST_PACKAGES)
 	@if [ -f $(CONFORMANCE) ]; then cat $(CONFORMANCE); else echo "conformance: skipped (needs the upstream reference files in ../shared)"; fi
 
 # The release data, generated from a MicroShift git directory (bare or not,
@@ -83,24 +87,33 @@ bench-smoke: test-deps
 	MICROSHIFT_COMPOSE_CACHE=$(CURDIR)/bin/cache ./bin/testprogress -log bin/bench-smoke.log -slowest 0 -- $(GO) test -json -count=1 -run '^$$' -bench . -benchtime 1x ./...
 
 # Installs the real tools tests use (Debian packages); CI runs on fresh
-# machines. The pinned Go tools are built from the Go module proxy once per
-# machine into a shared cache (hack/tool.sh: ~/.cache/microshift-compose/tools,
-# or $$MICROSHIFT_COMPOSE_TOOL_CACHE; one directory per Go version) and
-# linked into bin/, so that a fresh clone does not build them again:
-# cosign (the signature tests sign and verify with it), helm (the chart
-# tests compare with helm template; the same Helm the build renders with)
-# and goreleaser (internal/repo runs `goreleaser check` and a snapshot
-# release). MICROSHIFT_COMPOSE_SKIP_RELEASE=1 skips the release tests (the
-# goreleaser snapshot, the container image) outside CI, and building
-# goreleaser for them; with CI=true it changes nothing.
+# machines. The pinned Go tools -- cosign (the signature tests sign and
+# verify with it), helm (the chart tests compare with helm template; the
+# same Helm the build renders with) and goreleaser (internal/repo runs
+# `goreleaser check` and a snapshot release) -- are built by the first test
+# that needs each (testutil.PinnedTool, at the versions below, which
+# `make test` exports), from the Go module proxy, once per machine into a
+# shared cache (hack/tool.sh: ~/.cache/microshift-compose/tools, or
+# $$MICROSHIFT_COMPOSE_TOOL_CACHE; one directory per Go version): on a
+# fresh machine they build while the other packages test, not before all
+# of them, and a fresh clone does not build them again.
+# `make test-tools` (or `make test-deps PREBUILD_TOOLS=1`) builds them
+# up front and links them into bin/ (hack/bench.sh signs with bin/cosign).
+# MICROSHIFT_COMPOSE_SKIP_RELEASE=1 skips the release tests (the goreleaser
+# snapshot, the container image) outside CI, and with them building
+# goreleaser; with CI=true it changes nothing.
 COSIGN_VERSION ?= v2.5.3
 HELM_VERSION ?= v3.19.0
 GORELEASER_VERSION ?= v2.12.0
+export COSIGN_VERSION HELM_VERSION GORELEASER_VERSION
 # $(call go-tool,PACKAGE,VERSION,NAME): bin/NAME, a link into the cache.
 go-tool = mkdir -p bin && p=$$(./hack/tool.sh go $(1) $(2)) && ln -sfn "$$p" bin/$(3)
 SKIP_RELEASE_LOCALLY := $(if $(CI),,$(MICROSHIFT_COMPOSE_SKIP_RELEASE))
-test-deps:
+PREBUILD_TOOLS ?=
+test-deps: $(if $(PREBUILD_TOOLS),test-tools)
 	./hack/install-test-deps.sh
+
+test-tools:
 	@$(call go-tool,github.com/sigstore/cosign/v2/cmd/cosign,$(COSIGN_VERSION),cosign)
 	@$(call go-tool,helm.sh/helm/v3/cmd/helm,$(HELM_VERSION),helm)
 	@$(if $(SKIP_RELEASE_LOCALLY),echo "MICROSHIFT_COMPOSE_SKIP_RELEASE is set: not building goreleaser; the release tests skip",$(call go-tool,github.com/goreleaser/goreleaser/v2,$(GORELEASER_VERSION),goreleaser))
@@ -123,24 +136,32 @@ docs:
 # Man pages (cobra/doc, gzipped) into manpages/ and shell completions into
 # completions/, for the release archives and the RPM and DEB
 # (.goreleaser.yaml runs `make release-assets VERSION=<its version>` first).
-# The man pages' date is the commit's (SOURCE_DATE_EPOCH), so a release is
-# reproducible; their footer names VERSION (the test binary that writes
-# them is not the stamped binary, so it is told). -trimpath: the test
-# binary compiled in another copy of the source (the goreleaser snapshot
-# test's) comes from the build cache.
+# The command's test binary writes both (TestManPages with -man-dir,
+# TestCompletionScripts with -completions-dir: what `microshift-compose
+# completion SHELL` prints), so a release links the command once for
+# them, not a test binary and the binary. The man pages' date is the
+# commit's (SOURCE_DATE_EPOCH), so a release is reproducible; their footer
+# names VERSION (the test binary is not the stamped binary, so it is told).
+# -trimpath: the test binary compiled in another copy of the source (the
+# goreleaser snapshot test's) comes from the build cache.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# $(call assets,TESTS,FLAGS): run those tests of the command to write assets.
+assets = SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) test -trimpath ./cmd/microshift-compose -run '^($(1))$$' -count=1 $(2)
+MAN_FLAGS = -man-dir=$(CURDIR)/manpages -man-version=$(VERSION)
+COMPLETIONS_FLAGS = -completions-dir=$(CURDIR)/completions
 man:
 	rm -rf manpages && mkdir -p manpages
-	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) test -trimpath ./cmd/microshift-compose -run '^TestManPages$$' -count=1 -man-dir=$(CURDIR)/manpages -man-version=$(VERSION)
+	$(call assets,TestManPages,$(MAN_FLAGS))
 	gzip -n -9 manpages/*.1
 
-completions: build
+completions:
 	rm -rf completions && mkdir -p completions
-	./$(BIN) completion bash > completions/microshift-compose.bash
-	./$(BIN) completion zsh > completions/_microshift-compose
-	./$(BIN) completion fish > completions/microshift-compose.fish
+	$(call assets,TestCompletionScripts,$(COMPLETIONS_FLAGS))
 
-release-assets: man completions
+release-assets:
+	rm -rf manpages completions && mkdir -p manpages completions
+	$(call assets,TestManPages|TestCompletionScripts,$(MAN_FLAGS) $(COMPLETIONS_FLAGS))
+	gzip -n -9 manpages/*.1
 
 # The container image (Containerfile): the binary on scratch, built offline
 # with podman, no base image pulled. image-rootfs is the part that is not

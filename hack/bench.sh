@@ -816,7 +816,7 @@ bench_attest() {
   local d
   d=$(mktemp -d)
   export MICROSHIFT_COMPOSE_CACHE="$d/cache"
-  [ -x bin/cosign ] || { echo "bench: bin/cosign is missing (make test-deps builds it)" >&2; exit 1; }
+  [ -x bin/cosign ] || { echo "bench: bin/cosign is missing (make test-tools builds it)" >&2; exit 1; }
   COSIGN_PASSWORD=bench bin/cosign generate-key-pair --output-key-prefix "$d/cosign" >/dev/null 2>&1
   "$BIN" build --profile full --arch x86_64 --output "$d/plain" >/dev/null
   COSIGN_PASSWORD=bench "$BIN" build --profile full --arch x86_64 --output "$d/signed" --sign-key "$d/cosign.key" >/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a pinned Go tool once per machine into a shared cache and prints
-# its path; `make test-deps`, `make lint` and the tests (testutil.GoTool,
-# testutil.ModuleTool) all go through here.
+# its path; `make test-tools`, `make lint` and the tests (testutil.GoTool,
+# testutil.ModuleTool, testutil.PinnedTool) all go through here.
 #
 #   hack/tool.sh go PKG VERSION   a program from the Go module proxy,
 #                                 `go install PKG@VERSION`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,5 +185,43 @@ printf '%s\n' "${COMPREPLY[@]}"
 	}
 	if got, errOut := tab("ours", "microshift-compose build --with multus,ce", false); got != "" || !strings.Contains(errOut, "_get_comp_words_by_ref: command not found") {
 		t.Errorf("without bash-completion: %q, stderr %q; want the missing _get_comp_words_by_ref", got, errOut)
+	}
+}
+
+// completionsDir is where TestCompletionScripts writes the shell
+// completions for the release archives and packages (make completions,
+// make release-assets: one test binary writes them and the man pages, so
+// that a release links the command once for both).
+var completionsDir = flag.String("completions-dir", "", "write the bash, zsh and fish completion scripts into this directory (make completions)")
+
+// completionScripts are the release's completion files: what
+// `microshift-compose completion SHELL` prints, under the names
+// .goreleaser.yaml installs.
+var completionScripts = []struct {
+	shell, file, marker string
+}{
+	{"bash", "microshift-compose.bash", "complete -o default -F __start_microshift-compose microshift-compose"},
+	{"zsh", "_microshift-compose", "#compdef microshift-compose"},
+	{"fish", "microshift-compose.fish", "complete -c microshift-compose "},
+}
+
+// TestCompletionScripts writes each shell's completion script (with
+// -completions-dir, into that directory) as `microshift-compose
+// completion SHELL` prints it, and checks that each registers the
+// completion of microshift-compose with its shell; TestBashCompletion
+// drives the bash one.
+func TestCompletionScripts(t *testing.T) {
+	dir := assetDir(t, *completionsDir)
+	for _, c := range completionScripts {
+		out, stderr, code := runCLI(t, "completion", c.shell)
+		if code != exitOK || stderr != "" {
+			t.Fatalf("completion %s: exit %d, %q", c.shell, code, stderr)
+		}
+		if !strings.Contains(out, c.marker) {
+			t.Errorf("completion %s does not register microshift-compose's completion (%q):\n%.300s", c.shell, c.marker, out)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.file), []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

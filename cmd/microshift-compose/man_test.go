@@ -27,6 +27,20 @@ var (
 	manVersion = flag.String("man-version", "", "the version the man pages' footer names (make man passes the Makefile's VERSION); default: this test binary's")
 )
 
+// assetDir is the directory a test that writes release assets writes
+// into: dir, which make passes (-man-dir, -completions-dir), else a
+// temporary one.
+func assetDir(t *testing.T, dir string) string {
+	t.Helper()
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // manPage is one generated page.
 type manPage struct {
 	// name is the command path with dashes: microshift-compose-build.
@@ -123,13 +137,7 @@ func renderMan(t *testing.T, groff, page string) string {
 // type) are there line for line, and the rest of the description and
 // every flag's usage are there word for word.
 func TestManPages(t *testing.T) {
-	dir := *manDir
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := assetDir(t, *manDir)
 	version := *manVersion
 	if version == "" {
 		version = "v9.8.7-test"

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -22,25 +23,8 @@ import (
 )
 
 // The signature tests use the real cosign, built pinned from the Go module
-// proxy into bin/ by `make test-deps` (COSIGN_VERSION in the Makefile).
-
-// cosignBin finds cosign: bin/cosign of the module, else PATH. Missing, it
-// fails the test in CI and skips it elsewhere.
-func cosignBin(t *testing.T) string {
-	t.Helper()
-	p := filepath.Join(testutil.Root(t), "bin", "cosign")
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	if p, err := exec.LookPath("cosign"); err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("cosign is not built: `make test-deps` builds it into bin/cosign")
-	}
-	t.Skip("cosign is not built (`make test-deps` builds it into bin/cosign)")
-	return ""
-}
+// proxy (COSIGN_VERSION in the Makefile) by the first test that needs it
+// (testutil.PinnedTool).
 
 // signer runs cosign with generated keys, against plain-HTTP loopback
 // registries, with no transparency log.
@@ -52,17 +36,68 @@ type signer struct {
 
 func newSigner(t *testing.T) *signer {
 	t.Helper()
-	s := &signer{bin: cosignBin(t), env: newUserEnv(t), dir: t.TempDir()}
+	s := &signer{bin: testutil.PinnedTool(t, "cosign"), env: newUserEnv(t), dir: t.TempDir()}
 	s.env.set("COSIGN_PASSWORD", "test-password")
 	return s
 }
 
-// keyPair generates NAME.key and NAME.pub and returns their paths.
+// generatedKey is one cosign key pair of the test binary: tests that ask
+// for a key of one name share it (cosign generate-key-pair costs a
+// scrypt run); a test's keys of different names differ.
+type generatedKey struct {
+	once    sync.Once
+	priv    []byte
+	pub     []byte
+	failure string
+}
+
+var (
+	generatedKeysMu sync.Mutex
+	generatedKeys   = map[string]*generatedKey{}
+)
+
+// keyPair writes NAME.key and NAME.pub (encrypted with COSIGN_PASSWORD)
+// into the signer's directory and returns their paths: cosign
+// generate-key-pair's, run once per NAME and test binary.
 func (s *signer) keyPair(t *testing.T, name string) (priv, pub string) {
 	t.Helper()
+	generatedKeysMu.Lock()
+	k := generatedKeys[name]
+	if k == nil {
+		k = &generatedKey{}
+		generatedKeys[name] = k
+	}
+	generatedKeysMu.Unlock()
 	prefix := filepath.Join(s.dir, name)
-	s.env.must(t, s.bin, "generate-key-pair", "--output-key-prefix", prefix)
-	return prefix + ".key", prefix + ".pub"
+	priv, pub = prefix+".key", prefix+".pub"
+	k.once.Do(func() {
+		// Until it succeeds: exec may end this test (t.Fatal), and the
+		// tests waiting for the key must fail too.
+		k.failure = "cosign generate-key-pair failed in another test"
+		r := s.env.exec(t, "", s.bin, "generate-key-pair", "--output-key-prefix", prefix)
+		if r.code != 0 {
+			k.failure = fmt.Sprintf("cosign generate-key-pair: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			return
+		}
+		var err error
+		if k.priv, err = os.ReadFile(priv); err == nil {
+			k.pub, err = os.ReadFile(pub)
+		}
+		if err != nil {
+			k.failure = err.Error()
+			return
+		}
+		k.failure = ""
+	})
+	if k.failure != "" {
+		t.Fatal(k.failure)
+	}
+	for p, data := range map[string][]byte{priv: k.priv, pub: k.pub} {
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return priv, pub
 }
 
 // sign signs the refs with key, in one cosign run: cosign decrypts the

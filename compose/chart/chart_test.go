@@ -22,20 +22,6 @@ import (
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
-// helmBinary is the helm CLI `make test-deps` builds pinned into bin/;
-// in CI a missing one fails, elsewhere the comparison skips in one line.
-func helmBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(testutil.Root(t), "bin", "helm")
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("bin/helm missing: `make test-deps` builds it (CI must compare with helm template)")
-		}
-		t.Skip("bin/helm missing: run `make test-deps` to compare with helm template")
-	}
-	return bin
-}
-
 // docs decodes a YAML stream into its objects, keyed by kind/namespace/name.
 func docs(t *testing.T, stream []byte) map[string]map[string]any {
 	t.Helper()
@@ -62,7 +48,9 @@ func str(v any) string { s, _ := v.(string); return s }
 // object with what Helm's own `helm template` renders for the same
 // release, namespace, values and Kubernetes version.
 func TestPodinfoMatchesHelmTemplate(t *testing.T) {
-	helm := helmBinary(t)
+	// The helm CLI, pinned by the Makefile (HELM_VERSION): the Helm the
+	// build renders with.
+	helm := testutil.PinnedTool(t, "helm")
 	dir := filepath.Join(testutil.Root(t), "testdata", "charts", "podinfo")
 	values := []byte("replicaCount: 2\nredis:\n  enabled: true\n")
 	fsys := fstest.MapFS{"values.yaml": {Data: values}}

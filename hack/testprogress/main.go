@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -53,10 +54,13 @@ type pkgState struct {
 	started time.Time
 	running map[string]time.Time // test -> when it started or continued
 	ended   map[string]bool      // tests that passed, failed or skipped
-	lines   []line
-	failed  []string // tests that failed, in order
-	skipped []string
-	passed  int
+	// building is the tool a running test builds ("goreleaser
+	// v2.12.0"), from hack/tool.sh's lines in its log.
+	building map[string]string
+	lines    []line
+	failed   []string // tests that failed, in order
+	skipped  []string
+	passed   int
 	// benchmarks counts the top-level benchmarks that ran and did not
 	// fail.
 	benchmarks int
@@ -223,7 +227,7 @@ func (p *progress) handle(raw []byte) {
 	}
 	s := p.pkgs[e.Package]
 	if s == nil {
-		s = &pkgState{name: e.Package, started: e.Time, running: map[string]time.Time{}, ended: map[string]bool{}}
+		s = &pkgState{name: e.Package, started: e.Time, running: map[string]time.Time{}, ended: map[string]bool{}, building: map[string]string{}}
 		p.pkgs[e.Package] = s
 	}
 	switch e.Action {
@@ -247,6 +251,7 @@ func (p *progress) handle(raw []byte) {
 		delete(s.running, e.Test)
 	case "output":
 		s.lines = append(s.lines, line{e.Test, e.Output})
+		p.toolBuild(s, e)
 	case "pass", "fail", "skip":
 		if e.Test != "" {
 			p.testDone(s, e)
@@ -268,8 +273,36 @@ func benchmarkDone(s *pkgState, next string) {
 
 func isBenchmark(test string) bool { return strings.HasPrefix(test, "Benchmark") }
 
+// toolBuildLine matches what hack/tool.sh says while it builds a tool
+// ("building goreleaser v2.12.0 into DIR (once per machine)", "still
+// building goreleaser v2.12.0 (30 s)", "built goreleaser v2.12.0 in 95 s")
+// as a test logs it (testutil.PinnedTool).
+var toolBuildLine = regexp.MustCompile(`hack/tool\.sh: +(?:(?:still )?building (\S+ \S+) (?:into |\()|built (\S+ \S+) in (\d+ s))`)
+
+// toolBuild notes the tool a test starts or ends building, and says so
+// at once: on a fresh machine a test can build for minutes, and the
+// status lines name what it builds.
+func (p *progress) toolBuild(s *pkgState, e event) {
+	if e.Test == "" || !strings.Contains(e.Output, "hack/tool.sh:") {
+		return
+	}
+	m := toolBuildLine.FindStringSubmatch(e.Output)
+	switch {
+	case m == nil:
+	case m[1] != "":
+		if s.building[e.Test] == "" {
+			p.printf("... %s %s: building %s (once per machine)\n", short(s.name), e.Test, m[1])
+		}
+		s.building[e.Test] = m[1]
+	default:
+		delete(s.building, e.Test)
+		p.printf("... %s %s: built %s in %s\n", short(s.name), e.Test, m[2], m[3])
+	}
+}
+
 func (p *progress) testDone(s *pkgState, e event) {
 	delete(s.running, e.Test)
+	delete(s.building, e.Test)
 	s.ended[e.Test] = true
 	topLevel := !strings.Contains(e.Test, "/")
 	if isBenchmark(e.Test) {
@@ -439,13 +472,21 @@ func (p *progress) status(now time.Time) string {
 		for name, since := range s.running {
 			tests = append(tests, run{name, since})
 		}
-		slices.SortFunc(tests, func(a, b run) int { return cmp.Or(a.since.Compare(b.since), strings.Compare(a.name, b.name)) })
+		// Tests building a tool first: they are what a fresh machine
+		// waits for.
+		slices.SortFunc(tests, func(a, b run) int {
+			return cmp.Or(cmp.Compare(len(s.building[b.name]), 0)-cmp.Compare(len(s.building[a.name]), 0), a.since.Compare(b.since), strings.Compare(a.name, b.name))
+		})
 		if len(tests) > 3 {
 			tests = tests[:3]
 		}
 		var names []string
 		for _, t := range tests {
-			names = append(names, fmt.Sprintf("%s %s", t.name, round(now.Sub(t.since))))
+			n := fmt.Sprintf("%s %s", t.name, round(now.Sub(t.since)))
+			if tool := s.building[t.name]; tool != "" {
+				n += " building " + tool
+			}
+			names = append(names, n)
 		}
 		if len(names) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(names, ", "))

@@ -341,12 +341,17 @@ func TestStatus(t *testing.T) {
 	ev := func(offset time.Duration, action, pkg, test string) string {
 		return fmt.Sprintf(`{"Time":%q,"Action":%q,"Package":%q,"Test":%q}`+"\n", start.Add(offset).Format(time.RFC3339Nano), action, pkg, test)
 	}
+	logged := func(offset time.Duration, pkg, test, text string) string {
+		return fmt.Sprintf(`{"Time":%q,"Action":"output","Package":%q,"Test":%q,"Output":%q}`+"\n", start.Add(offset).Format(time.RFC3339Nano), pkg, test, text)
+	}
 	tests := []struct {
 		name   string
 		stream string
 		want   string
+		// printed is what was printed before the status line.
+		printed string
 	}{
-		{"compiling", "", "... 1m30s: 0 packages done; compiling"},
+		{"compiling", "", "... 1m30s: 0 packages done; compiling", ""},
 		{
 			"tests",
 			ev(0, "start", "example.com/a", "") +
@@ -362,16 +367,42 @@ func TestStatus(t *testing.T) {
 				ev(21*time.Second, "run", "example.com/b", "BenchmarkX/one") +
 				ev(22*time.Second, "run", "example.com/b", "BenchmarkX/two"),
 			"... 1m30s: 1 packages done; running example.com/a 1m30s (TestSlow 1m29s, TestSlow/sub 1m28s), example.com/b 1m20s (BenchmarkX 1m10s, BenchmarkX/two 1m8s)",
+			"ok  \texample.com/c\t0.0s\t[no tests to run]\n",
+		},
+		{
+			// A test building a pinned tool (testutil.PinnedTool logs
+			// hack/tool.sh's lines) comes first and says what it
+			// builds, though three tests run longer; one that finished
+			// building does not.
+			"tool build",
+			ev(0, "start", "example.com/a", "") +
+				ev(time.Second, "run", "example.com/a", "TestA") +
+				ev(time.Second, "run", "example.com/a", "TestB") +
+				ev(time.Second, "run", "example.com/a", "TestC") +
+				ev(2*time.Second, "run", "example.com/a", "TestHelm") +
+				ev(3*time.Second, "run", "example.com/a", "TestRelease") +
+				logged(3*time.Second, "example.com/a", "TestHelm", "    gotool.go:170: hack/tool.sh: building helm v3.19.0 into /c/go1.26.8-linux-amd64 (once per machine)\n") +
+				logged(4*time.Second, "example.com/a", "TestRelease", "    gotool.go:170: hack/tool.sh: building goreleaser v2.12.0 into /c/go1.26.8-linux-amd64 (once per machine)\n") +
+				logged(34*time.Second, "example.com/a", "TestRelease", "    gotool.go:170: hack/tool.sh:   still building goreleaser v2.12.0 (30 s)\n") +
+				logged(40*time.Second, "example.com/a", "TestHelm", "    gotool.go:170: hack/tool.sh: built helm v3.19.0 in 37 s\n"),
+			"... 1m30s: 0 packages done; running example.com/a 1m30s (TestRelease 1m27s building goreleaser v2.12.0, TestA 1m29s, TestB 1m29s)",
+			"... example.com/a TestHelm: building helm v3.19.0 (once per machine)\n" +
+				"... example.com/a TestRelease: building goreleaser v2.12.0 (once per machine)\n" +
+				"... example.com/a TestHelm: built helm v3.19.0 in 37 s\n",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newProgress(io.Discard, io.Discard, func() time.Time { return start })
+			var out bytes.Buffer
+			p := newProgress(&out, io.Discard, func() time.Time { return start })
 			if err := p.consume(strings.NewReader(tc.stream)); err != nil {
 				t.Fatal(err)
 			}
 			if got := p.status(start.Add(90 * time.Second)); got != tc.want {
 				t.Errorf("status:\n got %q\nwant %q", got, tc.want)
+			}
+			if got := out.String(); got != tc.printed {
+				t.Errorf("printed:\n got %q\nwant %q", got, tc.printed)
 			}
 		})
 	}

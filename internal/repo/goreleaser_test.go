@@ -20,21 +20,6 @@ import (
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
-// goreleaser is built pinned by `make test-deps` (the Makefile's
-// GORELEASER_VERSION, hack/tool.sh) and linked into bin/.
-func goreleaser(t *testing.T, root string) string {
-	t.Helper()
-	p := filepath.Join(root, "bin", "goreleaser")
-	if _, err := os.Stat(p); err != nil {
-		msg := "goreleaser is not built: `make test-deps` builds it into bin/ from the Go module proxy"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return p
-}
-
 // TestGoreleaser checks .goreleaser.yaml with `goreleaser check`, then
 // makes a snapshot release (nothing published) from a copy of the
 // checkout and checks what users install: an archive per arch with the
@@ -52,7 +37,9 @@ func TestGoreleaser(t *testing.T) {
 	// Builds and podman image stores of its own: it runs beside TestImage.
 	t.Parallel()
 	root := testutil.Root(t)
-	gr := goreleaser(t, root)
+	// Pinned by the Makefile (GORELEASER_VERSION); on a fresh machine
+	// it builds here, while the other packages test.
+	gr := testutil.PinnedTool(t, "goreleaser")
 	dpkgDeb := testutil.NeedTool(t, "dpkg-deb", "dpkg")
 	rpm := testutil.NeedTool(t, "rpm", "rpm")
 	src := copyCheckout(t, root)
