@@ -141,20 +141,7 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 	mirrorLoc := site.Host + "/microshift"
 	e := newUserEnv(t)
 	work := t.TempDir()
-	run := func(args ...string) procResult {
-		t.Helper()
-		r := e.exec(t, work, bin, args...)
-		t.Logf("$ microshift-compose %s\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
-		return r
-	}
-	must := func(args ...string) string {
-		t.Helper()
-		r := run(args...)
-		if r.code != 0 {
-			t.Fatalf("microshift-compose %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
-		}
-		return r.stdout
-	}
+	run, must := e.toolRunner(t, work, bin)
 	// refused checks one error line, exit 1, no stdout.
 	refused := func(r procResult, want string) {
 		t.Helper()

@@ -133,6 +133,27 @@ func (e *userEnv) exec(t *testing.T, dir string, prog string, args ...string) pr
 	return procResult{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
 }
 
+// toolRunner returns run, which runs the tool in dir in the environment and
+// logs the command line and its output, and must, which also fails the
+// test on a non-zero exit and returns stdout.
+func (e *userEnv) toolRunner(t *testing.T, dir, bin string) (run func(args ...string) procResult, must func(args ...string) string) {
+	run = func(args ...string) procResult {
+		t.Helper()
+		r := e.exec(t, dir, bin, args...)
+		t.Logf("$ microshift-compose %s\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
+		return r
+	}
+	must = func(args ...string) string {
+		t.Helper()
+		r := run(args...)
+		if r.code != 0 {
+			t.Fatalf("microshift-compose %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+		}
+		return r.stdout
+	}
+	return run, must
+}
+
 // execPeakRSS runs a program under GNU time and returns its result and
 // peak RSS in KiB. The kernel's ru_maxrss of a process Go starts would
 // include the test process's own peak (Go starts programs with vfork, and

@@ -64,20 +64,7 @@ func TestPruneCommand(t *testing.T) {
 	writeTestLock(t, filepath.Join(work, "day1.lock.json"), day1)
 	writeTestLock(t, filepath.Join(work, "day2.lock.json"), day2)
 	e := newUserEnv(t)
-	run := func(args ...string) procResult {
-		t.Helper()
-		r := e.exec(t, work, bin, args...)
-		t.Logf("$ microshift-compose %s\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
-		return r
-	}
-	must := func(args ...string) string {
-		t.Helper()
-		r := run(args...)
-		if r.code != 0 {
-			t.Fatalf("microshift-compose %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
-		}
-		return r.stdout
-	}
+	run, must := e.toolRunner(t, work, bin)
 	must("mirror", "--lock", "day1.lock.json", "--quiet", "--to", "oci:site")
 	must("mirror", "--lock", "day2.lock.json", "--image", osImage, "--quiet", "--to", "oci:site")
 	site := filepath.Join(work, "site")
