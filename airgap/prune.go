@@ -96,18 +96,9 @@ func Prune(ctx context.Context, target Target, keep []Kept, opts PruneOptions) (
 	if target.Transport != TransportOCI {
 		return nil, fmt.Errorf("%w %q: prune removes images from an OCI layout, oci:DIR (an archive is written anew by mirror; a registry is reported on, not pruned)", ErrBadDestination, target)
 	}
-	var refs []string
-	owner := map[string]string{}
-	for _, k := range keep {
-		for _, r := range k.Refs {
-			if _, ok := owner[r]; !ok {
-				owner[r] = k.Name
-				refs = append(refs, r)
-			}
-		}
-	}
-	if len(refs) == 0 {
-		return nil, fmt.Errorf("%w: name the compositions the site still runs (--keep compose.lock.json, repeatable)", ErrNothingKept)
+	refs, owner, err := keptRefs(keep)
+	if err != nil {
+		return nil, err
 	}
 	dir := target.Path
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
@@ -283,4 +274,22 @@ func lockExistingLayout(dir string) (func(), error) {
 		return nil, fmt.Errorf("locking OCI layout %s: %w", dir, err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// keptRefs lists the image references the kept compositions name, each
+// once in the order first named, with the composition that named it first.
+func keptRefs(keep []Kept) (refs []string, owner map[string]string, err error) {
+	owner = map[string]string{}
+	for _, k := range keep {
+		for _, r := range k.Refs {
+			if _, ok := owner[r]; !ok {
+				owner[r] = k.Name
+				refs = append(refs, r)
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return nil, nil, fmt.Errorf("%w: name the compositions the site still runs (--keep compose.lock.json, repeatable)", ErrNothingKept)
+	}
+	return refs, owner, nil
 }

@@ -58,18 +58,9 @@ func PruneRegistryReport(ctx context.Context, target Target, keep []Kept, opts P
 		return nil, fmt.Errorf("%w %q: a registry report reads docker://REGISTRY/PREFIX", ErrBadDestination, target)
 	}
 	reg := opts.Registry
-	var refs []string
-	owner := map[string]string{}
-	for _, k := range keep {
-		for _, r := range k.Refs {
-			if _, ok := owner[r]; !ok {
-				owner[r] = k.Name
-				refs = append(refs, r)
-			}
-		}
-	}
-	if len(refs) == 0 {
-		return nil, fmt.Errorf("%w: name the compositions the site still runs (--keep compose.lock.json, repeatable)", ErrNothingKept)
+	refs, owner, err := keptRefs(keep)
+	if err != nil {
+		return nil, err
 	}
 	src, err := newRegistrySource(ctx, reg)
 	if err != nil {
