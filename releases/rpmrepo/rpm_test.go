@@ -111,6 +111,13 @@ func TestReadPackageRefuses(t *testing.T) {
 	bombFiles := release("release-x86_64.json")
 	bombFiles["/usr/share/microshift/blueprint/zeros"] = make([]byte, 8<<20)
 	bomb := setSigTag(t, build(testutil.RPM{Name: "microshift-release-info", Version: "4.18.8", Files: bombFiles}), 1007, 2000)
+	// Five release files within the per-file bound, over the RPM's
+	// together.
+	manyFiles := map[string][]byte{}
+	for _, c := range []string{"a", "b", "c", "d", "e"} {
+		manyFiles["/usr/share/microshift/release/release-"+c+"-x86_64.json"] = append([]byte(`{"release": {"base": "4.18.7"}, "images": {}}`), bytes.Repeat([]byte(" "), 4<<20-100)...)
+	}
+	many := build(testutil.RPM{Name: "microshift-a-release-info", Version: "4.18.7", Files: manyFiles})
 	flipped := bytes.Clone(good)
 	flipped[len(flipped)-40] ^= 0xff
 	cases := []struct {
@@ -118,7 +125,7 @@ func TestReadPackageRefuses(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"text file", []byte("hello, I am not an RPM\n"), "test.rpm: not an RPM file (no RPM lead)"},
+		{"text file", []byte("hello, I am not an RPM\n"), "test.rpm: not an RPM file: it does not begin with the RPM lead (magic ed ab ee db); want a release-info .rpm"},
 		{"empty", nil, "test.rpm: not an RPM file"},
 		{"lead only", good[:96], "test.rpm: truncated RPM: the file ends before its signature header"},
 		{"cut in the header", good[:400], "test.rpm: truncated RPM: its"},
@@ -134,6 +141,7 @@ func TestReadPackageRefuses(t *testing.T) {
 			"test.rpm: /usr/share/microshift/release/release-olm-x86_64.json: missing release.base"},
 		{"bomb", bomb, "test.rpm: reading the payload: payload is larger than the RPM declares (2000 bytes): refused as an RPM bomb or a damaged file"},
 		{"too large", make([]byte, rpmrepo.MaxRPMSize+1), "test.rpm: file is larger than 33554432 bytes"},
+		{"release files over 16 MiB together", many, "test.rpm: the release files in /usr/share/microshift/release add up to more than 16777216 bytes (at /usr/share/microshift/release/release-e-x86_64.json); a release-info RPM's are tens of kilobytes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
