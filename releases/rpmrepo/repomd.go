@@ -141,7 +141,7 @@ func (p *primaryPackage) nevra() NEVRA {
 // and dropped, so memory does not grow with the repository; no element or
 // text between elements may take more than MaxPrimaryElement bytes.
 func scanPrimary(r io.Reader, keep func(name string) bool) ([]primaryPackage, error) {
-	budget := &elementBudget{r: bufio.NewReader(r), left: MaxPrimaryElement}
+	budget := newElementBudget(r)
 	dec := xml.NewDecoder(budget)
 	var out []primaryPackage
 	root := false
@@ -195,26 +195,46 @@ var errElementTooLarge = fmt.Errorf("an XML element or the text between two is l
 // elementBudget is what the XML decoder reads from: it fails with
 // errElementTooLarge once more than MaxPrimaryElement bytes are read since
 // the last reset, which scanPrimary does before each token or element it
-// asks for. It is an io.ByteReader, so the decoder reads through it byte
-// by byte and the count is exact.
+// asks for. It is an io.ByteReader with a buffer of its own, so the
+// decoder reads through it byte by byte (the count is exact) at the cost
+// of the bufio.Reader it would otherwise use.
 type elementBudget struct {
-	r    *bufio.Reader
-	left int64
-	over bool
+	r        io.Reader
+	buf      []byte
+	pos, end int
+	err      error
+	left     int64
+	over     bool
+}
+
+func newElementBudget(r io.Reader) *elementBudget {
+	return &elementBudget{r: r, buf: make([]byte, 64<<10), left: MaxPrimaryElement}
 }
 
 func (b *elementBudget) reset() { b.left = MaxPrimaryElement }
+
+// fill reads more into the empty buffer; false when there is nothing more
+// (b.err says why).
+func (b *elementBudget) fill() bool {
+	b.pos, b.end = 0, 0
+	for b.end == 0 && b.err == nil {
+		b.end, b.err = b.r.Read(b.buf)
+	}
+	return b.end > 0
+}
 
 func (b *elementBudget) ReadByte() (byte, error) {
 	if b.left <= 0 {
 		b.over = true
 		return 0, errElementTooLarge
 	}
-	c, err := b.r.ReadByte()
-	if err == nil {
-		b.left--
+	if b.pos == b.end && !b.fill() {
+		return 0, b.err
 	}
-	return c, err
+	c := b.buf[b.pos]
+	b.pos++
+	b.left--
+	return c, nil
 }
 
 func (b *elementBudget) Read(p []byte) (int, error) {
@@ -222,12 +242,13 @@ func (b *elementBudget) Read(p []byte) (int, error) {
 		b.over = true
 		return 0, errElementTooLarge
 	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
+	if b.pos == b.end && !b.fill() {
+		return 0, b.err
 	}
-	n, err := b.r.Read(p)
+	n := copy(p[:min(int64(len(p)), b.left)], b.buf[b.pos:b.end])
+	b.pos += n
 	b.left -= int64(n)
-	return n, err
+	return n, nil
 }
 
 // explain is the error of a decoder that failed: the budget's or the
