@@ -682,15 +682,20 @@ func first(v []string) string {
 }
 
 // TestREADMEHostileCounts holds the README's figures of the hostile suite
-// to the suite as TestHostileInputs runs it: the cases, the classes, and
-// round three's cases (trust/*, refs/*, rough/round3) and chart classes.
+// to the suite as TestHostileInputs runs it: the cases, the classes,
+// round three's cases (trust/*, refs/*, rough/round3) and chart classes,
+// and issue 34's fetching, decompression and size classes.
 func TestREADMEHostileCounts(t *testing.T) {
 	readme := strings.Join(strings.Fields(string(mustReadFile(t, filepath.Join("..", "..", "README.md")))), " ")
 	classes := map[string]bool{}
-	var round3, charts int
+	var round3, charts, fetching int
 	cases := allHostileCases()
 	for _, tc := range cases {
 		classes[tc.class] = true
+		switch tc.class {
+		case "fetch/credentials", "bounds/decompression", "sizes/overflow", "messages/round4":
+			fetching++
+		}
 		switch {
 		case strings.HasPrefix(tc.class, "trust/"), strings.HasPrefix(tc.class, "refs/"), tc.class == "rough/round3":
 			round3++
@@ -703,6 +708,7 @@ func TestREADMEHostileCounts(t *testing.T) {
 		fmt.Sprintf("Round three (issue 25) adds %d of them", round3+charts),
 		fmt.Sprintf("(%d cases: `trust/*`, `refs/*`, `rough/round3`)", round3),
 		fmt.Sprintf("the Helm chart classes (%d)", charts),
+		fmt.Sprintf("Issue 34's classes about fetching, decompressing and sizes add %d (`fetch/credentials`, `bounds/decompression`, `sizes/overflow`, `messages/round4`)", fetching),
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README does not say %q", want)

@@ -3,7 +3,6 @@ package rpmrepo_test
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"os"
@@ -73,26 +72,6 @@ func TestReadPackage(t *testing.T) {
 	}
 }
 
-// setSigTag overwrites the first 4 bytes of the value of a signature
-// header tag (an INT32 such as PAYLOADSIZE, 1007).
-func setSigTag(t *testing.T, data []byte, tag uint32, value uint32) []byte {
-	t.Helper()
-	out := bytes.Clone(data)
-	const lead = 96
-	n := binary.BigEndian.Uint32(out[lead+8:])
-	store := lead + 16 + int(n)*16
-	for i := 0; i < int(n); i++ {
-		e := out[lead+16+i*16:]
-		if binary.BigEndian.Uint32(e) == tag {
-			off := binary.BigEndian.Uint32(e[8:])
-			binary.BigEndian.PutUint32(out[store+int(off):], value)
-			return out
-		}
-	}
-	t.Fatalf("no signature tag %d", tag)
-	return nil
-}
-
 func TestReadPackageRefuses(t *testing.T) {
 	good := coreRPM(t, "w19.zstdio")
 	dir := t.TempDir()
@@ -110,7 +89,7 @@ func TestReadPackageRefuses(t *testing.T) {
 	// the payload is 2000 bytes.
 	bombFiles := release("release-x86_64.json")
 	bombFiles["/usr/share/microshift/blueprint/zeros"] = make([]byte, 8<<20)
-	bomb := setSigTag(t, build(testutil.RPM{Name: "microshift-release-info", Version: "4.18.8", Files: bombFiles}), 1007, 2000)
+	bomb := testutil.SetRPMSignatureTag(t, build(testutil.RPM{Name: "microshift-release-info", Version: "4.18.8", Files: bombFiles}), 1007, 2000)
 	// Five release files within the per-file bound, over the RPM's
 	// together.
 	manyFiles := map[string][]byte{}
