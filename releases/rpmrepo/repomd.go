@@ -33,8 +33,7 @@ const (
 	// decoder holds a token whole, so this, not the document's bound, is
 	// what the metadata can make the tool hold in memory (384 MiB of
 	// whitespace in a 1 MB primary.xml.gz took 1 GB before it was
-	// refused). A package of RHEL's repositories takes a few kilobytes,
-	// the largest some hundreds.
+	// refused). A package's entry takes a few kilobytes.
 	MaxPrimaryElement = 8 << 20
 	// MaxPrimaryPackages bounds the release-info packages kept from one
 	// repository: a few per build of each MicroShift version.
@@ -217,7 +216,11 @@ func (b *elementBudget) reset() { b.left = MaxPrimaryElement }
 // (b.err says why).
 func (b *elementBudget) fill() bool {
 	b.pos, b.end = 0, 0
-	for b.end == 0 && b.err == nil {
+	for try := 0; b.end == 0 && b.err == nil; try++ {
+		if try == 100 { // as bufio.Reader: a reader that never gives data
+			b.err = io.ErrNoProgress
+			break
+		}
 		b.end, b.err = b.r.Read(b.buf)
 	}
 	return b.end > 0
@@ -254,12 +257,9 @@ func (b *elementBudget) Read(p []byte) (int, error) {
 // explain is the error of a decoder that failed: the budget's or the
 // reader's own (a size limit, a stall), or invalid XML.
 func (b *elementBudget) explain(err error) error {
-	var syntax *xml.SyntaxError
 	switch {
 	case b.over:
 		return errElementTooLarge
-	case errors.As(err, &syntax):
-		return fmt.Errorf("invalid primary metadata: %w", err)
 	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrStalled):
 		return err
 	}
