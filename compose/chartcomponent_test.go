@@ -12,8 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/microshift-compose/microshift-compose/build"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/internal/buildtest"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -24,25 +28,25 @@ import (
 // kept in charts/ and in the lock, the workload in the greenboot check,
 // the same bytes twice.
 func TestChartComponent(t *testing.T) {
-	cat := manifestsCatalog(t)
+	cat := buildtest.ManifestsCatalog(t)
 	for _, stream := range []string{"4.18", "5.0"} {
-		p := mustResolve(t, cat, embeddedRelease(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true})
-		out := mustBuild(t, p)
-		checkListedFiles(t, outputFiles(out))
+		p := mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true})
+		out := buildtest.Build(t, p, build.Options{})
+		buildtest.CheckListedFiles(t, buildtest.Files(out))
 		if len(p.Charts) != 1 {
 			t.Fatalf("%s: plan charts = %+v, want hello 0.3.1", stream, p.Charts)
 		}
 		ch := p.Charts[0]
-		archive := outputFile(t, out, "charts/hello-0.3.1.tgz")
+		archive := buildtest.File(t, out, "charts/hello-0.3.1.tgz")
 		sum := sha256.Sum256(archive)
 		if ch.Component != "chart-app" || ch.Name != "hello" || ch.Version != "0.3.1" || ch.File != "charts/hello-0.3.1.tgz" || ch.SHA256 != hex.EncodeToString(sum[:]) {
 			t.Errorf("%s: chart in the plan = %+v (archive sha256 %x)", stream, ch, sum)
 		}
-		lock := string(outputFile(t, out, compose.LockFile))
+		lock := string(buildtest.File(t, out, output.LockFile))
 		if !strings.Contains(lock, `"charts": [`) || !strings.Contains(lock, ch.SHA256) {
 			t.Errorf("%s: the lock does not list the chart", stream)
 		}
-		dep := string(outputFile(t, out, "manifests.d/093-chart-app/apps_v1_deployment_chart-app-web.yaml"))
+		dep := string(buildtest.File(t, out, "manifests.d/093-chart-app/apps_v1_deployment_chart-app-web.yaml"))
 		kube := map[string]string{"4.18": "v1.31.0", "5.0": "v1.36.0"}[stream]
 		for _, want := range []string{
 			"image: quay.io/example/edge-app@sha256:1111111111111111111111111111111111111111111111111111111111111111",
@@ -53,21 +57,21 @@ func TestChartComponent(t *testing.T) {
 				t.Errorf("%s: rendered Deployment lacks %q:\n%s", stream, want, dep)
 			}
 		}
-		if svc := string(outputFile(t, out, "manifests.d/093-chart-app/v1_service_chart-app-web.yaml")); !strings.Contains(svc, "namespace: chart-app") {
+		if svc := string(buildtest.File(t, out, "manifests.d/093-chart-app/v1_service_chart-app-web.yaml")); !strings.Contains(svc, "namespace: chart-app") {
 			t.Errorf("%s: the Service is not put in the chart's namespace:\n%s", stream, svc)
 		}
-		outputFile(t, out, "manifests.d/093-chart-app/v1_namespace_chart-app.yaml")
-		outputFile(t, out, "manifests.d/093-chart-app/apiextensions.k8s.io_v1_customresourcedefinition_greetings.example.com.yaml")
+		buildtest.File(t, out, "manifests.d/093-chart-app/v1_namespace_chart-app.yaml")
+		buildtest.File(t, out, "manifests.d/093-chart-app/apiextensions.k8s.io_v1_customresourcedefinition_greetings.example.com.yaml")
 		for _, f := range out.Files {
 			if strings.Contains(f.Path, "NOTES") {
 				t.Errorf("%s: NOTES.txt rendered into %s", stream, f.Path)
 			}
 		}
-		if check := string(outputFile(t, out, "files"+compose.HealthCheckPath)); !strings.Contains(check, "chart-app-web") {
+		if check := string(buildtest.File(t, out, "files"+compose.HealthCheckPath)); !strings.Contains(check, "chart-app-web") {
 			t.Errorf("%s: the greenboot check does not wait for the chart's Deployment", stream)
 		}
-		again := mustBuild(t, mustResolve(t, cat, embeddedRelease(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true}))
-		if !bytes.Equal(outputFile(t, again, "charts/hello-0.3.1.tgz"), archive) || !bytes.Equal(outputFile(t, again, compose.LockFile), outputFile(t, out, compose.LockFile)) {
+		again := buildtest.Build(t, mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true}), build.Options{})
+		if !bytes.Equal(buildtest.File(t, again, "charts/hello-0.3.1.tgz"), archive) || !bytes.Equal(buildtest.File(t, again, output.LockFile), buildtest.File(t, out, output.LockFile)) {
 			t.Errorf("%s: a second build differs", stream)
 		}
 	}
@@ -80,9 +84,9 @@ func TestChartComponent(t *testing.T) {
 // "embedded but unused" warning), and a chart installed into a namespace
 // every device has (kube-system) gets no Namespace object.
 func TestChartOperatorArgsPinned(t *testing.T) {
-	p := mustResolve(t, manifestsCatalog(t), embeddedRelease(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
-	out := mustBuild(t, p)
-	dep := string(outputFile(t, out, "manifests.d/094-chart-operator/apps_v1_deployment_chart-operator-controller.yaml"))
+	p := mustResolve(t, buildtest.ManifestsCatalog(t), buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
+	out := buildtest.Build(t, p, build.Options{})
+	dep := string(buildtest.File(t, out, "manifests.d/094-chart-operator/apps_v1_deployment_chart-operator-controller.yaml"))
 	const solver = "quay.io/example/operator-solver@sha256:4444444444444444444444444444444444444444444444444444444444444444"
 	for _, want := range []string{
 		"image: quay.io/example/operator-controller@sha256:3333333333333333333333333333333333333333333333333333333333333333",
@@ -129,7 +133,7 @@ func TestChartOperatorArgsPinned(t *testing.T) {
 // argument, as an image: field is.
 func TestChartArgImageUnmapped(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(testdataDir(t, "catalogs", "manifests"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(testutil.TestdataDir(t, "catalogs", "manifests"))); err != nil {
 		t.Fatal(err)
 	}
 	toml := filepath.Join(dir, "components", "chart-operator", "component.toml")
@@ -144,7 +148,7 @@ func TestChartArgImageUnmapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = compose.Resolve(t.Context(), cat, embeddedRelease(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
+	_, err = compose.Resolve(t.Context(), cat, buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
 	want := `component "chart-operator": Deployment kube-system/chart-operator-controller: container "controller" args[2] names image "quay.io/example/operator-solver:v1.16.2": image is not in the plan; map "quay.io/example/operator-solver" to a key of images.keys in [manifests.images]`
 	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, compose.ErrImageNotInPlan) {
 		t.Errorf("Resolve = %v\nwant %q", err, want)
@@ -187,7 +191,7 @@ func TestSameChartTwice(t *testing.T) {
 	}
 	catalog := func(t *testing.T, edit func(string)) *components.Catalog {
 		dir := t.TempDir()
-		if err := os.CopyFS(dir, os.DirFS(testdataDir(t, "catalogs", "manifests"))); err != nil {
+		if err := os.CopyFS(dir, os.DirFS(testutil.TestdataDir(t, "catalogs", "manifests"))); err != nil {
 			t.Fatal(err)
 		}
 		copyComponent(t, dir, "chart-app-two", edit)
@@ -199,10 +203,10 @@ func TestSameChartTwice(t *testing.T) {
 	}
 	req := compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app", "chart-app-two"}}
 
-	p := mustResolve(t, catalog(t, nil), embeddedRelease(t, "5.0"), req)
-	out := mustBuild(t, p)
-	files := outputFiles(out)
-	checkListedFiles(t, files)
+	p := mustResolve(t, catalog(t, nil), buildtest.Release(t, "5.0"), req)
+	out := buildtest.Build(t, p, build.Options{})
+	files := buildtest.Files(out)
+	buildtest.CheckListedFiles(t, files)
 	n := 0
 	for _, f := range out.Files {
 		if f.Path == "charts/hello-0.3.1.tgz" {
@@ -218,7 +222,7 @@ func TestSameChartTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	_, err := compose.Resolve(t.Context(), changed, embeddedRelease(t, "5.0"), req)
+	_, err := compose.Resolve(t.Context(), changed, buildtest.Release(t, "5.0"), req)
 	want := `components "chart-app" and "chart-app-two" carry different charts named hello 0.3.1`
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "give the changed chart a version of its own") {
 		t.Errorf("Resolve = %v\nwant %q", err, want)

@@ -2,7 +2,6 @@ package compose
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
@@ -108,9 +108,9 @@ func (m *configMerger) conflict(path string, old any, oldSource string, v any, s
 	}
 	if source == m.userLabel && m.userLabel != "" {
 		return fmt.Errorf("%s: %s is %s but the plan needs %s (set by %s); remove it from the file or change the selection",
-			m.userPath, path, show(v), show(old), oldSource)
+			m.userPath, path, text.ConfigValue(v), text.ConfigValue(old), oldSource)
 	}
-	return fmt.Errorf("config conflict at %s: %s sets %s, %s sets %s", path, oldSource, show(old), source, show(v))
+	return fmt.Errorf("config conflict at %s: %s sets %s, %s sets %s", path, oldSource, text.ConfigValue(old), source, text.ConfigValue(v))
 }
 
 // without returns a copy of the tree without the leaves at paths, and
@@ -150,18 +150,6 @@ func summarize(items []string, max int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:max], ", "), len(items)-max)
-}
-
-// show formats a config value for messages: "none", ["snapshot-controller"].
-func show(v any) string {
-	if _, ok := v.(map[string]any); ok {
-		return "a mapping"
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(data)
 }
 
 // renderConfig writes the config tree as YAML with a header saying where it

@@ -72,10 +72,10 @@ func TestHealthCheckScripts(t *testing.T) {
 					t.Errorf("script for %s lacks %q:\n%s", tc.stream, w, script)
 				}
 			}
-			golden := filepath.Join(moduleRoot(t), "testdata", "golden", "healthcheck", tc.stream+".sh")
+			golden := filepath.Join(testutil.Root(t), "testdata", "golden", "healthcheck", tc.stream+".sh")
 			if *updateHealthGolden {
-				writeFile(t, golden, script)
-			} else if want := mustRead(t, golden); !bytes.Equal(script, want) {
+				testutil.WriteFile(t, golden, script)
+			} else if want := testutil.ReadFile(t, golden); !bytes.Equal(script, want) {
 				t.Errorf("script for %s differs from %s (go test ./compose -run HealthCheckScripts -update-health)", tc.stream, golden)
 			}
 			file := filepath.Join(t.TempDir(), "check.sh")
@@ -164,7 +164,7 @@ func TestHealthCheckManyWorkloads(t *testing.T) {
 			if n == 2000 {
 				shellcheck := testutil.NeedTool(t, "shellcheck", "shellcheck")
 				file := filepath.Join(t.TempDir(), "check.sh")
-				writeFile(t, file, script)
+				testutil.WriteFile(t, file, script)
 				if out, err := exec.Command(shellcheck, "-s", "bash", file).CombinedOutput(); err != nil {
 					t.Errorf("shellcheck: %v\n%s", err, text.Excerpt(string(out)))
 				}
@@ -254,7 +254,7 @@ n=$(( $(ls "$CALLS" | wc -l) + 1 ))
 printf '%s\0' "$@" > "$CALLS/$(printf %06d "$n")"
 [ "$n" != "$FAIL_AT" ]
 `
-	writeFile(t, filepath.Join(bin, "microshift"), []byte(fake))
+	testutil.WriteFile(t, filepath.Join(bin, "microshift"), []byte(fake))
 	if err := os.Chmod(filepath.Join(bin, "microshift"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ printf '%s\0' "$@" > "$CALLS/$(printf %06d "$n")"
 		t.Fatal(err)
 	}
 	file := filepath.Join(dir, "check.sh")
-	writeFile(t, file, bytes.Replace(script, []byte(lib), []byte(stubs), 1))
+	testutil.WriteFile(t, file, bytes.Replace(script, []byte(lib), []byte(stubs), 1))
 	cmd := exec.Command(bash, file)
 	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "CALLS=" + callDir, "FAIL_AT=" + fmt.Sprint(failAt), "LC_ALL=C.UTF-8"}
 	out, err := cmd.CombinedOutput()

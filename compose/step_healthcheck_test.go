@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
@@ -16,7 +17,7 @@ import (
 // rendered manifest); --no-health-checks notes what is not waited for.
 func TestStepHealthCheck(t *testing.T) {
 	rel := stepRelease(t, "5.0.0", false)
-	const dir = compose.ManifestsDevicePath + "005-app/"
+	const dir = output.ManifestsDevicePath + "005-app/"
 	deployment := plan.File{Path: dir + "apps_v1_deployment_web.yaml", Mode: "0644", Component: "app",
 		Data: []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: app\n")}
 	rendered := []plan.File{{Path: dir + "kustomization.yaml", Mode: "0644", Component: "app", Data: []byte("resources:\n- apps_v1_deployment_web.yaml\n")}, deployment}

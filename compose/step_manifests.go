@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/microshift-compose/microshift-compose/compose/manifests"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
@@ -22,7 +23,7 @@ func addManifests(ctx context.Context, in *inputs, p soFar) (soFar, error) {
 	for _, mj := range jobs {
 		c := in.cat.Components[mj.Component]
 		if mj.Job == nil {
-			p.Notes = append(p.Notes, fmt.Sprintf("component %s: its plugin printed no manifests, so %s has no %03d-%s directory", c.Name, ManifestsDevicePath, c.Order, c.Name))
+			p.Notes = append(p.Notes, fmt.Sprintf("component %s: its plugin printed no manifests, so %s has no %03d-%s directory", c.Name, output.ManifestsDevicePath, c.Order, c.Name))
 			continue
 		}
 		res, err := mj.Job.Render()
@@ -33,9 +34,9 @@ func addManifests(ctx context.Context, in *inputs, p soFar) (soFar, error) {
 		if err != nil {
 			return p, err
 		}
-		dir := fmt.Sprintf("%s%03d-%s/", ManifestsDevicePath, c.Order, c.Name)
+		dir := fmt.Sprintf("%s%03d-%s/", output.ManifestsDevicePath, c.Order, c.Name)
 		if mj.Dir != "" {
-			dir = ManifestsDevicePath + mj.Dir + "/"
+			dir = output.ManifestsDevicePath + mj.Dir + "/"
 		}
 		m.Dir = dir
 		files = append(files, plan.File{Path: dir + manifests.KustomizationFile, Mode: "0644", Component: c.Name, Data: res.Kustomization})

@@ -13,9 +13,12 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/microshift-compose/microshift-compose/build"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
+	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -33,36 +36,23 @@ const threeClasses = `device-classes:
     overprovision-ratio: 10
 `
 
-func classChoices(t *testing.T, flags ...string) []lvmdconfig.ClassChoice {
-	t.Helper()
-	var out []lvmdconfig.ClassChoice
-	for _, f := range flags {
-		c, err := lvmdconfig.ParseClassChoice(f)
-		if err != nil {
-			t.Fatalf("ParseClassChoice(%q) = %v", f, err)
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 // TestStorageClassesPerRelease builds `full` with three device classes on
 // every release that has lvmd and decodes what it writes strictly with the
 // Kubernetes API types: a StorageClass per non-default class, a
 // VolumeSnapshotClass for the thin one, never a second default.
 func TestStorageClassesPerRelease(t *testing.T) {
-	cat := defaultCatalog(t)
+	cat := buildtest.Catalog(t)
 	for _, stream := range []string{"4.14", "4.16", "4.17", "4.18", "4.19", "4.21", "5.0"} {
 		t.Run(stream, func(t *testing.T) {
 			l, err := lvmdconfig.Parse("lvmd.yaml", []byte(threeClasses))
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := mustResolve(t, cat, embeddedRelease(t, stream), compose.Request{
+			p := mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{
 				Profile: "full", Arch: releases.X86_64, Lvmd: l,
-				StorageClasses: classChoices(t, "hdd=bulk,fstype=ext4"),
+				StorageClasses: buildtest.ClassChoices(t, "hdd=bulk,fstype=ext4"),
 			})
-			out := mustBuild(t, p)
+			out := buildtest.Build(t, p, build.Options{})
 			var dir string
 			for _, f := range out.Files {
 				if strings.HasPrefix(f.Path, "manifests.d/") && strings.Contains(f.Path, compose.DeviceClassesSuffix+"/") {
@@ -72,9 +62,9 @@ func TestStorageClassesPerRelease(t *testing.T) {
 			if dir == "" {
 				t.Fatalf("no manifests.d/*%s directory written", compose.DeviceClassesSuffix)
 			}
-			bulk := decodeStrict[storagev1.StorageClass](t, outputFile(t, out, dir+"/storage.k8s.io_v1_storageclass_bulk.yaml"))
-			thin := decodeStrict[storagev1.StorageClass](t, outputFile(t, out, dir+"/storage.k8s.io_v1_storageclass_topolvm-provisioner-fast-thin.yaml"))
-			vsc := decodeStrict[snapshotv1.VolumeSnapshotClass](t, outputFile(t, out, dir+"/snapshot.storage.k8s.io_v1_volumesnapshotclass_topolvm-provisioner-fast-thin.yaml"))
+			bulk := decodeStrict[storagev1.StorageClass](t, buildtest.File(t, out, dir+"/storage.k8s.io_v1_storageclass_bulk.yaml"))
+			thin := decodeStrict[storagev1.StorageClass](t, buildtest.File(t, out, dir+"/storage.k8s.io_v1_storageclass_topolvm-provisioner-fast-thin.yaml"))
+			vsc := decodeStrict[snapshotv1.VolumeSnapshotClass](t, buildtest.File(t, out, dir+"/snapshot.storage.k8s.io_v1_volumesnapshotclass_topolvm-provisioner-fast-thin.yaml"))
 			for _, sc := range []*storagev1.StorageClass{bulk, thin} {
 				if sc.Provisioner != "topolvm.io" || *sc.ReclaimPolicy != "Delete" || *sc.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer ||
 					sc.AllowVolumeExpansion == nil || !*sc.AllowVolumeExpansion {
@@ -98,13 +88,13 @@ func TestStorageClassesPerRelease(t *testing.T) {
 					t.Errorf("%s: a StorageClass for the default device class", f.Path)
 				}
 			}
-			if !strings.Contains(string(outputFile(t, out, compose.BlueprintFile)), dir) {
+			if !strings.Contains(string(buildtest.File(t, out, output.BlueprintFile)), dir) {
 				t.Errorf("the blueprint does not place %s", dir)
 			}
-			again := mustBuild(t, mustResolve(t, cat, embeddedRelease(t, stream), compose.Request{
-				Profile: "full", Arch: releases.X86_64, Lvmd: l, StorageClasses: classChoices(t, "hdd=bulk,fstype=ext4"),
-			}))
-			if !bytes.Equal(outputFile(t, again, dir+"/kustomization.yaml"), outputFile(t, out, dir+"/kustomization.yaml")) {
+			again := buildtest.Build(t, mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{
+				Profile: "full", Arch: releases.X86_64, Lvmd: l, StorageClasses: buildtest.ClassChoices(t, "hdd=bulk,fstype=ext4"),
+			}), build.Options{})
+			if !bytes.Equal(buildtest.File(t, again, dir+"/kustomization.yaml"), buildtest.File(t, out, dir+"/kustomization.yaml")) {
 				t.Errorf("the device-class manifests are not deterministic")
 			}
 		})
@@ -123,8 +113,8 @@ func decodeStrict[T any](t *testing.T, data []byte) *T {
 // TestStorageClassErrors is every way a device class or a --storage-class
 // choice is refused, one line each, nothing resolved.
 func TestStorageClassErrors(t *testing.T) {
-	cat := defaultCatalog(t)
-	rel := embeddedRelease(t, "5.0")
+	cat := buildtest.Catalog(t)
+	rel := buildtest.Release(t, "5.0")
 	for _, tc := range []struct {
 		name, lvmd, profile string
 		without             []string
@@ -206,16 +196,16 @@ func TestParseClassChoice(t *testing.T) {
 // the name our data says MicroShift's default has.
 func TestStorageClassesMatchUpstreamDefault(t *testing.T) {
 	dir := testutil.Shared(t, "reference", "microshift-storage")
-	cat := defaultCatalog(t)
+	cat := buildtest.Catalog(t)
 	for branch, stream := range map[string]string{"release-4.14": "4.14", "release-4.16": "4.16", "release-4.18": "4.18", "release-4.20": "4.20", "release-4.22": "4.22", "main": "5.0"} {
 		t.Run(branch, func(t *testing.T) {
-			up := decodeStrict[storagev1.StorageClass](t, mustRead(t, filepath.Join(dir, "default-storage-class.yaml."+branch)))
+			up := decodeStrict[storagev1.StorageClass](t, testutil.ReadFile(t, filepath.Join(dir, "default-storage-class.yaml."+branch)))
 			l, err := lvmdconfig.Parse("lvmd.yaml", []byte(threeClasses))
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := mustResolve(t, cat, embeddedRelease(t, stream), compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l})
-			out := mustBuild(t, p)
+			p := mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l})
+			out := buildtest.Build(t, p, build.Options{})
 			var ours *storagev1.StorageClass
 			for _, f := range out.Files {
 				if strings.Contains(f.Path, "storageclass_topolvm-provisioner-hdd.yaml") {

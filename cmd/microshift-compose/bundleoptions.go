@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -127,7 +127,7 @@ func (o *bundleOptions) bases() ([]airgap.Base, error) {
 		if st, err := os.Stat(s); err == nil && st.IsDir() || looksLikeArchive(s) {
 			return nil, usageError{fmt.Errorf("--since %s: name a layout as oci:%s or an archive as oci-archive:%s (a bare path is a compose.lock.json)", s, s, s)}
 		}
-		p, err := compose.LoadLock(s)
+		p, err := lockfile.Load(s)
 		if err != nil {
 			return nil, fmt.Errorf("--since: %w", err)
 		}

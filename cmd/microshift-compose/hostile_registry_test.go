@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 // writeRefsLock writes a lock file naming refs (pinned, x86_64), what
@@ -28,7 +28,7 @@ func writeRefsLock(t *testing.T, dir string, refs ...string) string {
 	for _, r := range refs {
 		lock.Images = append(lock.Images, plan.Image{Ref: r, Pinned: !strings.Contains(r[strings.LastIndex(r, "/")+1:], ":") || strings.Contains(r, "@")})
 	}
-	data, err := compose.EncodeLock(&lock)
+	data, err := lockfile.Encode(&lock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func registryHostileCases() []hostileCase {
 		cases = append(cases,
 			hostileCase{class: "registry/name", name: "build --mirror-registry port " + port,
 				setup: func(h *hostileEnv) ([]string, string) {
-					return build(h, "--mirror-registry", "host:"+port+"/edge"), "--mirror-registry"
+					return buildArgs(h, "--mirror-registry", "host:"+port+"/edge"), "--mirror-registry"
 				}, want: "host:" + port},
 			hostileCase{class: "registry/name", name: "mirror --to docker:// port " + port,
 				setup: func(h *hostileEnv) ([]string, string) {

@@ -20,7 +20,9 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plugin"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
 )
@@ -275,11 +277,11 @@ func (o *versionOptions) apply(req *compose.Request) error {
 	}
 	path := o.UpgradeFrom
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, compose.LockFile)
+		path = filepath.Join(path, output.LockFile)
 	} else if err != nil {
 		return usageError{fmt.Errorf("--upgrade-from %s: neither a release (4.16, 4.16.3) nor a lock file or build output", o.UpgradeFrom)}
 	}
-	p, err := compose.LoadLock(path)
+	p, err := lockfile.Load(path)
 	if err != nil {
 		return fmt.Errorf("--upgrade-from: %w", err)
 	}

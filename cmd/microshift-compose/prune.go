@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 func newPruneCmd() *cobra.Command {
@@ -88,7 +88,7 @@ a lower bound. A kept image the registry lacks makes the report exit 1.`,
 			}
 			var kept []airgap.Kept
 			for _, path := range keep {
-				p, err := compose.LoadLock(path)
+				p, err := lockfile.Load(path)
 				if err != nil {
 					return fmt.Errorf("--keep: %w", err)
 				}

@@ -18,9 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 // writeTestLock writes a compose.lock.json of refs for x86_64.
@@ -30,7 +30,7 @@ func writeTestLock(t *testing.T, path string, refs []string) {
 	for _, r := range refs {
 		lock.Images = append(lock.Images, plan.Image{Ref: r, Pinned: true, Uses: []plan.ImageUse{{Component: "test"}}})
 	}
-	data, err := compose.EncodeLock(&lock)
+	data, err := lockfile.Encode(&lock)
 	if err != nil {
 		t.Fatal(err)
 	}
