@@ -97,20 +97,20 @@ func Build(ctx context.Context, p *plan.Plan, opts Options) (*output.Dir, error)
 		// is the composition, and no image type takes the blueprint. The
 		// lock says so (on a copy: Build does not change its plan).
 		cp := *p
-		cp.Notes = append(slices.Clone(p.Notes), fmt.Sprintf("%s not written: %s has no rpm-ostree image types, so MicroShift on it is image mode (bootc) only and the output.Containerfile is the composition; --image-type writes a blueprint for one of its package-based image types", output.BlueprintFile, distro))
+		cp.Notes = append(slices.Clone(p.Notes), fmt.Sprintf("%s not written: %s has no rpm-ostree image types, so MicroShift on it is image mode (bootc) only and the Containerfile is the composition; --image-type writes a blueprint for one of its package-based image types", output.BlueprintFile, distro))
 		p = &cp
 		if err := checkBootcOnlyInstaller(opts.Installer); err != nil {
 			return nil, err
 		}
 	case imageType == "":
-		return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types; use --bootc for the output.Containerfile, or --image-type for a package-based image (%s has %s)",
+		return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
 			distro, distro, strings.Join(blueprints.ImageTypes(distro, arch), ", "))
 	default:
 		var bib *installerBuild
 		var err error
 		if bpData, bib, warnings, err = buildBlueprints(p, distro, imageType, arch, opts.Installer, body); err != nil {
 			if p.Target.BootcOnly() && !slices.Contains(blueprints.ImageTypes(distro, arch), imageType) {
-				return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types such as %s; use --bootc for the output.Containerfile, or --image-type for a package-based image (%s has %s)",
+				return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types such as %s; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
 					distro, imageType, distro, strings.Join(blueprints.ImageTypes(distro, arch), ", "))
 			}
 			return nil, err
@@ -177,7 +177,7 @@ func Build(ctx context.Context, p *plan.Plan, opts Options) (*output.Dir, error)
 	out.Files = append(out.Files, boms...)
 	for _, f := range p.Files {
 		if f.Secret {
-			continue // only in the blueprint; a output.Containerfile mounts it as a build secret
+			continue // only in the blueprint; a Containerfile mounts it as a build secret
 		}
 		out.Files = append(out.Files, output.File{Path: output.Path(f.Path), Data: f.Data})
 	}

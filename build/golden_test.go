@@ -40,7 +40,7 @@ const refusedFile = "refused.txt"
 // of the golden releases, bootc Containerfile included where the release has a bootc base, with
 // testdata/golden/<stream>/<profile>-<arch>/; a selection the release cannot
 // honour has its refusal in refused.txt instead. Regenerate with
-// go test ./compose -run Golden -update, and review the diff.
+// go test ./build -run Golden -update, and review the diff.
 func TestGolden(t *testing.T) {
 	cat := buildtest.Catalog(t)
 	for _, stream := range goldenStreams {
@@ -109,7 +109,7 @@ func checkGoldenDir(t *testing.T, dir string, files map[string][]byte) {
 	want := slices.Sorted(maps.Keys(files))
 	slices.Sort(have)
 	if !slices.Equal(have, want) {
-		t.Errorf("output files %q, golden %s has %q (go test ./compose -run Golden -update, then review the diff)", want, dir, have)
+		t.Errorf("output files %q, golden %s has %q (go test ./build -run Golden -update, then review the diff)", want, dir, have)
 	}
 	for _, path := range want {
 		golden, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path)))
@@ -117,7 +117,7 @@ func checkGoldenDir(t *testing.T, dir string, files map[string][]byte) {
 			continue // reported above
 		}
 		if !bytes.Equal(files[path], golden) {
-			t.Errorf("%s differs from %s (go test ./compose -run Golden -update, then review the diff):\n%s",
+			t.Errorf("%s differs from %s (go test ./build -run Golden -update, then review the diff):\n%s",
 				path, filepath.Join(dir, path), testutil.FirstDiff(golden, files[path]))
 		}
 	}

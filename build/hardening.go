@@ -43,7 +43,7 @@ func checkHardeningOutputs(p *plan.Plan, opts Options, imageType string, hasBlue
 		if err := blueprints.BootcUnsupported(distro, arch, "qcow2", &blueprint.Customizations{OpenSCAP: &blueprint.OpenSCAPCustomization{ProfileID: h.CIS.Profile}}); err != nil {
 			why += " (osbuild/images: " + text.OneLine(err.Error()) + ")"
 		}
-		return nil, fmt.Errorf("--cis with --bootc: the output.Containerfile's bootc image cannot be remediated with OpenSCAP: osbuild/images remediates while it builds a package-based image, and %s; build without --bootc, with an --image-type that takes customizations.openscap (%s)",
+		return nil, fmt.Errorf("--cis with --bootc: the Containerfile's bootc image cannot be remediated with OpenSCAP: osbuild/images remediates while it builds a package-based image, and %s; build without --bootc, with an --image-type that takes customizations.openscap (%s)",
 			why, strings.Join(blueprints.ImageTypesTaking(distro, arch, &blueprint.Customizations{OpenSCAP: &blueprint.OpenSCAPCustomization{ProfileID: h.CIS.Profile}}), ", "))
 	}
 	// blueprint.toml is the commit an installer image type installs.

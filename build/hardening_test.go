@@ -91,7 +91,7 @@ func hardeningCases() []hardeningCase {
 
 // TestHardeningGolden: FIPS, kernel arguments and CIS in every output that
 // takes them, compared with testdata/golden/hardening/<case>/ (regenerate
-// with go test ./compose -run HardeningGolden -update, and review the
+// with go test ./build -run HardeningGolden -update, and review the
 // diff). Every blueprint is validated by osbuild/images for its image
 // type (Build does; checked again here on the bytes written), every
 // kickstart by ksvalidator, bootc-image-builder's config by its loader;

@@ -33,7 +33,7 @@ var edgeLight = compose.EdgeLight("")
 // selection, rendered manifests and the bootc Containerfile included, on
 // both arches with
 // testdata/golden/manifests/<stream>-<arch>/. Regenerate with
-// go test ./compose -run Golden -update, and review the diff.
+// go test ./build -run Golden -update, and review the diff.
 func TestGoldenManifests(t *testing.T) {
 	cat := buildtest.Catalog(t)
 	for _, stream := range []string{"4.17", "4.19", "5.0"} {
@@ -69,7 +69,7 @@ func TestGoldenManifests(t *testing.T) {
 						continue
 					}
 					if !bytes.Equal(f.Data, want) {
-						t.Errorf("%s differs from %s (go test ./compose -run Golden -update, then review the diff):\n%s", f.Path, path, testutil.FirstDiff(want, f.Data))
+						t.Errorf("%s differs from %s (go test ./build -run Golden -update, then review the diff):\n%s", f.Path, path, testutil.FirstDiff(want, f.Data))
 					}
 				}
 				var have []string

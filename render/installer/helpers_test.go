@@ -60,7 +60,7 @@ func allOptions(payload installer.Payload) installer.KickstartOptions {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	testutil.Golden(t, filepath.Join(testutil.Root(t), "testdata", "golden", "installer", name), got, *update, "go test ./installer -update")
+	testutil.Golden(t, filepath.Join(testutil.Root(t), "testdata", "golden", "installer", name), got, *update, "go test ./render/installer -update")
 }
 
 // ksvalidate runs pykickstart's own validator for RHEL 9 on a kickstart.
