@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/components"
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/plan/lockfile"
@@ -309,10 +307,4 @@ func ImageList(p *plan.Plan) []byte {
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
-}
-
-// Plan resolves req against the catalog and the release (compose.Resolve):
-// the plan every output is made from.
-func Plan(ctx context.Context, cat *components.Catalog, rel *releases.Release, req compose.Request) (*plan.Plan, error) {
-	return compose.Resolve(ctx, cat, rel, req)
 }

@@ -163,7 +163,7 @@ func TestConformance(t *testing.T) {
 				cfgPath := testutil.Shared(t, "reference", "microshift-config", "config.yaml."+branch)
 				cfg, err := microshiftconfig.Load(cfgPath)
 				if err == nil {
-					_, err = compose.Resolve(context.Background(), cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64, Config: cfg})
+					_, err = build.Plan(context.Background(), cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64, Config: cfg})
 				}
 				wrong := ""
 				if err != nil {
@@ -278,7 +278,7 @@ func conformanceCell(t *testing.T, cat *components.Catalog, rel *releases.Releas
 	if wantRefusal == "" && !slices.Contains(wantComps, "networking-ovnk") && greenbootWaitsForOVNK(t, filepath.Base(dir)) {
 		wantRefusal = "red boot"
 	}
-	p, err := compose.Resolve(context.Background(), cat, rel, req)
+	p, err := build.Plan(context.Background(), cat, rel, req)
 	var out *output.Dir
 	if err == nil {
 		out, err = build.Build(context.Background(), p, build.Options{Bootc: tgt.bootcOnly})
@@ -531,7 +531,7 @@ func shippedCell(t *testing.T, cat *components.Catalog, rel *releases.Release, a
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := compose.Resolve(context.Background(), cat, shipped, compose.Request{Profile: "full", Arch: arch, ExactVersion: true})
+	p, err := build.Plan(context.Background(), cat, shipped, compose.Request{Profile: "full", Arch: arch, ExactVersion: true})
 	var out *output.Dir
 	if err == nil {
 		bootc := p.Target.BootcBase != ""

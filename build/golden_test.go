@@ -54,7 +54,7 @@ func TestGolden(t *testing.T) {
 					// A selection whose device never becomes healthy (no CNI
 					// on 4.18) is refused by default (TestResolve); its
 					// golden outputs are what --allow-red-boot builds.
-					p, err := compose.Resolve(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true})
+					p, err := build.Plan(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true})
 					var cannot *compose.CannotHonourError
 					switch {
 					case errors.As(err, &cannot):

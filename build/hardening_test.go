@@ -110,7 +110,7 @@ func TestHardeningGolden(t *testing.T) {
 			req := compose.Request{Profile: profile, Arch: arch, Distro: tc.distro, Hardening: tc.hard}
 			rel := buildtest.Release(t, tc.stream)
 			build := func() *output.Dir {
-				p, err := compose.Resolve(context.Background(), cat, rel, req)
+				p, err := build.Plan(context.Background(), cat, rel, req)
 				if err != nil {
 					t.Fatalf("Resolve = %v", err)
 				}
@@ -324,7 +324,7 @@ func TestHardeningErrors(t *testing.T) {
 				check(t, err, tc.err)
 				return
 			}
-			p, err := compose.Resolve(context.Background(), cat, buildtest.Release(t, tc.stream), req)
+			p, err := build.Plan(context.Background(), cat, buildtest.Release(t, tc.stream), req)
 			if err != nil {
 				var cannot *compose.CannotHonourError
 				if errors.As(err, &cannot) != tc.cannot {

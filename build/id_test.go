@@ -342,11 +342,11 @@ func TestNewerRelease(t *testing.T) {
 	}
 
 	req.StrictRelease = true
-	_, err := compose.Resolve(context.Background(), buildtest.Catalog(t), rel, req)
+	_, err := build.Plan(context.Background(), buildtest.Catalog(t), rel, req)
 	if !errors.Is(err, compose.ErrNewerRelease) || !strings.Contains(err.Error(), "the newest is 5.1") {
 		t.Errorf("Resolve(StrictRelease, 5.2) = %v, want ErrNewerRelease naming 5.1", err)
 	}
-	if _, err := compose.Resolve(context.Background(), buildtest.Catalog(t), emb, req); err != nil {
+	if _, err := build.Plan(context.Background(), buildtest.Catalog(t), emb, req); err != nil {
 		t.Errorf("Resolve(StrictRelease, 5.1) = %v", err)
 	}
 }

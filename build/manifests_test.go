@@ -197,7 +197,7 @@ func TestManifestErrors(t *testing.T) {
 		},
 	} {
 		t.Run(tc.with, func(t *testing.T) {
-			p, err := compose.Resolve(context.Background(), cat, rel, compose.Request{Profile: "minimal", With: []string{tc.with}, Arch: releases.X86_64})
+			p, err := build.Plan(context.Background(), cat, rel, compose.Request{Profile: "minimal", With: []string{tc.with}, Arch: releases.X86_64})
 			if err == nil {
 				t.Fatalf("Resolve(--with %s) = %d files, nil; want an error", tc.with, len(p.Files))
 			}
@@ -304,7 +304,7 @@ func TestLvmd(t *testing.T) {
 		t.Errorf("blueprint does not place lvmd.yaml")
 	}
 
-	_, err = compose.Resolve(context.Background(), cat, rel, compose.Request{Profile: "minimal", Arch: releases.X86_64, Lvmd: l})
+	_, err = build.Plan(context.Background(), cat, rel, compose.Request{Profile: "minimal", Arch: releases.X86_64, Lvmd: l})
 	want := "--lvmd conf/lvmd.yaml: storage-lvms is not in the plan, so nothing would read it; select it (--with storage-lvms, or profile storage-only or full) or drop --lvmd"
 	if err == nil || err.Error() != want {
 		t.Errorf("Resolve(minimal, --lvmd) = %v\nwant %s", err, want)
@@ -337,7 +337,7 @@ func TestLvmdEmpty(t *testing.T) {
 		{"4.22", `--lvmd conf/lvmd.yaml: the file is empty (no document): on MicroShift 4.22: MicroShift crashes: yaml.Unmarshal leaves no config and NewLvmdConfigFromFile dereferences it (upstream fixed it in 5.0 by refusing the file); list at least one device class, or drop --lvmd and MicroShift picks the host's volume group itself`},
 	} {
 		t.Run(tc.stream, func(t *testing.T) {
-			_, err := compose.Resolve(context.Background(), cat, buildtest.Release(t, tc.stream),
+			_, err := build.Plan(context.Background(), cat, buildtest.Release(t, tc.stream),
 				compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l, StorageClasses: buildtest.ClassChoices(t, "hdd")})
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("Resolve(--lvmd empty) = %v\nwant %s", err, tc.want)

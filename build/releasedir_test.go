@@ -39,11 +39,11 @@ func TestReleaseDir(t *testing.T) {
 			for _, profile := range goldenProfiles {
 				t.Run(stream+"/"+profile+"-"+string(arch), func(t *testing.T) {
 					req := compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true}
-					p, err := compose.Resolve(context.Background(), cat, rel, req)
+					p, err := build.Plan(context.Background(), cat, rel, req)
 					var cannot *compose.CannotHonourError
 					if errors.As(err, &cannot) {
 						// Both refuse, for the same reason.
-						_, eerr := compose.Resolve(context.Background(), cat, embedded, req)
+						_, eerr := build.Plan(context.Background(), cat, embedded, req)
 						if eerr == nil || eerr.Error() != err.Error() {
 							t.Errorf("%s refuses %s with %q, the embedded release with %v", dir, profile, err, eerr)
 						}

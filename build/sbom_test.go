@@ -38,7 +38,7 @@ func TestSBOM(t *testing.T) {
 		for _, arch := range goldenArches {
 			for _, profile := range goldenProfiles {
 				t.Run(stream+"/"+profile+"-"+string(arch), func(t *testing.T) {
-					p, err := compose.Resolve(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true})
+					p, err := build.Plan(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true})
 					var cannot *compose.CannotHonourError
 					if errors.As(err, &cannot) {
 						t.Skipf("the release refuses the selection: %v", err)

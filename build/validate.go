@@ -104,14 +104,14 @@ func validateProfile(ctx context.Context, cat *components.Catalog, rel *releases
 	distro, imageType := releaseTarget(rel, opts)
 	chk := Check{Subject: fmt.Sprintf("release %s: profile %s on %s: blueprint for %s %s", rel.Stream(), profile, arch, distro, imageType), Problems: []string{}, Warnings: []string{}}
 	req := compose.Request{Profile: profile, Arch: arch, Distro: opts.Distro}
-	p, err := compose.Resolve(ctx, cat, rel, req)
+	p, err := Plan(ctx, cat, rel, req)
 	if errors.Is(err, compose.ErrRedBoot) {
 		// A device that never becomes healthy is the build's refusal,
 		// not a problem of the catalog: say so, and still check the
 		// blueprint --allow-red-boot would build.
 		chk.Warnings = append(chk.Warnings, "build refuses it: "+err.Error())
 		req.AllowRedBoot = true
-		p, err = compose.Resolve(ctx, cat, rel, req)
+		p, err = Plan(ctx, cat, rel, req)
 	}
 	var cannot *compose.CannotHonourError
 	if errors.As(err, &cannot) {

@@ -19,6 +19,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/render/healthcheck"
 )
 
 // TestChartComponent builds a component packaged as a Helm chart (the
@@ -67,7 +68,7 @@ func TestChartComponent(t *testing.T) {
 				t.Errorf("%s: NOTES.txt rendered into %s", stream, f.Path)
 			}
 		}
-		if check := string(buildtest.File(t, out, "files"+compose.HealthCheckPath)); !strings.Contains(check, "chart-app-web") {
+		if check := string(buildtest.File(t, out, "files"+healthcheck.Path)); !strings.Contains(check, "chart-app-web") {
 			t.Errorf("%s: the greenboot check does not wait for the chart's Deployment", stream)
 		}
 		again := buildtest.Build(t, mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true}), build.Options{})

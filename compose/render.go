@@ -30,12 +30,9 @@ var ErrImageNotInPlan = fmt.Errorf("image is not in the plan")
 // component's plugin printed nothing.
 type ManifestJob struct {
 	Component string
-	// From is plan.FromManifests, plan.FromPlugin, plan.FromChart or
-	// plan.FromLvmd.
+	// From is plan.FromManifests, plan.FromPlugin or plan.FromChart.
 	From string
 	Job  *manifests.Job
-	// Dir is the manifests.d directory's name; "" is NNN-<component>.
-	Dir string
 	// Chart is the chart rendered, for FromChart, and Notes what its
 	// rendering left out.
 	Chart *plan.Chart
@@ -106,10 +103,8 @@ func prepareManifests(ctx context.Context, in *inputs, p *plan.Plan) ([]Manifest
 		mj.Job = job
 		jobs = append(jobs, mj)
 	}
-	if mj, ok, err := storageClassJob(in, p); err != nil {
+	if err := checkStorageClasses(in, p); err != nil {
 		return nil, err
-	} else if ok {
-		jobs = insertAfter(p, jobs, mj)
 	}
 	return jobs, nil
 }

@@ -124,10 +124,9 @@ var steps = []step{
 	{"capabilities", addCapabilityWarnings}, // what the device does without a provider
 	{"images", addImages},                   // the release files' images, by digest
 	{stepConfig, addConfig},                 // the merged MicroShift config
-	{"devicefiles", addDeviceFiles},         // config drop-in, lvmd.yaml, components' files
+	{"devicefiles", addDeviceFiles},         // lvmd.yaml and the components' files
 	{"manifests", addManifests},             // kustomize-rendered manifests.d, images cross-checked
-	{"healthcheck", addHealthCheck},         // greenboot's wait for the rendered workloads
-	{"files", setFiles},                     // every device file in path order, with digests
+	{"files", setFiles},                     // those files in path order, with digests
 	{"unused", warnUnused},                  // images embedded that nothing uses
 	{"packages", addPackages},               // RPMs, versions and repositories
 	{"packagefiles", relatePackageFiles},    // the RPMs' own files under /etc

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/build"
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/k8sname"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
@@ -291,7 +290,7 @@ flags given on the command line win over the file's keys.`,
 			cell := func(ctx context.Context, c matrix.Cell) (build.Summary, error) {
 				req := base
 				req.Profile, req.Arch = c.Profile, c.Arch
-				p, err := compose.Resolve(ctx, catalog, c.Release.Release, req)
+				p, err := build.Plan(ctx, catalog, c.Release.Release, req)
 				if err != nil {
 					return build.Summary{}, err
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/microshift-compose/microshift-compose/build"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
@@ -25,6 +26,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
+	"github.com/microshift-compose/microshift-compose/render/healthcheck"
 )
 
 // catalogOptions select the component catalog.
@@ -211,7 +213,7 @@ func (o *renderOptions) addFlags(cmd *cobra.Command) {
 // show the device files.
 func (o *renderOptions) addHealthFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.BoolVar(&o.HealthCheck.Disabled, "no-health-checks", false, "do not write the greenboot check "+compose.HealthCheckPath+" that waits for the workloads of the rendered manifests")
+	f.BoolVar(&o.HealthCheck.Disabled, "no-health-checks", false, "do not write the greenboot check "+healthcheck.Path+" that waits for the workloads of the rendered manifests")
 	f.DurationVar(&o.HealthCheck.Timeout, "health-check-timeout", 0, "how long the greenboot check waits for the workloads, in whole seconds up to 9999s (default: greenboot's MICROSHIFT_WAIT_TIMEOUT_SEC, 600s, times the boot attempt)")
 }
 
@@ -353,7 +355,7 @@ func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, s
 	if err != nil {
 		return nil, err
 	}
-	p, err := compose.Resolve(cmd.Context(), catalog, release, req)
+	p, err := build.Plan(cmd.Context(), catalog, release, req)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func buildOutput(t testing.TB, stream, profile string, with ...string) *output.D
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := compose.Resolve(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: releases.X86_64, With: with, AllowRedBoot: true})
+	p, err := build.Plan(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: releases.X86_64, With: with, AllowRedBoot: true})
 	if err != nil {
 		t.Fatal(err)
 	}

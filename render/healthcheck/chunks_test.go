@@ -1,4 +1,4 @@
-package compose
+package healthcheck
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package compose_test
+package healthcheck_test
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
+	"github.com/microshift-compose/microshift-compose/render/healthcheck"
 )
 
 // healthStubs replace the greenboot functions library and the commands the
@@ -65,11 +65,11 @@ func FuzzHealthCheckScript(f *testing.F) {
 		}
 		stream := streams[int(era)%len(streams)]
 		hc := checks[stream]
-		ws := []compose.Workload{
+		ws := []healthcheck.Workload{
 			{Component: "c", Kind: "Deployment", Namespace: ns, Name: deploy},
 			{Component: "c", Kind: "StatefulSet", Namespace: ns, Name: sts},
 		}
-		script, err := compose.HealthCheckScript(stream, hc, ws, time.Second)
+		script, err := healthcheck.Script(stream, hc, ws, time.Second)
 		if err != nil {
 			if strings.ContainsAny(err.Error(), "\n\r") {
 				t.Fatalf("error is not one line: %q", err)

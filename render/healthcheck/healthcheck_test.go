@@ -1,4 +1,4 @@
-package compose_test
+package healthcheck_test
 
 import (
 	"bytes"
@@ -14,17 +14,17 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
+	"github.com/microshift-compose/microshift-compose/render/healthcheck"
 )
 
 var updateHealthGolden = flag.Bool("update-health", false, "rewrite testdata/golden/healthcheck")
 
 // healthWorkloads has every kind, two namespaces, and names a shell must
 // not read as code.
-var healthWorkloads = []compose.Workload{
+var healthWorkloads = []healthcheck.Workload{
 	{Component: "hello", Kind: "Deployment", Namespace: "hello", Name: "web"},
 	{Component: "hello", Kind: "DaemonSet", Namespace: "hello", Name: "agent"},
 	{Component: "db", Kind: "StatefulSet", Namespace: "db-system", Name: "pg"},
@@ -59,11 +59,11 @@ func TestHealthCheckScripts(t *testing.T) {
 			if err != nil || facts.HealthCheck == nil {
 				t.Fatalf("knowledge for %s: %v, health check %v", tc.stream, err, facts.HealthCheck)
 			}
-			script, err := compose.HealthCheckScript(tc.stream, facts.HealthCheck, healthWorkloads, tc.timeout)
+			script, err := healthcheck.Script(tc.stream, facts.HealthCheck, healthWorkloads, tc.timeout)
 			if err != nil {
 				t.Fatalf("HealthCheckScript(%s) = %v", tc.stream, err)
 			}
-			again, _ := compose.HealthCheckScript(tc.stream, facts.HealthCheck, healthWorkloads, tc.timeout)
+			again, _ := healthcheck.Script(tc.stream, facts.HealthCheck, healthWorkloads, tc.timeout)
 			if !bytes.Equal(script, again) {
 				t.Errorf("HealthCheckScript(%s) is not deterministic", tc.stream)
 			}
@@ -106,8 +106,8 @@ func TestHealthCheckHostileNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ws := []compose.Workload{{Component: "x", Kind: "Deployment", Namespace: "ns$(touch /tmp/pwned)", Name: "a'b;rm -rf /\nc"}}
-		script, err := compose.HealthCheckScript(stream, facts.HealthCheck, ws, 0)
+		ws := []healthcheck.Workload{{Component: "x", Kind: "Deployment", Namespace: "ns$(touch /tmp/pwned)", Name: "a'b;rm -rf /\nc"}}
+		script, err := healthcheck.Script(stream, facts.HealthCheck, ws, 0)
 		if err != nil {
 			continue // refusing is as good as quoting
 		}
@@ -128,11 +128,11 @@ func TestHealthCheckHostileNames(t *testing.T) {
 // manyWorkloads are n workloads with long names (63-byte namespaces and
 // 253-byte names are allowed; these take 50 and 66), over a few
 // namespaces and every kind: 2,000 of them take 140 KB of --custom JSON.
-func manyWorkloads(n int) []compose.Workload {
+func manyWorkloads(n int) []healthcheck.Workload {
 	kinds := []string{"Deployment", "DaemonSet", "StatefulSet"}
-	ws := make([]compose.Workload, n)
+	ws := make([]healthcheck.Workload, n)
 	for i := range ws {
-		ws[i] = compose.Workload{Component: "fleet", Kind: kinds[i%3], Namespace: fmt.Sprintf("tenant-%02d-%s", i%7, strings.Repeat("n", 40)),
+		ws[i] = healthcheck.Workload{Component: "fleet", Kind: kinds[i%3], Namespace: fmt.Sprintf("tenant-%02d-%s", i%7, strings.Repeat("n", 40)),
 			Name: fmt.Sprintf("workload-%06d-%s", i, strings.Repeat("w", 50))}
 	}
 	return ws
@@ -157,7 +157,7 @@ func TestHealthCheckManyWorkloads(t *testing.T) {
 	for _, n := range []int{1, 2000, 20000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			ws := manyWorkloads(n)
-			script, err := compose.HealthCheckScript("4.19", facts.HealthCheck, ws, 0)
+			script, err := healthcheck.Script("4.19", facts.HealthCheck, ws, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +179,7 @@ func TestHealthCheckManyWorkloads(t *testing.T) {
 				if len(c) != 5 || c[0] != "healthcheck" || c[1] != "-v=2" || !strings.HasPrefix(c[2], "--timeout=") || c[3] != "--custom" {
 					t.Fatalf("call %q, want healthcheck -v=2 --timeout=Ns --custom JSON", c[:min(len(c), 4)])
 				}
-				if len(c[4]) > compose.MaxCustomArg {
+				if len(c[4]) > healthcheck.MaxCustomArg {
 					t.Errorf("a --custom argument of %d bytes", len(c[4]))
 				}
 				// As pkg/healthcheck CustomWorkloadHealthcheck reads it.
@@ -217,7 +217,7 @@ func TestHealthCheckManyWorkloadsFailure(t *testing.T) {
 	bash := testutil.NeedTool(t, "bash", "bash")
 	know, _ := knowledge.Default()
 	facts, _ := know.For(semver.MustParse("5.0.0"))
-	script, err := compose.HealthCheckScript("5.0", facts.HealthCheck, manyWorkloads(3000), 30*time.Second)
+	script, err := healthcheck.Script("5.0", facts.HealthCheck, manyWorkloads(3000), 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

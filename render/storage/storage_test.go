@@ -1,4 +1,4 @@
-package compose_test
+package storage_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/render/storage"
 )
 
 const threeClasses = `device-classes:
@@ -48,19 +49,19 @@ func TestStorageClassesPerRelease(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{
+			p := buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{
 				Profile: "full", Arch: releases.X86_64, Lvmd: l,
 				StorageClasses: buildtest.ClassChoices(t, "hdd=bulk,fstype=ext4"),
 			})
 			out := buildtest.Build(t, p, build.Options{})
 			var dir string
 			for _, f := range out.Files {
-				if strings.HasPrefix(f.Path, "manifests.d/") && strings.Contains(f.Path, compose.DeviceClassesSuffix+"/") {
+				if strings.HasPrefix(f.Path, "manifests.d/") && strings.Contains(f.Path, storage.DeviceClassesSuffix+"/") {
 					dir = path.Dir(f.Path)
 				}
 			}
 			if dir == "" {
-				t.Fatalf("no manifests.d/*%s directory written", compose.DeviceClassesSuffix)
+				t.Fatalf("no manifests.d/*%s directory written", storage.DeviceClassesSuffix)
 			}
 			bulk := decodeStrict[storagev1.StorageClass](t, buildtest.File(t, out, dir+"/storage.k8s.io_v1_storageclass_bulk.yaml"))
 			thin := decodeStrict[storagev1.StorageClass](t, buildtest.File(t, out, dir+"/storage.k8s.io_v1_storageclass_topolvm-provisioner-fast-thin.yaml"))
@@ -91,7 +92,7 @@ func TestStorageClassesPerRelease(t *testing.T) {
 			if !strings.Contains(string(buildtest.File(t, out, output.BlueprintFile)), dir) {
 				t.Errorf("the blueprint does not place %s", dir)
 			}
-			again := buildtest.Build(t, mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{
+			again := buildtest.Build(t, buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{
 				Profile: "full", Arch: releases.X86_64, Lvmd: l, StorageClasses: buildtest.ClassChoices(t, "hdd=bulk,fstype=ext4"),
 			}), build.Options{})
 			if !bytes.Equal(buildtest.File(t, again, dir+"/kustomization.yaml"), buildtest.File(t, out, dir+"/kustomization.yaml")) {
@@ -204,7 +205,7 @@ func TestStorageClassesMatchUpstreamDefault(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l})
+			p := buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l})
 			out := buildtest.Build(t, p, build.Options{})
 			var ours *storagev1.StorageClass
 			for _, f := range out.Files {

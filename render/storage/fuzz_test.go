@@ -1,4 +1,4 @@
-package lvmdconfig_test
+package storage
 
 import (
 	"bytes"
@@ -14,14 +14,31 @@ import (
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
+// twoClasses is an lvmd.yaml of two device classes: thick on rhel, thin
+// on a pool.
+const twoClasses = `socket-name: /run/lvmd/lvmd.socket
+device-classes:
+- name: default
+  volume-group: rhel
+  spare-gb: 10
+  default: true
+- name: thin
+  volume-group: data
+  type: thin
+  thin-pool:
+    name: pool0
+    overprovision-ratio: 5.5
+`
+
 // FuzzStorageClasses feeds any lvmd.yaml and any --storage-class values
-// (separated by ';') through ParseClassChoice, StorageClasses and Manifests:
+// (separated by ';') through ParseClassChoice, StorageClasses and the
+// rendering of their manifests:
 // every refusal is one line, and what is accepted is a StorageClass per
 // non-default class (none named MicroShift's own default class, no two with
 // one name), a VolumeSnapshotClass per thin class, each decoding strictly
 // into the Kubernetes API types, the same bytes twice.
 func FuzzStorageClasses(f *testing.F) {
-	f.Add([]byte(good), "")
+	f.Add([]byte(twoClasses), "")
 	f.Add([]byte("device-classes:\n- name: ssd\n  volume-group: rhel\n  default: true\n- name: hdd\n  volume-group: data\n- name: Fast_Thin\n  volume-group: rhel\n  type: thin\n  thin-pool:\n    name: thinpool\n    overprovision-ratio: 10\n"), "hdd=bulk,fstype=ext4")
 	f.Add([]byte("device-classes:\n- name: a_b\n  volume-group: vg1\n  default: true\n- name: c_d\n  volume-group: vg2\n- name: c-d\n  volume-group: vg3\n"), "c_d=x;c-d=x")
 	f.Add([]byte("device-classes:\n- name: t\n  volume-group: vg\n  default: true\n  type: thin\n  thin-pool:\n    name: p\n    overprovision-ratio: 2\n- name: z\n  volume-group: vg\n"), "z=topolvm-provisioner,fstype=btrfs")
@@ -79,13 +96,13 @@ func FuzzStorageClasses(f *testing.F) {
 				wantVSC++
 			}
 		}
-		out, err := lvmdconfig.Manifests(classes, rules)
+		out, err := manifestStream(classes, rules)
 		if err != nil {
-			t.Fatalf("Manifests of accepted classes: %v", err)
+			t.Fatalf("manifestStream of accepted classes: %v", err)
 		}
-		again, _ := lvmdconfig.Manifests(classes, rules)
+		again, _ := manifestStream(classes, rules)
 		if !bytes.Equal(out, again) {
-			t.Fatal("Manifests is not deterministic")
+			t.Fatal("manifestStream is not deterministic")
 		}
 		names := map[string]bool{}
 		gotSC, gotVSC := 0, 0

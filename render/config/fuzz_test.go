@@ -1,4 +1,4 @@
-package compose
+package config
 
 import (
 	"reflect"
@@ -29,9 +29,9 @@ func FuzzConfigDropIn(f *testing.F) {
 			Config:        map[string]any{"debugging": map[string]any{"logLevel": value}},
 			ConfigSources: []plan.ConfigSetting{{Path: path, Value: value, Source: source}, {Path: "debugging.logLevel", Value: value, Source: "core"}},
 		}
-		data, err := renderConfig(p)
+		data, err := render(p)
 		if err != nil {
-			t.Fatalf("renderConfig = %v", err)
+			t.Fatalf("render = %v", err)
 		}
 		lines := strings.SplitAfter(string(data), "\n")
 		comments := 0
