@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -34,7 +34,7 @@ func BenchmarkBuildFull(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := build.Build(ctx, p, build.Options{})
+		out, err := assemble.Build(ctx, p, assemble.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

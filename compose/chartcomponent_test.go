@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
@@ -32,7 +32,7 @@ func TestChartComponent(t *testing.T) {
 	cat := buildtest.ManifestsCatalog(t)
 	for _, stream := range []string{"4.18", "5.0"} {
 		p := mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true})
-		out := buildtest.Build(t, p, build.Options{})
+		out := buildtest.Build(t, p, assemble.Options{})
 		buildtest.CheckListedFiles(t, buildtest.Files(out))
 		if len(p.Charts) != 1 {
 			t.Fatalf("%s: plan charts = %+v, want hello 0.3.1", stream, p.Charts)
@@ -71,7 +71,7 @@ func TestChartComponent(t *testing.T) {
 		if check := string(buildtest.File(t, out, "files"+healthcheck.Path)); !strings.Contains(check, "chart-app-web") {
 			t.Errorf("%s: the greenboot check does not wait for the chart's Deployment", stream)
 		}
-		again := buildtest.Build(t, mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true}), build.Options{})
+		again := buildtest.Build(t, mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true}), assemble.Options{})
 		if !bytes.Equal(buildtest.File(t, again, "charts/hello-0.3.1.tgz"), archive) || !bytes.Equal(buildtest.File(t, again, output.LockFile), buildtest.File(t, out, output.LockFile)) {
 			t.Errorf("%s: a second build differs", stream)
 		}
@@ -86,7 +86,7 @@ func TestChartComponent(t *testing.T) {
 // every device has (kube-system) gets no Namespace object.
 func TestChartOperatorArgsPinned(t *testing.T) {
 	p := mustResolve(t, buildtest.ManifestsCatalog(t), buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
-	out := buildtest.Build(t, p, build.Options{})
+	out := buildtest.Build(t, p, assemble.Options{})
 	dep := string(buildtest.File(t, out, "manifests.d/094-chart-operator/apps_v1_deployment_chart-operator-controller.yaml"))
 	const solver = "quay.io/example/operator-solver@sha256:4444444444444444444444444444444444444444444444444444444444444444"
 	for _, want := range []string{
@@ -205,7 +205,7 @@ func TestSameChartTwice(t *testing.T) {
 	req := compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app", "chart-app-two"}}
 
 	p := mustResolve(t, catalog(t, nil), buildtest.Release(t, "5.0"), req)
-	out := buildtest.Build(t, p, build.Options{})
+	out := buildtest.Build(t, p, assemble.Options{})
 	files := buildtest.Files(out)
 	buildtest.CheckListedFiles(t, files)
 	n := 0

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/output"
@@ -77,7 +77,7 @@ func TestGitOps(t *testing.T) {
 			if !slices.Contains(p.Notes, note) {
 				t.Errorf("notes %q lack %q", p.Notes, note)
 			}
-			out, err := build.Build(context.Background(), p, build.Options{Bootc: true})
+			out, err := assemble.Build(context.Background(), p, assemble.Options{Bootc: true})
 			if err != nil {
 				t.Fatal(err)
 			}

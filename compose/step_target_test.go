@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/output"
@@ -52,7 +52,7 @@ func TestTarget(t *testing.T) {
 			p, err := compose.Resolve(ctx, cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64, Distro: tc.distro, BootcBase: tc.bootcBase})
 			var out *output.Dir
 			if err == nil {
-				out, err = build.Build(ctx, p, build.Options{Bootc: tc.bootc, ImageType: tc.imageType})
+				out, err = assemble.Build(ctx, p, assemble.Options{Bootc: tc.bootc, ImageType: tc.imageType})
 			}
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "\n") {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/output"
@@ -115,7 +115,7 @@ func TestVersionPin(t *testing.T) {
 			if warned != (tc.wantPin == plan.PinStream) {
 				t.Errorf("warnings %q: version warning %v, want %v", p.Warnings, warned, tc.wantPin == plan.PinStream)
 			}
-			out, err := build.Build(ctx, p, build.Options{Bootc: true})
+			out, err := assemble.Build(ctx, p, assemble.Options{Bootc: true})
 			if err != nil {
 				t.Fatalf("Build() = %v", err)
 			}

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
@@ -119,7 +119,7 @@ type Result struct {
 	Rules string `json:"rules,omitempty"`
 	// Output is the cell's output directory ("" with an emit).
 	Output   string        `json:"output,omitempty"`
-	Counts   *build.Counts `json:"counts,omitempty"`
+	Counts   *assemble.Counts `json:"counts,omitempty"`
 	Warnings []string      `json:"warnings"`
 	Error    string        `json:"error,omitempty"`
 }
@@ -133,11 +133,11 @@ type Summary struct {
 
 // Func composes one cell: resolves, builds and (unless the matrix is only
 // described) writes it, returning what build's --format json prints.
-type Func func(ctx context.Context, c Cell) (build.Summary, error)
+type Func func(ctx context.Context, c Cell) (assemble.Summary, error)
 
 // runCell runs fn for one cell, a panic in it failing the cell rather than
 // the whole matrix (every other cell is still written and summarised).
-func runCell(ctx context.Context, fn Func, c Cell) (s build.Summary, err error) {
+func runCell(ctx context.Context, fn Func, c Cell) (s assemble.Summary, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("cell %s failed: internal error: %v", c.Name, p)

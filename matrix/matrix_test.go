@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/matrix"
@@ -96,7 +96,7 @@ func TestRun(t *testing.T) {
 			var running, peak atomic.Int32
 			var mu sync.Mutex
 			ran := map[string]bool{}
-			sum, err := matrix.Run(context.Background(), cells, jobs, func(_ context.Context, c matrix.Cell) (build.Summary, error) {
+			sum, err := matrix.Run(context.Background(), cells, jobs, func(_ context.Context, c matrix.Cell) (assemble.Summary, error) {
 				n := running.Add(1)
 				defer running.Add(-1)
 				for {
@@ -109,9 +109,9 @@ func TestRun(t *testing.T) {
 				ran[c.Name] = true
 				mu.Unlock()
 				if c.Profile == "storage-only" && c.Arch == releases.AArch64 {
-					return build.Summary{}, errors.New("no disk")
+					return assemble.Summary{}, errors.New("no disk")
 				}
-				return build.Summary{ID: "id-" + c.Name, Release: build.SummaryRelease{Rules: c.Release.Release.Stream()}, Counts: build.Counts{Images: 3}, Warnings: []string{"w"}}, nil
+				return assemble.Summary{ID: "id-" + c.Name, Release: assemble.SummaryRelease{Rules: c.Release.Release.Stream()}, Counts: assemble.Counts{Images: 3}, Warnings: []string{"w"}}, nil
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -138,11 +138,11 @@ func TestRun(t *testing.T) {
 	}
 	// A cell that panics fails alone: every other cell still runs and is
 	// summarised.
-	sum, err := matrix.Run(context.Background(), cells, 2, func(_ context.Context, c matrix.Cell) (build.Summary, error) {
+	sum, err := matrix.Run(context.Background(), cells, 2, func(_ context.Context, c matrix.Cell) (assemble.Summary, error) {
 		if c.Profile == "full" && c.Arch == releases.X86_64 {
 			panic("the cell's renderer exploded")
 		}
-		return build.Summary{ID: "id-" + c.Name}, nil
+		return assemble.Summary{ID: "id-" + c.Name}, nil
 	})
 	if err != nil || sum.OK != len(cells)-2 || sum.Failed != 2 {
 		t.Errorf("Run with a panicking cell = %d ok, %d failed, %v; want 2 failed", sum.OK, sum.Failed, err)
@@ -159,7 +159,7 @@ func TestRun(t *testing.T) {
 
 // results are two fixed cells for the emit goldens.
 func results() []matrix.Result {
-	counts := &build.Counts{Components: 4, Images: 9}
+	counts := &assemble.Counts{Components: 4, Images: 9}
 	return []matrix.Result{
 		{CellRef: matrix.CellRef{Cell: "4.19-full-x86_64", Profile: "full", Arch: "x86_64", Release: "4.19", ID: strings.Repeat("a1", 32)}, Status: matrix.StatusOK, Rules: "4.19", Counts: counts},
 		{CellRef: matrix.CellRef{Cell: "5.0-minimal-aarch64", Profile: "minimal", Arch: "aarch64", Release: "5.0", ID: strings.Repeat("b2", 32)}, Status: matrix.StatusOK, Rules: "5.0", Counts: counts},

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
@@ -76,7 +76,7 @@ func buildFor(t *testing.T, req compose.Request) *output.Dir {
 	if req.Arch == "" {
 		req.Arch = releases.X86_64
 	}
-	return buildtest.Build(t, buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "5.0"), req), build.Options{})
+	return buildtest.Build(t, buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "5.0"), req), assemble.Options{})
 }
 
 func mustWrite(t *testing.T, dir string, out *output.Dir) {

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
@@ -243,7 +243,7 @@ flags describe instead of building, to save and use with -f.`,
 			if err := write.Write(cmd.Context(), dir, out, writeOpts); err != nil {
 				return err
 			}
-			s := build.Summarize(out, dir)
+			s := assemble.Summarize(out, dir)
 			s.AddWarnings(written...)
 			if format.json() {
 				if err := printJSON(cmd.OutOrStdout(), s); err != nil {
@@ -325,7 +325,7 @@ type buildSteps struct {
 	sbom sbom.Options
 	// installer and installerInputs are build's installer options (nil in
 	// matrix, whose cells write no installer inputs).
-	installer       *build.InstallerOptions
+	installer       *assemble.InstallerOptions
 	installerInputs func(*plan.Plan) error
 }
 
@@ -362,7 +362,7 @@ func (b *buildSteps) request(req *compose.Request) error {
 
 // build adds the device files (and sizes) to p and renders the outputs.
 // It prints nothing: the warnings of the device options are recorded in
-// the plan, osbuild's in the output, and build.Summarize holds them all.
+// the plan, osbuild's in the output, and assemble.Summarize holds them all.
 func (b *buildSteps) build(ctx context.Context, p *plan.Plan) (*output.Dir, error) {
 	// The bootc image the device updates from, when build names it.
 	var osImage string
@@ -394,9 +394,9 @@ func (b *buildSteps) build(ctx context.Context, p *plan.Plan) (*output.Dir, erro
 			return nil, err
 		}
 	}
-	opts := build.Options{ImageType: b.bp.ImageType, Bootc: b.boot.Enabled, BootcImages: b.boot.Images, SBOM: b.sbom}
+	opts := assemble.Options{ImageType: b.bp.ImageType, Bootc: b.boot.Enabled, BootcImages: b.boot.Images, SBOM: b.sbom}
 	if b.installer != nil {
 		opts.Installer = *b.installer
 	}
-	return build.Build(ctx, p, opts)
+	return assemble.Build(ctx, p, opts)
 }

@@ -11,7 +11,7 @@ import "strings"
 // MicroShift is not tested in FIPS mode.
 func hardeningHostileCases() []hostileCase {
 	kickstart := func(h *hostileEnv, extra ...string) []string {
-		return buildArgs(h, append([]string{"--kickstart", "--ostree-url", "http://edge.example.com/repo"}, extra...)...)
+		return build(h, append([]string{"--kickstart", "--ostree-url", "http://edge.example.com/repo"}, extra...)...)
 	}
 	var cases []hostileCase
 	for _, k := range []struct{ name, arg, want string }{
@@ -62,7 +62,7 @@ func hardeningHostileCases() []hostileCase {
 				return kickstart(h, "--karg", "audit_backlog_limit=1", "--karg", "audit-backlog-limit=2"), "--karg"
 			}, want: "conflicts with", code: exitUsage},
 		hostileCase{class: "injection/kernel-cmdline", name: "--karg that no output takes",
-			setup: func(h *hostileEnv) ([]string, string) { return buildArgs(h, "--karg", "quiet"), "--karg" },
+			setup: func(h *hostileEnv) ([]string, string) { return build(h, "--karg", "quiet"), "--karg" },
 			want:  "no output takes kernel arguments"},
 		hostileCase{class: "injection/kernel-cmdline", name: "--karg through matrix --emit with a space",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -79,21 +79,21 @@ func hardeningHostileCases() []hostileCase {
 	} {
 		cases = append(cases, hostileCase{class: "hardening/cis", name: "--cis with " + c.name,
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--image-type", "qcow2", "--cis", c.value), "--cis"
+				return build(h, "--image-type", "qcow2", "--cis", c.value), "--cis"
 			},
 			want: c.want, code: exitUsage})
 	}
 	cases = append(cases,
 		hostileCase{class: "hardening/cis", name: "--cis with a CIS profile the distro lacks",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--image-type", "qcow2", "--cis", "cis_server_l3"), "--cis"
+				return build(h, "--image-type", "qcow2", "--cis", "cis_server_l3"), "--cis"
 			}, want: "has no OpenSCAP profile xccdf_org.ssgproject.content_profile_cis_server_l3"},
 		hostileCase{class: "hardening/cis", name: "--cis on an ostree commit",
-			setup: func(h *hostileEnv) ([]string, string) { return buildArgs(h, "--cis", "level2"), "--cis" },
+			setup: func(h *hostileEnv) ([]string, string) { return build(h, "--cis", "level2"), "--cis" },
 			want:  "cannot run OpenSCAP remediation"},
 		hostileCase{class: "hardening/cis", name: "--cis with --bootc",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--image-type", "qcow2", "--bootc", "--cis", "level2"), "--cis"
+				return build(h, "--image-type", "qcow2", "--bootc", "--cis", "level2"), "--cis"
 			}, want: "cannot be remediated with OpenSCAP"},
 		hostileCase{class: "hardening/fips", name: "--fips on aarch64",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -101,11 +101,11 @@ func hardeningHostileCases() []hostileCase {
 			}, want: "runs in FIPS mode on x86_64 only, not aarch64"},
 		hostileCase{class: "hardening/fips", name: "--fips --bootc on 4.18",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--release", "4.18", "--with", "networking-ovnk", "--bootc", "--fips"), "--fips"
+				return build(h, "--release", "4.18", "--with", "networking-ovnk", "--bootc", "--fips"), "--fips"
 			}, want: "cannot run in FIPS mode from a bootc image"},
 		hostileCase{class: "hardening/fips", name: "--fips before upstream tests it",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--release", "4.14", "--profile", "full", "--fips"), "--fips"
+				return build(h, "--release", "4.14", "--profile", "full", "--fips"), "--fips"
 			}, want: "upstream tests MicroShift in FIPS mode from 4.15"},
 	)
 	return cases

@@ -14,10 +14,10 @@ import (
 func installerHostileCases() []hostileCase {
 	lockOf := func(h *hostileEnv) string { return filepath.Join(h.out, "compose.lock.json") }
 	kickstart := func(h *hostileEnv, extra ...string) []string {
-		return buildArgs(h, append([]string{"--kickstart"}, extra...)...)
+		return build(h, append([]string{"--kickstart"}, extra...)...)
 	}
 	simplified := func(h *hostileEnv, device string) []string {
-		return buildArgs(h, "--image-type", "edge-simplified-installer", "--ostree-url", "http://edge.example.com/repo", "--installation-device", device)
+		return build(h, "--image-type", "edge-simplified-installer", "--ostree-url", "http://edge.example.com/repo", "--installation-device", device)
 	}
 	keyFile := func(h *hostileEnv, comment string) string {
 		return h.write("admin.pub", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGb8dV7c1JHoBOC6kKQsdwITvRoX0uF9mPcQVkIDTmcv admin@example.com\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGb8dV7c1JHoBOC6kKQsdwITvRoX0uF9mPcQVkIDTmcv "+comment+"\n")
@@ -39,7 +39,7 @@ func installerHostileCases() []hostileCase {
 				}, want: credentials, code: exitUsage},
 			hostileCase{class: "credentials/url", name: "--image-type edge-installer --ostree-url with " + u.name,
 				setup: func(h *hostileEnv) ([]string, string) {
-					return buildArgs(h, "--image-type", "edge-installer", "--ostree-url", strings.Replace(u.url, "%s", h.token, 1)), "--ostree-url"
+					return build(h, "--image-type", "edge-installer", "--ostree-url", strings.Replace(u.url, "%s", h.token, 1)), "--ostree-url"
 				}, want: credentials, code: exitUsage},
 		)
 	}
@@ -50,15 +50,15 @@ func installerHostileCases() []hostileCase {
 			}, want: "0600", code: exitUsage},
 		hostileCase{class: "credentials/url", name: "--bootc-image with a user and password",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--bootc", "--kickstart", "--bootc-image", "admin:"+h.token+"@quay.io/example/microshift:4.19"), "--bootc-image"
+				return build(h, "--bootc", "--kickstart", "--bootc-image", "admin:"+h.token+"@quay.io/example/microshift:4.19"), "--bootc-image"
 			}, want: credentials, code: exitUsage},
 		hostileCase{class: "credentials/url", name: "--bootc-base with a user and password",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--bootc", "--bootc-base", "admin:"+h.token+"@registry.redhat.io/rhel9/rhel-bootc:9.6"), "--bootc-base"
+				return build(h, "--bootc", "--bootc-base", "admin:"+h.token+"@registry.redhat.io/rhel9/rhel-bootc:9.6"), "--bootc-base"
 			}, want: credentials, code: exitUsage},
 		hostileCase{class: "credentials/url", name: "--mirror-registry with a user and password",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--mirror-registry", "admin:"+h.token+"@mirror.example.com:5000/ms"), "--mirror-registry"
+				return build(h, "--mirror-registry", "admin:"+h.token+"@mirror.example.com:5000/ms"), "--mirror-registry"
 			}, want: credentials},
 		hostileCase{class: "credentials/url", name: "mirror --to docker:// with a user and password",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -119,19 +119,19 @@ func installerHostileCases() []hostileCase {
 			}, want: "read-only image"},
 		hostileCase{class: "readers/bootc-image-builder", name: "--bib --filesystem outside /var",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--bootc", "--bib", "--filesystem", "/data=1GiB"), "--filesystem"
+				return build(h, "--bootc", "--bib", "--filesystem", "/data=1GiB"), "--filesystem"
 			}, want: "directories below /var only"},
 		hostileCase{class: "readers/bootc-image-builder", name: "--bib --filesystem /var itself",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--bootc", "--bib", "--filesystem", "/var=10GiB"), "--filesystem"
+				return build(h, "--bootc", "--bib", "--filesystem", "/var=10GiB"), "--filesystem"
 			}, want: "directories below /var only"},
 		hostileCase{class: "readers/bootc-image-builder", name: "--bib --filesystem with a + (osbuild cannot name its mount unit)",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--bootc", "--bib", "--filesystem", "/var/a+b=1GiB"), "--filesystem"
+				return build(h, "--bootc", "--bib", "--filesystem", "/var/a+b=1GiB"), "--filesystem"
 			}, want: "holds a character", code: exitUsage},
 		hostileCase{class: "readers/bootc-image-builder", name: "--disk-size leaving LVMS nothing",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--bootc", "--bib", "--filesystem", "/=30GiB", "--disk-size", "31GiB"), "--disk-size"
+				return build(h, "--bootc", "--bib", "--filesystem", "/=30GiB", "--disk-size", "31GiB"), "--disk-size"
 			}, want: "leaves LVMS less than 1 GiB"},
 	)
 	return cases

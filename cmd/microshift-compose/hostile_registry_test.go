@@ -150,7 +150,7 @@ func registryHostileCases() []hostileCase {
 		cases = append(cases,
 			hostileCase{class: "registry/name", name: "build --mirror-registry port " + port,
 				setup: func(h *hostileEnv) ([]string, string) {
-					return buildArgs(h, "--mirror-registry", "host:"+port+"/edge"), "--mirror-registry"
+					return build(h, "--mirror-registry", "host:"+port+"/edge"), "--mirror-registry"
 				}, want: "host:" + port},
 			hostileCase{class: "registry/name", name: "mirror --to docker:// port " + port,
 				setup: func(h *hostileEnv) ([]string, string) {

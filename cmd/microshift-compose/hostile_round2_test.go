@@ -111,12 +111,12 @@ func structureCases() []hostileCase {
 		}},
 		{"--pull-secret", func(h *hostileEnv, data string) ([]string, string) {
 			p := h.write("pull-secret.json", data)
-			return buildArgs(h, "--pull-secret", p), p
+			return build(h, "--pull-secret", p), p
 		}},
 		{"--release-dir file", func(h *hostileEnv, data string) ([]string, string) {
 			d := h.releaseDir("rel")
 			h.write(filepath.Join(d, "release-x86_64.json"), data)
-			return buildArgs(h, "--release-dir", d), "release-x86_64.json"
+			return build(h, "--release-dir", d), "release-x86_64.json"
 		}},
 		{"a component's release/ file", func(h *hostileEnv, data string) ([]string, string) {
 			h.component("edge", "")
@@ -147,11 +147,11 @@ func structureCases() []hostileCase {
 	}{
 		{"--config", func(h *hostileEnv, data string) ([]string, string) {
 			p := h.write("config.yaml", data)
-			return buildArgs(h, "--config", p), p
+			return build(h, "--config", p), p
 		}},
 		{"--lvmd", func(h *hostileEnv, data string) ([]string, string) {
 			p := h.write("lvmd.yaml", data)
-			return buildArgs(h, "--with", "storage-lvms", "--lvmd", p), p
+			return build(h, "--with", "storage-lvms", "--lvmd", p), p
 		}},
 		{"release update --csv", func(h *hostileEnv, data string) ([]string, string) {
 			p := h.write("csv.yaml", data)
@@ -211,22 +211,22 @@ func documentCases() []hostileCase {
 		{class: "documents", name: "--config with two YAML documents",
 			setup: func(h *hostileEnv) ([]string, string) {
 				p := h.write("config.yaml", two)
-				return buildArgs(h, "--config", p), p
+				return build(h, "--config", p), p
 			}, want: "line 3: a second YAML document; only the first would be read"},
 		{class: "documents", name: "--config with a second document after a leading ---",
 			setup: func(h *hostileEnv) ([]string, string) {
 				p := h.write("config.yaml", "---\n"+two)
-				return buildArgs(h, "--config", p), p
+				return build(h, "--config", p), p
 			}, want: "line 4: a second YAML document"},
 		{class: "documents", name: "--lvmd with two YAML documents",
 			setup: func(h *hostileEnv) ([]string, string) {
 				p := h.write("lvmd.yaml", lvmd)
-				return buildArgs(h, "--with", "storage-lvms", "--lvmd", p), p
+				return build(h, "--with", "storage-lvms", "--lvmd", p), p
 			}, want: "line 5: a second YAML document"},
 		{class: "documents", name: "--lvmd with a second flow document",
 			setup: func(h *hostileEnv) ([]string, string) {
 				p := h.write("lvmd.yaml", "device-classes: []\n--- {}\n")
-				return buildArgs(h, "--with", "storage-lvms", "--lvmd", p), p
+				return build(h, "--with", "storage-lvms", "--lvmd", p), p
 			}, want: "line 2: a second YAML document"},
 	}
 }
@@ -385,7 +385,7 @@ func TestHostileMemoryBounded(t *testing.T) {
 			return withEdge(h)
 		}, ""},
 		{"--config: 190,000 nodes, just within the limit", func(h *hostileEnv) []string {
-			return buildArgs(h, "--config", h.write("config.yaml", "x: ["+strings.Repeat("0,", 190_000)+"0]\n"))
+			return build(h, "--config", h.write("config.yaml", "x: ["+strings.Repeat("0,", 190_000)+"0]\n"))
 		}, `unknown section "x"`},
 		{"release update --payload: 999,000 values (a 22 MB payload took 450 MB)", func(h *hostileEnv) []string {
 			return []string{"release", "update", h.releaseDir("rel"), "--payload", "x86_64=" + h.write("payload.json", payload), "--dry-run"}

@@ -97,7 +97,7 @@ func trustCases() []hostileCase {
 		name string
 		args func(h *hostileEnv, policy string) []string
 	}{
-		{"build --policy", func(h *hostileEnv, p string) []string { return buildArgs(h, "--policy", p) }},
+		{"build --policy", func(h *hostileEnv, p string) []string { return build(h, "--policy", p) }},
 		{"mirror --policy", func(h *hostileEnv, p string) []string {
 			return []string{"mirror", "--lock", filepath.Join(h.out, "compose.lock.json"), "--to", "oci:" + h.path("layout"), "--policy", p, "--timeout", "5s"}
 		}},
@@ -153,7 +153,7 @@ func trustCases() []hostileCase {
 	cases = append(cases,
 		hostileCase{class: "trust/policy-file", name: "build --policy: a relative keyPath",
 			setup: func(h *hostileEnv) ([]string, string) {
-				return buildArgs(h, "--policy", policyNaming(h, "keyPath", "keys/cosign.pub")), "keyPath"
+				return build(h, "--policy", policyNaming(h, "keyPath", "keys/cosign.pub")), "keyPath"
 			}, want: "is not an absolute path"},
 	)
 
@@ -162,8 +162,8 @@ func trustCases() []hostileCase {
 		name string
 		args func(h *hostileEnv, key string) []string
 	}{
-		{"build --verify-key", func(h *hostileEnv, k string) []string { return buildArgs(h, "--verify-key", k) }},
-		{"build --bootc --verify-key", func(h *hostileEnv, k string) []string { return buildArgs(h, "--bootc", "--verify-key", k) }},
+		{"build --verify-key", func(h *hostileEnv, k string) []string { return build(h, "--verify-key", k) }},
+		{"build --bootc --verify-key", func(h *hostileEnv, k string) []string { return build(h, "--bootc", "--verify-key", k) }},
 		{"mirror --verify-key", func(h *hostileEnv, k string) []string {
 			return []string{"mirror", "--lock", filepath.Join(h.out, "compose.lock.json"), "--to", "oci:" + h.path("layout"), "--verify-key", k}
 		}},
@@ -222,7 +222,7 @@ func referenceCases() []hostileCase {
 		{"build --release-dir", func(h *hostileEnv) ([]string, string) {
 			d := h.releaseDir("rel")
 			h.write(filepath.Join(d, "release-x86_64.json"), `{"release": {"base": "5.0.0"}, "images": {"pod": "`+climbing+`"}}`)
-			return buildArgs(h, "--release-dir", d), "release-x86_64.json"
+			return build(h, "--release-dir", d), "release-x86_64.json"
 		}},
 		{"validate --release-dir", func(h *hostileEnv) ([]string, string) {
 			d := h.releaseDir("rel")
@@ -248,9 +248,9 @@ func referenceCases() []hostileCase {
 		args func(h *hostileEnv, ref string) []string
 	}{
 		{"--bootc-image", func(h *hostileEnv, ref string) []string {
-			return buildArgs(h, "--bootc", "--kickstart", "--bootc-image", ref)
+			return build(h, "--bootc", "--kickstart", "--bootc-image", ref)
 		}},
-		{"--bootc-base", func(h *hostileEnv, ref string) []string { return buildArgs(h, "--bootc", "--bootc-base", ref) }},
+		{"--bootc-base", func(h *hostileEnv, ref string) []string { return build(h, "--bootc", "--bootc-base", ref) }},
 		{"--runner-image", func(h *hostileEnv, ref string) []string {
 			return []string{"matrix", "--profile", "minimal", "--arch", "x86_64", "--release", "5.0", "--emit", "tekton", "--runner-image", ref}
 		}},
@@ -283,7 +283,7 @@ func round3RoughEdgeCases() []hostileCase {
 		{class: "rough/round3", name: "--pull-secret auth without the colon",
 			setup: func(h *hostileEnv) ([]string, string) {
 				p := h.write("pull-secret.json", `{"auths": {"quay.io": {"auth": "`+base64.StdEncoding.EncodeToString([]byte(h.token))+`"}}}`)
-				return buildArgs(h, "--pull-secret", p), p
+				return build(h, "--pull-secret", p), p
 			}, want: `auths["quay.io"].auth is base64 of a value without the colon`},
 		{class: "rough/round3", name: "diff: a lock whose config differs from its config_sources",
 			setup: func(h *hostileEnv) ([]string, string) {

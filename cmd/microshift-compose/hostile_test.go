@@ -33,14 +33,14 @@ type hostileCase struct {
 	code int
 }
 
-// buildArgs is a build into the case's previous output.
-func buildArgs(h *hostileEnv, extra ...string) []string {
+// build is a build into the case's previous output.
+func build(h *hostileEnv, extra ...string) []string {
 	return append([]string{"build", "--profile", "minimal", "--arch", "x86_64", "--output", h.out}, extra...)
 }
 
 // withEdge is a build that adds the case catalog's component edge.
 func withEdge(h *hostileEnv, extra ...string) []string {
-	return buildArgs(h, append([]string{"--catalog", h.catalogDir(), "--with", "edge", "--bootc"}, extra...)...)
+	return build(h, append([]string{"--catalog", h.catalogDir(), "--with", "edge", "--bootc"}, extra...)...)
 }
 
 // userFileCases: every file a user names on the command line, as a named
@@ -57,9 +57,9 @@ func userFileCases() []hostileCase {
 	}
 	const dirWant = "is not a regular file (a directory)"
 	inputs := []input{
-		{"--config", func(h *hostileEnv, p string) []string { return buildArgs(h, "--config", p) }, "config", 1 << 20, dirWant},
+		{"--config", func(h *hostileEnv, p string) []string { return build(h, "--config", p) }, "config", 1 << 20, dirWant},
 		{"--lvmd", func(h *hostileEnv, p string) []string {
-			return buildArgs(h, "--with", "storage-lvms", "--lvmd", p)
+			return build(h, "--with", "storage-lvms", "--lvmd", p)
 		}, "lvmd config", 1 << 20, dirWant},
 		{"mirror --lock", func(h *hostileEnv, p string) []string {
 			return []string{"mirror", "--lock", p, "--to", "oci:" + filepath.Join(h.dir, "layout")}
@@ -74,16 +74,16 @@ func userFileCases() []hostileCase {
 		{"release update --csv", func(h *hostileEnv, p string) []string {
 			return []string{"release", "update", h.releaseDir("rel"), "--csv", p, "--dry-run"}
 		}, "CSV", 8 << 20, dirWant},
-		{"--pull-secret", func(h *hostileEnv, p string) []string { return buildArgs(h, "--pull-secret", p) }, "pull secret", 1 << 20, dirWant},
+		{"--pull-secret", func(h *hostileEnv, p string) []string { return build(h, "--pull-secret", p) }, "pull secret", 1 << 20, dirWant},
 		{"--mirror-ca", func(h *hostileEnv, p string) []string {
-			return buildArgs(h, "--mirror-registry", "mirror.example.com/edge", "--mirror-ca", p)
+			return build(h, "--mirror-registry", "mirror.example.com/edge", "--mirror-ca", p)
 		}, "CA certificate", 1 << 20, dirWant},
 		{"--ssh-key", func(h *hostileEnv, p string) []string {
-			return buildArgs(h, "--kickstart", "--ostree-url", "http://edge.example.com/repo", "--user", "admin", "--ssh-key", p)
+			return build(h, "--kickstart", "--ostree-url", "http://edge.example.com/repo", "--user", "admin", "--ssh-key", p)
 		}, "SSH key file", 1 << 20, dirWant},
-		{"--ca-trust", func(h *hostileEnv, p string) []string { return buildArgs(h, "--ca-trust", p) }, "CA certificate", 1 << 20, dirWant},
-		{"--policy", func(h *hostileEnv, p string) []string { return buildArgs(h, "--policy", p) }, "policy", 1 << 20, dirWant},
-		{"--verify-key", func(h *hostileEnv, p string) []string { return buildArgs(h, "--verify-key", p) }, "key", 64 << 10, dirWant},
+		{"--ca-trust", func(h *hostileEnv, p string) []string { return build(h, "--ca-trust", p) }, "CA certificate", 1 << 20, dirWant},
+		{"--policy", func(h *hostileEnv, p string) []string { return build(h, "--policy", p) }, "policy", 1 << 20, dirWant},
+		{"--verify-key", func(h *hostileEnv, p string) []string { return build(h, "--verify-key", p) }, "key", 64 << 10, dirWant},
 		{"mirror --verify-key", func(h *hostileEnv, p string) []string {
 			return []string{"mirror", "--lock", filepath.Join(h.out, "compose.lock.json"), "--to", "oci:" + filepath.Join(h.dir, "layout"), "--verify-key", p}
 		}, "key", 64 << 10, dirWant},
@@ -354,12 +354,12 @@ func yamlCases() []hostileCase {
 		{class: "yaml/alias-bomb", name: "in --config",
 			setup: func(h *hostileEnv) ([]string, string) {
 				p := h.write("config.yaml", aliasBomb(""))
-				return buildArgs(h, "--config", p), p
+				return build(h, "--config", p), p
 			}, want: "excessive YAML aliasing"},
 		{class: "yaml/alias-bomb", name: "in --lvmd",
 			setup: func(h *hostileEnv) ([]string, string) {
 				p := h.write("lvmd.yaml", aliasBomb(""))
-				return buildArgs(h, "--with", "storage-lvms", "--lvmd", p), p
+				return build(h, "--with", "storage-lvms", "--lvmd", p), p
 			}, want: "excessive YAML aliasing"},
 		{class: "yaml/alias-bomb", name: "in a CSV",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -443,12 +443,12 @@ func textCases() []hostileCase {
 		hostileCase{class: "text/values", name: "a --config path value with a control character",
 			setup: func(h *hostileEnv) ([]string, string) {
 				p := h.write("config.yaml", "manifests:\n  kustomizePaths: [\"/etc/x\\u0007\\nRUN id\"]\n")
-				return buildArgs(h, "--config", p), p
+				return build(h, "--config", p), p
 			}, want: `manifests.kustomizePaths[0]: "/etc/x\a\nRUN id" holds a control character`},
 		hostileCase{class: "text/values", name: "a --config key with an escape sequence",
 			setup: func(h *hostileEnv) ([]string, string) {
 				p := h.write("config.yaml", "debugging:\n  \"log\\u001bLevel\": Debug\n")
-				return buildArgs(h, "--config", p), p
+				return build(h, "--config", p), p
 			}, want: "holds a control character"},
 		hostileCase{class: "text/values", name: "a binary file source (blueprint.toml cannot carry it)",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -551,23 +551,23 @@ func outputCases() []hostileCase {
 		{class: "output/ownership", name: "a foreign file inside files/",
 			setup: func(h *hostileEnv) ([]string, string) {
 				h.write(filepath.Join(h.out, "files", "etc", "thesis.tex"), "mine")
-				return buildArgs(h), h.out
+				return build(h), h.out
 			}, want: "files/etc/thesis.tex is not a file the previous build wrote"},
 		{class: "output/ownership", name: "a foreign file inside config.d/",
 			setup: func(h *hostileEnv) ([]string, string) {
 				h.write(filepath.Join(h.out, "config.d", "99-mine.yaml"), "mine")
-				return buildArgs(h), h.out
+				return build(h), h.out
 			}, want: "config.d/99-mine.yaml is not a file the previous build wrote"},
 		{class: "output/ownership", name: "a foreign directory in the output",
 			setup: func(h *hostileEnv) ([]string, string) {
 				h.write(filepath.Join(h.out, "src", "main.go"), "package main")
-				return buildArgs(h), h.out
+				return build(h), h.out
 			}, want: "src is not something build writes"},
 		{class: "output/ownership", name: "blueprint.toml is a symlink",
 			setup: func(h *hostileEnv) ([]string, string) {
 				os.Remove(filepath.Join(h.out, "blueprint.toml"))
 				h.symlink(h.secret, filepath.Join(h.out, "blueprint.toml"))
-				return buildArgs(h), h.out
+				return build(h), h.out
 			}, want: "blueprint.toml is a symlink, which build never writes"},
 		{class: "output/ownership", name: "the output is a file",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -598,7 +598,7 @@ func releaseCases() []hostileCase {
 			setup: func(h *hostileEnv) ([]string, string) {
 				d := h.releaseDir("rel")
 				journal(h, d)
-				return buildArgs(h, "--release-dir", d), d
+				return build(h, "--release-dir", d), d
 			}, want: "an update was interrupted and left its files part old, part new"},
 		{class: "release/interrupted-update", name: "release verify of a half-updated directory",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -630,7 +630,7 @@ func releaseCases() []hostileCase {
 				p := filepath.Join(d, "release-x86_64.json")
 				data, _ := os.ReadFile(p)
 				h.write(p, strings.Replace(string(data), "5.0.0-0.nightly-2026", "5.0.0-0.nightly-arm64-2026", 1))
-				return buildArgs(h, "--release-dir", d), p
+				return build(h, "--release-dir", d), p
 			}, want: "is a build for aarch64, but the file is for x86_64; it belongs in release-aarch64.json"},
 		{class: "release/files", name: "a component file whose base names another arch",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -638,7 +638,7 @@ func releaseCases() []hostileCase {
 				p := filepath.Join(d, "release-olm-aarch64.json")
 				data, _ := os.ReadFile(p)
 				h.write(p, strings.Replace(string(data), "-arm64-", "-amd64-", 1))
-				return buildArgs(h, "--release-dir", d), p
+				return build(h, "--release-dir", d), p
 			}, want: "is a build for x86_64, but the file is for aarch64"},
 		{class: "release/files", name: "an image key with a control character",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -646,7 +646,7 @@ func releaseCases() []hostileCase {
 				p := filepath.Join(d, "release-x86_64.json")
 				data, _ := os.ReadFile(p)
 				h.write(p, strings.Replace(string(data), `"cli"`, `"cli\n| injected |"`, 1))
-				return buildArgs(h, "--release-dir", d), p
+				return build(h, "--release-dir", d), p
 			}, want: "holds a control character"},
 		{class: "release/files", name: "a release file is a named pipe",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -654,7 +654,7 @@ func releaseCases() []hostileCase {
 				p := filepath.Join(d, "release-olm-x86_64.json")
 				os.Remove(p)
 				h.fifo(p)
-				return buildArgs(h, "--release-dir", d), p
+				return build(h, "--release-dir", d), p
 			}, want: "not a regular file"},
 		{class: "release/files", name: "a release file is a symlink to the secret",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -662,14 +662,14 @@ func releaseCases() []hostileCase {
 				p := filepath.Join(d, "release-olm-x86_64.json")
 				os.Remove(p)
 				h.symlink(h.secret, p)
-				return buildArgs(h, "--release-dir", d), p
+				return build(h, "--release-dir", d), p
 			}, want: "not a regular file"},
 		{class: "release/files", name: "a release file over 4 MiB",
 			setup: func(h *hostileEnv) ([]string, string) {
 				d := h.releaseDir("rel")
 				p := filepath.Join(d, "release-olm-x86_64.json")
 				h.sparse(p, 4<<20+1)
-				return buildArgs(h, "--release-dir", d), p
+				return build(h, "--release-dir", d), p
 			}, want: "file is larger than 4194304 bytes"},
 		{class: "release/files", name: "release update of a directory with a named pipe",
 			setup: func(h *hostileEnv) ([]string, string) {
@@ -691,21 +691,21 @@ func acceptedCases() []hostileCase {
 	}
 	return []hostileCase{
 		{class: "accepted/selection", name: "--without core leaves an empty plan",
-			setup: func(h *hostileEnv) ([]string, string) { return buildArgs(h, "--without", "core"), "--without core" },
+			setup: func(h *hostileEnv) ([]string, string) { return build(h, "--without", "core"), "--without core" },
 			want:  "profile minimal with --without core selects no components; every plan needs core"},
 		{class: "accepted/selection", name: "--without core with an add-on that does not need it",
 			setup: func(h *hostileEnv) ([]string, string) {
 				h.write("catalog/components/edge/component.toml", "name = \"edge\"\ndescription = \"x\"\norder = 900\n")
-				return buildArgs(h, "--without", "core", "--catalog", h.catalogDir(), "--with", "edge"), "--without core"
+				return build(h, "--without", "core", "--catalog", h.catalogDir(), "--with", "edge"), "--without core"
 			}, want: "does not install MicroShift: none of edge has the microshift RPM"},
 		{class: "accepted/flags", name: "build --jobs -1",
-			setup: func(h *hostileEnv) ([]string, string) { return buildArgs(h, "--jobs", "-1"), "--jobs" },
+			setup: func(h *hostileEnv) ([]string, string) { return build(h, "--jobs", "-1"), "--jobs" },
 			want:  "--jobs must be at least 1, got -1", code: exitUsage},
 		{class: "accepted/flags", name: "build --jobs 0",
-			setup: func(h *hostileEnv) ([]string, string) { return buildArgs(h, "--jobs", "0"), "--jobs" },
+			setup: func(h *hostileEnv) ([]string, string) { return build(h, "--jobs", "0"), "--jobs" },
 			want:  "--jobs must be at least 1, got 0", code: exitUsage},
 		{class: "accepted/flags", name: "build --retries 0",
-			setup: func(h *hostileEnv) ([]string, string) { return buildArgs(h, "--retries", "0"), "--retries" },
+			setup: func(h *hostileEnv) ([]string, string) { return build(h, "--retries", "0"), "--retries" },
 			want:  "--retries must be at least 1, got 0", code: exitUsage},
 		{class: "accepted/lock", name: "diff: a null image entry",
 			setup: func(h *hostileEnv) ([]string, string) { return lockArgs(h, `"images": [`, `"images": [null, `) },

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/spf13/cobra"
 )
 
@@ -38,7 +38,7 @@ func newImagesCmd() *cobra.Command {
 			if format.json() {
 				err = printJSON(cmd.OutOrStdout(), p.Images)
 			} else {
-				_, err = cmd.OutOrStdout().Write(build.ImageList(p))
+				_, err = cmd.OutOrStdout().Write(assemble.ImageList(p))
 			}
 			if err == nil {
 				warnDevice(cmd, p)

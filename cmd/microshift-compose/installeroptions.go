@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/render/installer"
@@ -110,9 +110,9 @@ func (o *installerOptions) Validate(bootc, deviceUpdates bool) error {
 }
 
 // options reads the key file and returns the installer options of
-// build.Build.
-func (o *installerOptions) options() (build.InstallerOptions, error) {
-	out := build.InstallerOptions{Kickstart: o.Kickstart, BIB: o.BIB, BootcImage: o.BootcImage, InstallationDevice: o.Device}
+// assemble.Build.
+func (o *installerOptions) options() (assemble.InstallerOptions, error) {
+	out := assemble.InstallerOptions{Kickstart: o.Kickstart, BIB: o.BIB, BootcImage: o.BootcImage, InstallationDevice: o.Device}
 	if o.OSTreeURL != "" {
 		out.OSTree = &blueprints.OSTreeOptions{URL: o.OSTreeURL, Ref: o.OSTreeRef}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/internal/k8sname"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
@@ -287,28 +287,28 @@ flags given on the command line win over the file's keys.`,
 			if err := steps.request(&base); err != nil {
 				return err
 			}
-			cell := func(ctx context.Context, c matrix.Cell) (build.Summary, error) {
+			cell := func(ctx context.Context, c matrix.Cell) (assemble.Summary, error) {
 				req := base
 				req.Profile, req.Arch = c.Profile, c.Arch
-				p, err := build.Plan(ctx, catalog, c.Release.Release, req)
+				p, err := assemble.Plan(ctx, catalog, c.Release.Release, req)
 				if err != nil {
-					return build.Summary{}, err
+					return assemble.Summary{}, err
 				}
 				file.record(p)
 				out, err := steps.build(ctx, p)
 				if err != nil {
-					return build.Summary{}, err
+					return assemble.Summary{}, err
 				}
 				if mx.Emit != "" {
-					return build.Summarize(out, ""), nil
+					return assemble.Summarize(out, ""), nil
 				}
 				dir := filepath.Join(mx.Output, c.Name)
 				// What writing says joins the cell's warnings.
 				var written []string
 				if err := write.Write(ctx, dir, out, write.Options{Force: mx.Force, Warn: func(msg string) { written = append(written, msg) }}); err != nil {
-					return build.Summary{}, err
+					return assemble.Summary{}, err
 				}
-				s := build.Summarize(out, dir)
+				s := assemble.Summarize(out, dir)
 				s.AddWarnings(written...)
 				return s, nil
 			}

@@ -16,7 +16,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/matrix"
 	"github.com/microshift-compose/microshift-compose/output"
@@ -489,7 +489,7 @@ func TestMatrixEmitTekton(t *testing.T) {
 		t.Fatalf("task 2 runs %q with %v", argv, params)
 	}
 	r := runBinary(t, bin, t.TempDir(), argv[1:]...)
-	var s build.Summary
+	var s assemble.Summary
 	if err := json.Unmarshal([]byte(r.stdout), &s); r.code != 0 || err != nil || s.ID != params["id"] || s.Output != filepath.Join(workspace, "microshift-compose-matrix-x7k2p", params["cell"]) {
 		t.Fatalf("task 2 (%q): exit %d, summary %+v (%v), want ID %s under the run's directory\n%s", argv, r.code, s, err, params["id"], r.stderr)
 	}

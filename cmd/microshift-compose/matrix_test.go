@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/matrix"
 	"github.com/microshift-compose/microshift-compose/output"
@@ -47,7 +47,7 @@ func runWarned(t *testing.T, args ...string) string {
 func TestBuildFormatJSON(t *testing.T) {
 	parent := t.TempDir()
 	stdout := runWarned(t, "build", "--profile", "storage-only", "--arch", "aarch64", "--release", "4.19", "--output", filepath.Join(parent, "{id}"), "--format", "json")
-	var s build.Summary
+	var s assemble.Summary
 	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
 		t.Fatalf("build --format json printed no summary: %v\n%s", err, stdout)
 	}
@@ -210,7 +210,7 @@ func TestMatrixRedBoot(t *testing.T) {
 		t.Fatalf("matrix without --release: %v\n%s", err, stdout)
 	}
 	built := runWarned(t, "build", "--profile", "full", "--arch", "x86_64", "--output", filepath.Join(t.TempDir(), "b"), "--format", "json")
-	var s build.Summary
+	var s assemble.Summary
 	if err := json.Unmarshal([]byte(built), &s); err != nil || s.ID != sum.Cells[0].ID {
 		t.Errorf("build without --release has ID %q (%v), matrix without it %q", s.ID, err, sum.Cells[0].ID)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
@@ -355,7 +355,7 @@ func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, s
 	if err != nil {
 		return nil, err
 	}
-	p, err := build.Plan(cmd.Context(), catalog, release, req)
+	p, err := assemble.Plan(cmd.Context(), catalog, release, req)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -58,7 +58,7 @@ Tag-only image references and what osbuild warns about are warnings: one
 				}
 				rels = []*releases.Release{r}
 			}
-			rep, err := build.Validate(cmd.Context(), catalog, rels, build.ValidateOptions{Distro: bp.Distro, ImageType: bp.ImageType})
+			rep, err := assemble.Validate(cmd.Context(), catalog, rels, assemble.ValidateOptions{Distro: bp.Distro, ImageType: bp.ImageType})
 			if err != nil {
 				return err
 			}
@@ -89,7 +89,7 @@ Tag-only image references and what osbuild warns about are warnings: one
 	return cmd
 }
 
-func printReport(cmd *cobra.Command, rep *build.Report) {
+func printReport(cmd *cobra.Command, rep *assemble.Report) {
 	w := cmd.OutOrStdout()
 	warnings, skipped := 0, 0
 	for _, c := range rep.Checks {
@@ -115,7 +115,7 @@ func printReport(cmd *cobra.Command, rep *build.Report) {
 
 // warnChecks prints the report's warnings on stderr, as every command
 // warns: one "warning:" line each, naming its check.
-func warnChecks(cmd *cobra.Command, rep *build.Report) {
+func warnChecks(cmd *cobra.Command, rep *assemble.Report) {
 	warn := warnOnce(cmd.ErrOrStderr())
 	for _, c := range rep.Checks {
 		for _, w := range c.Warnings {

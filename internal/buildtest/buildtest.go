@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/output"
@@ -49,7 +49,7 @@ func Release(t testing.TB, stream string) *releases.Release {
 // from.
 func Plan(t testing.TB, cat *components.Catalog, rel *releases.Release, req compose.Request) *plan.Plan {
 	t.Helper()
-	p, err := build.Plan(context.Background(), cat, rel, req)
+	p, err := assemble.Plan(context.Background(), cat, rel, req)
 	if err != nil {
 		t.Fatalf("Plan(%s %s %+v) = %v", rel.Stream(), req.Arch, req, err)
 	}
@@ -57,9 +57,9 @@ func Plan(t testing.TB, cat *components.Catalog, rel *releases.Release, req comp
 }
 
 // Build renders every output of p with opts.
-func Build(t testing.TB, p *plan.Plan, opts build.Options) *output.Dir {
+func Build(t testing.TB, p *plan.Plan, opts assemble.Options) *output.Dir {
 	t.Helper()
-	out, err := build.Build(context.Background(), p, opts)
+	out, err := assemble.Build(context.Background(), p, opts)
 	if err != nil {
 		t.Fatalf("Build(%s %s %s) = %v", p.Release.Stream, p.Profile, p.Arch, err)
 	}

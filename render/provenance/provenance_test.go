@@ -18,7 +18,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	"github.com/microshift-compose/microshift-compose/attest"
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
@@ -48,11 +48,11 @@ func buildOutput(t testing.TB, stream, profile string, with ...string) *output.D
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := build.Plan(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: releases.X86_64, With: with, AllowRedBoot: true})
+	p, err := assemble.Plan(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: releases.X86_64, With: with, AllowRedBoot: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := build.Build(context.Background(), p, build.Options{Bootc: p.Target.BootcBase != "", SBOM: sbom.Options{Formats: sbom.Formats}})
+	out, err := assemble.Build(context.Background(), p, assemble.Options{Bootc: p.Target.BootcBase != "", SBOM: sbom.Options{Formats: sbom.Formats}})
 	if err != nil {
 		t.Fatal(err)
 	}

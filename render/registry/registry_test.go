@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
@@ -72,8 +72,8 @@ location = "mirror.example.com:5000/microshift"
 		t.Errorf("registries.conf.d drop-in:\n%s\nwant\n%s", conf.Data, want)
 	}
 
-	b := build.Options{Bootc: true}
-	out, err := build.Build(context.Background(), p, b)
+	b := assemble.Options{Bootc: true}
+	out, err := assemble.Build(context.Background(), p, b)
 	if err != nil {
 		t.Fatal(err)
 	}

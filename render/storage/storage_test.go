@@ -13,7 +13,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
@@ -53,7 +53,7 @@ func TestStorageClassesPerRelease(t *testing.T) {
 				Profile: "full", Arch: releases.X86_64, Lvmd: l,
 				StorageClasses: buildtest.ClassChoices(t, "hdd=bulk,fstype=ext4"),
 			})
-			out := buildtest.Build(t, p, build.Options{})
+			out := buildtest.Build(t, p, assemble.Options{})
 			var dir string
 			for _, f := range out.Files {
 				if strings.HasPrefix(f.Path, "manifests.d/") && strings.Contains(f.Path, storage.DeviceClassesSuffix+"/") {
@@ -94,7 +94,7 @@ func TestStorageClassesPerRelease(t *testing.T) {
 			}
 			again := buildtest.Build(t, buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{
 				Profile: "full", Arch: releases.X86_64, Lvmd: l, StorageClasses: buildtest.ClassChoices(t, "hdd=bulk,fstype=ext4"),
-			}), build.Options{})
+			}), assemble.Options{})
 			if !bytes.Equal(buildtest.File(t, again, dir+"/kustomization.yaml"), buildtest.File(t, out, dir+"/kustomization.yaml")) {
 				t.Errorf("the device-class manifests are not deterministic")
 			}
@@ -206,7 +206,7 @@ func TestStorageClassesMatchUpstreamDefault(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l})
-			out := buildtest.Build(t, p, build.Options{})
+			out := buildtest.Build(t, p, assemble.Options{})
 			var ours *storagev1.StorageClass
 			for _, f := range out.Files {
 				if strings.Contains(f.Path, "storageclass_topolvm-provisioner-hdd.yaml") {

@@ -1,4 +1,4 @@
-package build_test
+package assemble_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/osbuild/blueprint/pkg/blueprint"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
@@ -59,7 +59,7 @@ type hardeningCase struct {
 	arch    releases.Arch
 	distro  string
 	hard    compose.HardeningOptions
-	opts    build.Options
+	opts    assemble.Options
 }
 
 func hardeningCases() []hardeningCase {
@@ -70,28 +70,28 @@ func hardeningCases() []hardeningCase {
 		// RHEL 9's default: the commit (FIPS crypto policy), the kickstart
 		// (fips=1 and the arguments, fips-mode-setup in %post).
 		{name: "5.0-edge-commit-kickstart-fips-kargs", stream: "5.0", hard: fipsKargs,
-			opts: build.Options{Installer: build.InstallerOptions{Kickstart: true, OSTree: ostree}}},
+			opts: assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true, OSTree: ostree}}},
 		// An installer image type carries them: installer.toml.
 		{name: "5.0-edge-simplified-installer-fips-kargs", stream: "5.0", hard: fipsKargs,
-			opts: build.Options{ImageType: "edge-simplified-installer", Installer: build.InstallerOptions{OSTree: ostree, InstallationDevice: "/dev/vda"}}},
+			opts: assemble.Options{ImageType: "edge-simplified-installer", Installer: assemble.InstallerOptions{OSTree: ostree, InstallationDevice: "/dev/vda"}}},
 		// bootc: kargs.d files, the crypto policy; bootc-image-builder's
 		// anaconda-iso with the kickstart body.
 		{name: "5.0-bootc-bib-kickstart-fips-kargs", stream: "5.0", hard: fipsKargs,
-			opts: build.Options{Bootc: true, Installer: build.InstallerOptions{Kickstart: true, BIB: true, BootcImage: "mirror.example.com:5000/microshift/full:5.0"}}},
+			opts: assemble.Options{Bootc: true, Installer: assemble.InstallerOptions{Kickstart: true, BIB: true, BootcImage: "mirror.example.com:5000/microshift/full:5.0"}}},
 		// RHEL 10, image mode only: no fips-mode-setup.
 		{name: "5.0-rhel10-bootc-kickstart-fips-kargs", stream: "5.0", distro: "rhel-10.2", hard: fipsKargs,
-			opts: build.Options{Bootc: true, Installer: build.InstallerOptions{Kickstart: true, BootcImage: "mirror.example.com:5000/microshift/full:5.0"}}},
+			opts: assemble.Options{Bootc: true, Installer: assemble.InstallerOptions{Kickstart: true, BootcImage: "mirror.example.com:5000/microshift/full:5.0"}}},
 		// 4.19-4.21 need a router TLS profile without CHACHA20 under FIPS.
-		{name: "4.19-bootc-fips", stream: "4.19", hard: compose.HardeningOptions{FIPS: true}, opts: build.Options{Bootc: true}},
+		{name: "4.19-bootc-fips", stream: "4.19", hard: compose.HardeningOptions{FIPS: true}, opts: assemble.Options{Bootc: true}},
 		// CIS: a package-based image osbuild remediates, per RHEL major.
-		{name: "5.0-qcow2-fips-kargs-cis", stream: "5.0", hard: all, opts: build.Options{ImageType: "qcow2"}},
-		{name: "5.0-rhel10-qcow2-cis", stream: "5.0", distro: "rhel-10.2", hard: compose.HardeningOptions{CIS: "cis_server_l1"}, opts: build.Options{ImageType: "qcow2"}},
+		{name: "5.0-qcow2-fips-kargs-cis", stream: "5.0", hard: all, opts: assemble.Options{ImageType: "qcow2"}},
+		{name: "5.0-rhel10-qcow2-cis", stream: "5.0", distro: "rhel-10.2", hard: compose.HardeningOptions{CIS: "cis_server_l1"}, opts: assemble.Options{ImageType: "qcow2"}},
 	}
 }
 
 // TestHardeningGolden: FIPS, kernel arguments and CIS in every output that
 // takes them, compared with testdata/golden/hardening/<case>/ (regenerate
-// with go test ./build -run HardeningGolden -update, and review the
+// with go test ./assemble -run HardeningGolden -update, and review the
 // diff). Every blueprint is validated by osbuild/images for its image
 // type (Build does; checked again here on the bytes written), every
 // kickstart by ksvalidator, bootc-image-builder's config by its loader;
@@ -110,11 +110,11 @@ func TestHardeningGolden(t *testing.T) {
 			req := compose.Request{Profile: profile, Arch: arch, Distro: tc.distro, Hardening: tc.hard}
 			rel := buildtest.Release(t, tc.stream)
 			build := func() *output.Dir {
-				p, err := build.Plan(context.Background(), cat, rel, req)
+				p, err := assemble.Plan(context.Background(), cat, rel, req)
 				if err != nil {
 					t.Fatalf("Resolve = %v", err)
 				}
-				out, err := build.Build(context.Background(), p, tc.opts)
+				out, err := assemble.Build(context.Background(), p, tc.opts)
 				if err != nil {
 					t.Fatalf("Build = %v", err)
 				}
@@ -277,7 +277,7 @@ func TestHardeningErrors(t *testing.T) {
 		distro  string
 		profile string
 		hard    compose.HardeningOptions
-		opts    build.Options
+		opts    assemble.Options
 		err     string
 		cannot  bool // a CannotHonourError at Resolve
 	}{
@@ -285,7 +285,7 @@ func TestHardeningErrors(t *testing.T) {
 			err: "--fips: MicroShift 5.0 runs in FIPS mode on x86_64 only, not aarch64: upstream tests FIPS mode on x86_64 and skips aarch64"},
 		{name: "FIPS before upstream tests it", stream: "4.14", profile: "full", hard: compose.HardeningOptions{FIPS: true}, cannot: true,
 			err: "has no FIPS mode microshift-compose knows of: upstream tests MicroShift in FIPS mode from 4.15"},
-		{name: "FIPS bootc on 4.18", stream: "4.18", profile: "full", hard: compose.HardeningOptions{FIPS: true}, opts: build.Options{Bootc: true},
+		{name: "FIPS bootc on 4.18", stream: "4.18", profile: "full", hard: compose.HardeningOptions{FIPS: true}, opts: assemble.Options{Bootc: true},
 			err: `--fips with --bootc: MicroShift 4.18 cannot run in FIPS mode from a bootc image: upstream's 4.18 bootc FIPS scenario is disabled`},
 		{name: "CIS profile the distro lacks", stream: "5.0", hard: compose.HardeningOptions{CIS: "cis_server_l3"}, cannot: true,
 			err: `--cis "cis_server_l3": rhel-9.8 has no OpenSCAP profile xccdf_org.ssgproject.content_profile_cis_server_l3 (osbuild/images allows the CIS profiles cis, cis_server_l1, cis_workstation_l1, cis_workstation_l2 for it); did you mean "cis_server_l1"?`},
@@ -293,11 +293,11 @@ func TestHardeningErrors(t *testing.T) {
 			err: `--cis "stig" is not a CIS profile`},
 		{name: "CIS on an ostree commit", stream: "5.0", hard: compose.HardeningOptions{CIS: compose.CISLevel2},
 			err: "--cis: osbuild's edge-commit for rhel-9.8/x86_64 cannot run OpenSCAP remediation: it builds an rpm-ostree commit, and osbuild runs OpenSCAP remediation on package-based images only (osbuild/images: customizations.openscap: not supported); use an --image-type that takes customizations.openscap: ami,"},
-		{name: "CIS on an installer of a commit", stream: "5.0", hard: compose.HardeningOptions{CIS: compose.CISLevel2}, opts: build.Options{ImageType: "edge-installer", Installer: build.InstallerOptions{OSTree: ostree}},
+		{name: "CIS on an installer of a commit", stream: "5.0", hard: compose.HardeningOptions{CIS: compose.CISLevel2}, opts: assemble.Options{ImageType: "edge-installer", Installer: assemble.InstallerOptions{OSTree: ostree}},
 			err: "--cis: osbuild's edge-commit for rhel-9.8/x86_64 cannot run OpenSCAP remediation: it builds an rpm-ostree commit"},
-		{name: "CIS with bootc", stream: "5.0", hard: compose.HardeningOptions{CIS: compose.CISLevel2}, opts: build.Options{Bootc: true, ImageType: "qcow2"},
+		{name: "CIS with bootc", stream: "5.0", hard: compose.HardeningOptions{CIS: compose.CISLevel2}, opts: assemble.Options{Bootc: true, ImageType: "qcow2"},
 			err: "--cis with --bootc: the Containerfile's bootc image cannot be remediated with OpenSCAP: osbuild/images remediates while it builds a package-based image, and bootc-image-builder takes no customizations.openscap (osbuild/images: customizations.openscap: not supported)"},
-		{name: "CIS with bootc only (RHEL 10)", stream: "5.0", distro: "rhel-10.2", hard: compose.HardeningOptions{CIS: compose.CISLevel2}, opts: build.Options{Bootc: true},
+		{name: "CIS with bootc only (RHEL 10)", stream: "5.0", distro: "rhel-10.2", hard: compose.HardeningOptions{CIS: compose.CISLevel2}, opts: assemble.Options{Bootc: true},
 			err: "--cis with --bootc: the Containerfile's bootc image cannot be remediated"},
 		{name: "kernel arguments nothing takes", stream: "5.0", hard: compose.HardeningOptions{KernelArgs: []string{"quiet"}},
 			err: "--karg: no output takes kernel arguments: osbuild's edge-commit has no customizations.kernel.append (an ostree commit's kernel command line is set where it is deployed); add --kickstart, --bootc, or an --image-type that takes them ("},
@@ -324,7 +324,7 @@ func TestHardeningErrors(t *testing.T) {
 				check(t, err, tc.err)
 				return
 			}
-			p, err := build.Plan(context.Background(), cat, buildtest.Release(t, tc.stream), req)
+			p, err := assemble.Plan(context.Background(), cat, buildtest.Release(t, tc.stream), req)
 			if err != nil {
 				var cannot *compose.CannotHonourError
 				if errors.As(err, &cannot) != tc.cannot {
@@ -336,7 +336,7 @@ func TestHardeningErrors(t *testing.T) {
 			if tc.cannot {
 				t.Fatalf("Resolve succeeded; want %q", tc.err)
 			}
-			out, err := build.Build(context.Background(), p, tc.opts)
+			out, err := assemble.Build(context.Background(), p, tc.opts)
 			if out != nil {
 				t.Errorf("Build returned %d files with its error", len(out.Files))
 			}
@@ -401,7 +401,7 @@ func TestHardeningPlan(t *testing.T) {
 func TestHardeningIDs(t *testing.T) {
 	cat := buildtest.Catalog(t)
 	rel := buildtest.Release(t, "5.0")
-	qcow2 := build.Options{ImageType: "qcow2"}
+	qcow2 := assemble.Options{ImageType: "qcow2"}
 	id := func(h compose.HardeningOptions) string {
 		return buildID(t, cat, rel, compose.Request{Profile: "minimal", Arch: releases.X86_64, Hardening: h}, nil, qcow2)
 	}

@@ -1,4 +1,4 @@
-package build_test
+package assemble_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
@@ -72,13 +72,13 @@ func loadReleaseDir(t *testing.T, dir string) *releases.Release {
 var hexID = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // buildID resolves and builds, returning the composition ID of the output.
-func buildID(t *testing.T, cat *components.Catalog, rel *releases.Release, req compose.Request, dev *registry.Options, opts build.Options) string {
+func buildID(t *testing.T, cat *components.Catalog, rel *releases.Release, req compose.Request, dev *registry.Options, opts assemble.Options) string {
 	t.Helper()
 	return buildIDWith(t, cat, rel, req, dev, nil, opts)
 }
 
 // buildIDWith is buildID with the installer inputs of build's flags too.
-func buildIDWith(t *testing.T, cat *components.Catalog, rel *releases.Release, req compose.Request, dev *registry.Options, inst *installer.Inputs, opts build.Options) string {
+func buildIDWith(t *testing.T, cat *components.Catalog, rel *releases.Release, req compose.Request, dev *registry.Options, inst *installer.Inputs, opts assemble.Options) string {
 	t.Helper()
 	p := buildtest.Plan(t, cat, rel, req)
 	if dev != nil {
@@ -91,7 +91,7 @@ func buildIDWith(t *testing.T, cat *components.Catalog, rel *releases.Release, r
 			t.Fatalf("AddInstallerInputs = %v", err)
 		}
 	}
-	out, err := build.Build(context.Background(), p, opts)
+	out, err := assemble.Build(context.Background(), p, opts)
 	if err != nil {
 		t.Fatalf("Build = %v", err)
 	}
@@ -117,19 +117,19 @@ func TestCompositionIDSame(t *testing.T) {
 	relA := loadReleaseDir(t, releaseDir(t, emb, nil))
 	relB := loadReleaseDir(t, releaseDir(t, emb, nil))
 	base := compose.Request{Profile: "minimal", With: []string{"multus", "edge-agent"}, Arch: releases.X86_64}
-	want := buildID(t, catA, relA, base, nil, build.Options{})
+	want := buildID(t, catA, relA, base, nil, assemble.Options{})
 
 	swapped := base
 	swapped.With = []string{"edge-agent", "multus", "multus"}
-	if got := buildID(t, catB, relB, swapped, nil, build.Options{}); got != want {
+	if got := buildID(t, catB, relB, swapped, nil, assemble.Options{}); got != want {
 		t.Errorf("same inputs in other directories, flags in another order: ID %s, want %s", got, want)
 	}
-	if got := buildID(t, catA, emb, base, nil, build.Options{}); got != want {
+	if got := buildID(t, catA, emb, base, nil, assemble.Options{}); got != want {
 		t.Errorf("the embedded release instead of the same files in a directory: ID %s, want %s", got, want)
 	}
 	explicit := base
 	explicit.Distro = "rhel-9.8" // 5.0's default
-	if got := buildID(t, catA, relA, explicit, nil, build.Options{ImageType: "edge-commit"}); got != want {
+	if got := buildID(t, catA, relA, explicit, nil, assemble.Options{ImageType: "edge-commit"}); got != want {
 		t.Errorf("--distro and --image-type naming the defaults: ID %s, want %s", got, want)
 	}
 	if p := buildtest.Plan(t, catA, relA, base); p.ID != want {
@@ -138,8 +138,8 @@ func TestCompositionIDSame(t *testing.T) {
 	// Installer options naming what the build does anyway: the distro's
 	// own ostree ref, the kickstart's default root size, a firewall port
 	// the plan opens already (twice).
-	ks := func(ref string, fss ...installer.Filesystem) build.Options {
-		return build.Options{Installer: build.InstallerOptions{Kickstart: true, OSTree: &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo", Ref: ref}, Filesystems: fss}}
+	ks := func(ref string, fss ...installer.Filesystem) assemble.Options {
+		return assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true, OSTree: &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo", Ref: ref}, Filesystems: fss}}
 	}
 	plain := buildID(t, catA, relA, base, nil, ks(""))
 	defRef, err := blueprints.CommitRef("rhel-9.8", blueprints.DefaultImageType, releases.X86_64)
@@ -156,14 +156,14 @@ func TestCompositionIDSame(t *testing.T) {
 	if len(open) == 0 {
 		t.Fatal("the plan opens no firewall port")
 	}
-	if got := buildIDWith(t, catA, relA, base, nil, &installer.Inputs{FirewallPorts: []string{open[0], open[0]}}, build.Options{}); got != want {
+	if got := buildIDWith(t, catA, relA, base, nil, &installer.Inputs{FirewallPorts: []string{open[0], open[0]}}, assemble.Options{}); got != want {
 		t.Errorf("--firewall-port %s (the plan opens it): ID %s, want %s", open[0], got, want)
 	}
 	// Two pull secrets for the same registry: the same composition.
-	one := buildID(t, catA, relA, base, &registry.Options{PullSecret: buildtest.PullSecret(t, "quay.io")}, build.Options{})
+	one := buildID(t, catA, relA, base, &registry.Options{PullSecret: buildtest.PullSecret(t, "quay.io")}, assemble.Options{})
 	other := filepath.Join(t.TempDir(), "other.json")
 	testutil.WriteFile(t, other, []byte(`{"auths": {"quay.io": {"auth": "b3RoZXI6c2VjcmV0"}}}`))
-	if two := buildID(t, catA, relA, base, &registry.Options{PullSecret: other}, build.Options{}); one != two {
+	if two := buildID(t, catA, relA, base, &registry.Options{PullSecret: other}, assemble.Options{}); one != two {
 		t.Errorf("pull secrets differing only in their credentials: IDs %s and %s, want one", one, two)
 	}
 	if one == want {
@@ -179,7 +179,7 @@ func TestCompositionIDDiffers(t *testing.T) {
 	emb := buildtest.Release(t, "5.0")
 	rel := loadReleaseDir(t, releaseDir(t, emb, nil))
 	base := compose.Request{Profile: "storage-only", With: []string{"edge-agent"}, Arch: releases.X86_64}
-	want := buildID(t, cat, rel, base, nil, build.Options{})
+	want := buildID(t, cat, rel, base, nil, assemble.Options{})
 
 	edited := copyDir(t, overlay)
 	agent := filepath.Join(edited, "components", "edge-agent", "component.toml")
@@ -244,7 +244,7 @@ func TestCompositionIDDiffers(t *testing.T) {
 		req  compose.Request
 		dev  *registry.Options
 		inst *installer.Inputs
-		opts build.Options
+		opts assemble.Options
 	}{
 		{name: "catalog file edited by one byte", cat: loadCatalog(t, edited)},
 		{name: "a file added to the catalog", cat: loadCatalog(t, unread)},
@@ -259,25 +259,25 @@ func TestCompositionIDDiffers(t *testing.T) {
 		{name: "other config value", req: with(func(r *compose.Request) { r.Config = cfg2 })},
 		{name: "lvmd", req: with(func(r *compose.Request) { r.Lvmd = lvmd("rhel") })},
 		{name: "other lvmd", req: with(func(r *compose.Request) { r.Lvmd = lvmd("data") })},
-		{name: "other distro", req: with(func(r *compose.Request) { r.Distro = "rhel-10.2" }), opts: build.Options{Bootc: true}},
-		{name: "bootc base", req: with(func(r *compose.Request) { r.BootcBase = "registry.example.com/my/bootc:1" }), opts: build.Options{Bootc: true}},
-		{name: "--bootc", opts: build.Options{Bootc: true}},
-		{name: "--bootc-images pull", opts: build.Options{Bootc: true, BootcImages: "pull"}},
-		{name: "image type", opts: build.Options{ImageType: "edge-container"}},
+		{name: "other distro", req: with(func(r *compose.Request) { r.Distro = "rhel-10.2" }), opts: assemble.Options{Bootc: true}},
+		{name: "bootc base", req: with(func(r *compose.Request) { r.BootcBase = "registry.example.com/my/bootc:1" }), opts: assemble.Options{Bootc: true}},
+		{name: "--bootc", opts: assemble.Options{Bootc: true}},
+		{name: "--bootc-images pull", opts: assemble.Options{Bootc: true, BootcImages: "pull"}},
+		{name: "image type", opts: assemble.Options{ImageType: "edge-container"}},
 		{name: "pull secret", dev: &registry.Options{PullSecret: buildtest.PullSecret(t, "quay.io")}},
 		{name: "mirror registry", dev: &registry.Options{Mirror: "mirror.example.com:5000/ms"}},
 		{name: "other mirror prefix", dev: &registry.Options{Mirror: "mirror.example.com:5000/other"}},
 		{name: "mirror insecure", dev: &registry.Options{Mirror: "mirror.example.com:5000/ms", MirrorInsecure: true}},
 		{name: "mirror CA", dev: &registry.Options{Mirror: "mirror.example.com:5000/ms", MirrorCA: ca}},
 		{name: "upgrade checked", req: with(func(r *compose.Request) { r.UpgradeFrom = semver.MustParse("4.22.0") })},
-		{name: "--kickstart", opts: build.Options{Installer: build.InstallerOptions{Kickstart: true, OSTree: ostree}}},
-		{name: "--kickstart, other --ostree-url", opts: build.Options{Installer: build.InstallerOptions{Kickstart: true, OSTree: &blueprints.OSTreeOptions{URL: "http://other.example.com/repo"}}}},
-		{name: "--kickstart --user", opts: build.Options{Installer: build.InstallerOptions{Kickstart: true, OSTree: ostree, User: user("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGVkZ2Uta2V5LW9uZS1mb3ItdGVzdHMtb25seS0xMjM0 a")}}},
-		{name: "--kickstart --user, other key", opts: build.Options{Installer: build.InstallerOptions{Kickstart: true, OSTree: ostree, User: user("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGVkZ2Uta2V5LXR3by1mb3ItdGVzdHMtb25seS01Njc4OTA b")}}},
-		{name: "--kickstart --filesystem", opts: build.Options{Installer: build.InstallerOptions{Kickstart: true, OSTree: ostree, Filesystems: []installer.Filesystem{{Mount: "/", MinSize: 20 << 30}}}}},
+		{name: "--kickstart", opts: assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true, OSTree: ostree}}},
+		{name: "--kickstart, other --ostree-url", opts: assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true, OSTree: &blueprints.OSTreeOptions{URL: "http://other.example.com/repo"}}}},
+		{name: "--kickstart --user", opts: assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true, OSTree: ostree, User: user("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGVkZ2Uta2V5LW9uZS1mb3ItdGVzdHMtb25seS0xMjM0 a")}}},
+		{name: "--kickstart --user, other key", opts: assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true, OSTree: ostree, User: user("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGVkZ2Uta2V5LXR3by1mb3ItdGVzdHMtb25seS01Njc4OTA b")}}},
+		{name: "--kickstart --filesystem", opts: assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true, OSTree: ostree, Filesystems: []installer.Filesystem{{Mount: "/", MinSize: 20 << 30}}}}},
 		{name: "--firewall-port", inst: &installer.Inputs{FirewallPorts: []string{"8443:tcp"}}},
-		{name: "--kickstart, an --ostree-ref of its own", opts: build.Options{Installer: build.InstallerOptions{Kickstart: true, OSTree: &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo", Ref: "edge/microshift"}}}},
-		{name: "--bib --filesystem /=10GiB (bootc-image-builder's config carries it)", opts: build.Options{Bootc: true, Installer: build.InstallerOptions{BIB: true, Filesystems: []installer.Filesystem{{Mount: "/", MinSize: installer.DefaultRootSize}}}}},
+		{name: "--kickstart, an --ostree-ref of its own", opts: assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true, OSTree: &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo", Ref: "edge/microshift"}}}},
+		{name: "--bib --filesystem /=10GiB (bootc-image-builder's config carries it)", opts: assemble.Options{Bootc: true, Installer: assemble.InstallerOptions{BIB: true, Filesystems: []installer.Filesystem{{Mount: "/", MinSize: installer.DefaultRootSize}}}}},
 		{name: "--ca-trust", inst: &installer.Inputs{CATrust: []string{ca}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -333,7 +333,7 @@ func TestNewerRelease(t *testing.T) {
 	if !warned {
 		t.Errorf("no warning naming the rules applied in %q", p.Warnings)
 	}
-	lock := string(buildtest.File(t, buildtest.Build(t, p, build.Options{}), output.LockFile))
+	lock := string(buildtest.File(t, buildtest.Build(t, p, assemble.Options{}), output.LockFile))
 	if !strings.Contains(lock, `"rules": "5.1"`) {
 		t.Errorf("lock does not record the rules applied:\n%s", lock)
 	}
@@ -342,11 +342,11 @@ func TestNewerRelease(t *testing.T) {
 	}
 
 	req.StrictRelease = true
-	_, err := build.Plan(context.Background(), buildtest.Catalog(t), rel, req)
+	_, err := assemble.Plan(context.Background(), buildtest.Catalog(t), rel, req)
 	if !errors.Is(err, compose.ErrNewerRelease) || !strings.Contains(err.Error(), "the newest is 5.1") {
 		t.Errorf("Resolve(StrictRelease, 5.2) = %v, want ErrNewerRelease naming 5.1", err)
 	}
-	if _, err := build.Plan(context.Background(), buildtest.Catalog(t), emb, req); err != nil {
+	if _, err := assemble.Plan(context.Background(), buildtest.Catalog(t), emb, req); err != nil {
 		t.Errorf("Resolve(StrictRelease, 5.1) = %v", err)
 	}
 }

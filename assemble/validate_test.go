@@ -1,4 +1,4 @@
-package build_test
+package assemble_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
@@ -22,10 +22,10 @@ func TestValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := build.ValidateOptions{}
+	opts := assemble.ValidateOptions{}
 
 	t.Run("embedded catalog", func(t *testing.T) {
-		rep, err := build.Validate(context.Background(), buildtest.Catalog(t), rels, opts)
+		rep, err := assemble.Validate(context.Background(), buildtest.Catalog(t), rels, opts)
 		if err != nil {
 			t.Fatalf("Validate() = %v", err)
 		}
@@ -56,7 +56,7 @@ func TestValidate(t *testing.T) {
 			t.Fatalf("components.Load() = %v", err)
 		}
 		rels := rels[:1] // 5.0
-		rep, err := build.Validate(context.Background(), cat, rels, opts)
+		rep, err := assemble.Validate(context.Background(), cat, rels, opts)
 		if err != nil {
 			t.Fatalf("Validate() = %v", err)
 		}
@@ -81,7 +81,7 @@ func TestValidate(t *testing.T) {
 	})
 
 	t.Run("checks run in parallel, the report in order and the same every time", func(t *testing.T) {
-		first, err := build.Validate(context.Background(), buildtest.Catalog(t), rels, opts)
+		first, err := assemble.Validate(context.Background(), buildtest.Catalog(t), rels, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestValidate(t *testing.T) {
 			}
 		}
 		for range 3 {
-			again, err := build.Validate(context.Background(), buildtest.Catalog(t), rels, opts)
+			again, err := assemble.Validate(context.Background(), buildtest.Catalog(t), rels, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func TestValidate(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, err := build.Validate(ctx, buildtest.Catalog(t), rels, opts); !errors.Is(err, context.Canceled) {
+		if _, err := assemble.Validate(ctx, buildtest.Catalog(t), rels, opts); !errors.Is(err, context.Canceled) {
 			t.Errorf("Validate(cancelled) = %v, want context.Canceled", err)
 		}
 	})

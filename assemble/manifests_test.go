@@ -1,4 +1,4 @@
-package build_test
+package assemble_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
@@ -33,7 +33,7 @@ var edgeLight = compose.EdgeLight("")
 // selection, rendered manifests and the bootc Containerfile included, on
 // both arches with
 // testdata/golden/manifests/<stream>-<arch>/. Regenerate with
-// go test ./build -run Golden -update, and review the diff.
+// go test ./assemble -run Golden -update, and review the diff.
 func TestGoldenManifests(t *testing.T) {
 	cat := buildtest.Catalog(t)
 	for _, stream := range []string{"4.17", "4.19", "5.0"} {
@@ -44,7 +44,7 @@ func TestGoldenManifests(t *testing.T) {
 				req.Arch = arch
 				// With the bootc Containerfile: it copies the manifests.d
 				// directories through the same output paths.
-				out, err := build.Build(context.Background(), buildtest.Plan(t, cat, rel, req), build.Options{Bootc: true})
+				out, err := assemble.Build(context.Background(), buildtest.Plan(t, cat, rel, req), assemble.Options{Bootc: true})
 				if err != nil {
 					t.Fatalf("Build(edge-light %s %s, bootc) = %v", stream, arch, err)
 				}
@@ -69,7 +69,7 @@ func TestGoldenManifests(t *testing.T) {
 						continue
 					}
 					if !bytes.Equal(f.Data, want) {
-						t.Errorf("%s differs from %s (go test ./build -run Golden -update, then review the diff):\n%s", f.Path, path, testutil.FirstDiff(want, f.Data))
+						t.Errorf("%s differs from %s (go test ./assemble -run Golden -update, then review the diff):\n%s", f.Path, path, testutil.FirstDiff(want, f.Data))
 					}
 				}
 				var have []string
@@ -129,7 +129,7 @@ func TestManifestsArePinnedAndInTheBlueprint(t *testing.T) {
 		if w := buildtest.DeviceWarnings(p); len(w) != 1 || !strings.Contains(w[0], tagged) {
 			t.Errorf("warnings = %q, want one about %s", w, tagged)
 		}
-		bp := string(buildtest.File(t, buildtest.Build(t, p, build.Options{}), output.BlueprintFile))
+		bp := string(buildtest.File(t, buildtest.Build(t, p, assemble.Options{}), output.BlueprintFile))
 		for _, path := range []string{
 			"/etc/microshift/manifests.d/009-storage-hostpath/storage.k8s.io_v1_csidriver_kubevirt.io.hostpath-provisioner.yaml",
 		} {
@@ -145,8 +145,8 @@ func TestManifestsDeterministic(t *testing.T) {
 	rel := buildtest.Release(t, "5.0")
 	req := edgeLight
 	req.Arch = releases.AArch64
-	a := buildtest.Build(t, buildtest.Plan(t, cat, rel, req), build.Options{})
-	b := buildtest.Build(t, buildtest.Plan(t, cat, rel, req), build.Options{})
+	a := buildtest.Build(t, buildtest.Plan(t, cat, rel, req), assemble.Options{})
+	b := buildtest.Build(t, buildtest.Plan(t, cat, rel, req), assemble.Options{})
 	if len(a.Files) != len(b.Files) {
 		t.Fatalf("%d files, then %d", len(a.Files), len(b.Files))
 	}
@@ -197,7 +197,7 @@ func TestManifestErrors(t *testing.T) {
 		},
 	} {
 		t.Run(tc.with, func(t *testing.T) {
-			p, err := build.Plan(context.Background(), cat, rel, compose.Request{Profile: "minimal", With: []string{tc.with}, Arch: releases.X86_64})
+			p, err := assemble.Plan(context.Background(), cat, rel, compose.Request{Profile: "minimal", With: []string{tc.with}, Arch: releases.X86_64})
 			if err == nil {
 				t.Fatalf("Resolve(--with %s) = %d files, nil; want an error", tc.with, len(p.Files))
 			}
@@ -300,11 +300,11 @@ func TestLvmd(t *testing.T) {
 	if got := output.Path(lvmdconfig.DevicePath); got != "files/etc/microshift/lvmd.yaml" {
 		t.Errorf("OutputPath(lvmd.yaml) = %s", got)
 	}
-	if bp := string(buildtest.File(t, buildtest.Build(t, p, build.Options{}), output.BlueprintFile)); !strings.Contains(bp, `path = "/etc/microshift/lvmd.yaml"`) {
+	if bp := string(buildtest.File(t, buildtest.Build(t, p, assemble.Options{}), output.BlueprintFile)); !strings.Contains(bp, `path = "/etc/microshift/lvmd.yaml"`) {
 		t.Errorf("blueprint does not place lvmd.yaml")
 	}
 
-	_, err = build.Plan(context.Background(), cat, rel, compose.Request{Profile: "minimal", Arch: releases.X86_64, Lvmd: l})
+	_, err = assemble.Plan(context.Background(), cat, rel, compose.Request{Profile: "minimal", Arch: releases.X86_64, Lvmd: l})
 	want := "--lvmd conf/lvmd.yaml: storage-lvms is not in the plan, so nothing would read it; select it (--with storage-lvms, or profile storage-only or full) or drop --lvmd"
 	if err == nil || err.Error() != want {
 		t.Errorf("Resolve(minimal, --lvmd) = %v\nwant %s", err, want)
@@ -337,7 +337,7 @@ func TestLvmdEmpty(t *testing.T) {
 		{"4.22", `--lvmd conf/lvmd.yaml: the file is empty (no document): on MicroShift 4.22: MicroShift crashes: yaml.Unmarshal leaves no config and NewLvmdConfigFromFile dereferences it (upstream fixed it in 5.0 by refusing the file); list at least one device class, or drop --lvmd and MicroShift picks the host's volume group itself`},
 	} {
 		t.Run(tc.stream, func(t *testing.T) {
-			_, err := build.Plan(context.Background(), cat, buildtest.Release(t, tc.stream),
+			_, err := assemble.Plan(context.Background(), cat, buildtest.Release(t, tc.stream),
 				compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l, StorageClasses: buildtest.ClassChoices(t, "hdd")})
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("Resolve(--lvmd empty) = %v\nwant %s", err, tc.want)

@@ -1,4 +1,4 @@
-package build_test
+package assemble_test
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
@@ -163,7 +163,7 @@ func TestConformance(t *testing.T) {
 				cfgPath := testutil.Shared(t, "reference", "microshift-config", "config.yaml."+branch)
 				cfg, err := microshiftconfig.Load(cfgPath)
 				if err == nil {
-					_, err = build.Plan(context.Background(), cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64, Config: cfg})
+					_, err = assemble.Plan(context.Background(), cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64, Config: cfg})
 				}
 				wrong := ""
 				if err != nil {
@@ -278,10 +278,10 @@ func conformanceCell(t *testing.T, cat *components.Catalog, rel *releases.Releas
 	if wantRefusal == "" && !slices.Contains(wantComps, "networking-ovnk") && greenbootWaitsForOVNK(t, filepath.Base(dir)) {
 		wantRefusal = "red boot"
 	}
-	p, err := build.Plan(context.Background(), cat, rel, req)
+	p, err := assemble.Plan(context.Background(), cat, rel, req)
 	var out *output.Dir
 	if err == nil {
-		out, err = build.Build(context.Background(), p, build.Options{Bootc: tgt.bootcOnly})
+		out, err = assemble.Build(context.Background(), p, assemble.Options{Bootc: tgt.bootcOnly})
 	}
 	if err != nil {
 		c.outcome = "refused"
@@ -531,11 +531,11 @@ func shippedCell(t *testing.T, cat *components.Catalog, rel *releases.Release, a
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := build.Plan(context.Background(), cat, shipped, compose.Request{Profile: "full", Arch: arch, ExactVersion: true})
+	p, err := assemble.Plan(context.Background(), cat, shipped, compose.Request{Profile: "full", Arch: arch, ExactVersion: true})
 	var out *output.Dir
 	if err == nil {
 		bootc := p.Target.BootcBase != ""
-		out, err = build.Build(context.Background(), p, build.Options{Bootc: bootc})
+		out, err = assemble.Build(context.Background(), p, assemble.Options{Bootc: bootc})
 	}
 	if err != nil {
 		c.outcome, c.wrong = "refused", "refused, want a build: "+err.Error()

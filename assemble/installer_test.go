@@ -1,4 +1,4 @@
-package build_test
+package assemble_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/osbuild/blueprint/pkg/blueprint"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/output"
@@ -42,14 +42,14 @@ func TestBuildInstallerImageTypes(t *testing.T) {
 		{imageType: "edge-vsphere", want: []string{`mountpoint = "/"`}},
 	} {
 		t.Run(tc.imageType, func(t *testing.T) {
-			opts := build.InstallerOptions{
+			opts := assemble.InstallerOptions{
 				OSTree: &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo"}, Kickstart: tc.kickstart,
 				User: user, Filesystems: fs, InstallationDevice: tc.device,
 			}
 			if tc.noFS {
 				opts.Filesystems = nil
 			}
-			out, err := build.Build(context.Background(), p, build.Options{ImageType: tc.imageType, Installer: opts})
+			out, err := assemble.Build(context.Background(), p, assemble.Options{ImageType: tc.imageType, Installer: opts})
 			if err != nil {
 				t.Fatalf("Build(--image-type %s --ostree-url) = %v", tc.imageType, err)
 			}
@@ -100,18 +100,18 @@ func TestBuildInstallerErrors(t *testing.T) {
 	fs := []installer.Filesystem{{Mount: "/", MinSize: 20 << 30}}
 	for _, tc := range []struct {
 		name string
-		opts build.Options
+		opts assemble.Options
 		want string
 	}{
-		{"installer type without a URL", build.Options{ImageType: "edge-installer"}, "pass --ostree-url"},
-		{"image type that drops the plan", build.Options{ImageType: "network-installer"}, "would drop the blueprint's packages, containers"},
-		{"URL nothing pulls", build.Options{Installer: build.InstallerOptions{OSTree: url}}, "add --kickstart, or an --image-type that installs a commit"},
-		{"sizes nothing takes", build.Options{Installer: build.InstallerOptions{Filesystems: fs}}, "--filesystem: no output takes filesystem sizes"},
-		{"simplified installer without a device", build.Options{ImageType: "edge-simplified-installer", Installer: build.InstallerOptions{OSTree: url}}, "pass --installation-device"},
-		{"kickstart without a payload", build.Options{Installer: build.InstallerOptions{Kickstart: true}}, "pass --ostree-url URL (and --ostree-ref) or --bootc-image"},
+		{"installer type without a URL", assemble.Options{ImageType: "edge-installer"}, "pass --ostree-url"},
+		{"image type that drops the plan", assemble.Options{ImageType: "network-installer"}, "would drop the blueprint's packages, containers"},
+		{"URL nothing pulls", assemble.Options{Installer: assemble.InstallerOptions{OSTree: url}}, "add --kickstart, or an --image-type that installs a commit"},
+		{"sizes nothing takes", assemble.Options{Installer: assemble.InstallerOptions{Filesystems: fs}}, "--filesystem: no output takes filesystem sizes"},
+		{"simplified installer without a device", assemble.Options{ImageType: "edge-simplified-installer", Installer: assemble.InstallerOptions{OSTree: url}}, "pass --installation-device"},
+		{"kickstart without a payload", assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true}}, "pass --ostree-url URL (and --ostree-ref) or --bootc-image"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := build.Build(context.Background(), p, tc.opts)
+			out, err := assemble.Build(context.Background(), p, tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Build = %v, want an error with %q", err, tc.want)
 			}

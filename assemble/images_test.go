@@ -1,4 +1,4 @@
-package build_test
+package assemble_test
 
 import (
 	"github.com/BurntSushi/toml"
@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
@@ -20,7 +20,7 @@ import (
 func TestImagesAIModelServing(t *testing.T) {
 	p := buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "4.22"),
 		compose.Request{Profile: "minimal", With: []string{"ai-model-serving"}, Arch: releases.X86_64, AllowUnpinned: true})
-	out := buildtest.Build(t, p, build.Options{})
+	out := buildtest.Build(t, p, assemble.Options{})
 	got := testutil.Lines(buildtest.File(t, out, output.ImagesFile))
 	want := buildtest.UpstreamImages(t, testutil.ReleaseDir(t, "release-4.22"), releases.X86_64, p.ComponentNames())
 	if !reflect.DeepEqual(got, want) {

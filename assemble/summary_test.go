@@ -1,4 +1,4 @@
-package build_test
+package assemble_test
 
 import (
 	"path/filepath"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/write"
@@ -70,13 +70,13 @@ func TestSummaryWarnings(t *testing.T) {
 		Plan:     &plan.Plan{Warnings: []string{"no CNI: ...", "microshift.ks creates volume group vg_ssd only; ..."}},
 		Warnings: []string{"customizations.x is not supported"},
 	}
-	s := build.Summarize(out, "out")
+	s := assemble.Summarize(out, "out")
 	s.AddWarnings("a killed build left mirrored images in .out.tmp-1; ...", "no CNI: ...", "a killed build left mirrored images in .out.tmp-1; ...")
 	want := []string{"no CNI: ...", "microshift.ks creates volume group vg_ssd only; ...", "osbuild: customizations.x is not supported", "a killed build left mirrored images in .out.tmp-1; ..."}
 	if !slices.Equal(s.Warnings, want) {
 		t.Errorf("summary warnings = %q\nwant %q", s.Warnings, want)
 	}
-	if s := build.Summarize(&output.Dir{Plan: &plan.Plan{}}, "out"); s.Warnings == nil || len(s.Warnings) != 0 {
+	if s := assemble.Summarize(&output.Dir{Plan: &plan.Plan{}}, "out"); s.Warnings == nil || len(s.Warnings) != 0 {
 		t.Errorf("no warnings = %#v, want [] (JSON [], not null)", s.Warnings)
 	}
 }

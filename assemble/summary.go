@@ -1,4 +1,4 @@
-package build
+package assemble
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package build_test
+package assemble_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
@@ -39,11 +39,11 @@ func TestReleaseDir(t *testing.T) {
 			for _, profile := range goldenProfiles {
 				t.Run(stream+"/"+profile+"-"+string(arch), func(t *testing.T) {
 					req := compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true}
-					p, err := build.Plan(context.Background(), cat, rel, req)
+					p, err := assemble.Plan(context.Background(), cat, rel, req)
 					var cannot *compose.CannotHonourError
 					if errors.As(err, &cannot) {
 						// Both refuse, for the same reason.
-						_, eerr := build.Plan(context.Background(), cat, embedded, req)
+						_, eerr := assemble.Plan(context.Background(), cat, embedded, req)
 						if eerr == nil || eerr.Error() != err.Error() {
 							t.Errorf("%s refuses %s with %q, the embedded release with %v", dir, profile, err, eerr)
 						}
@@ -55,7 +55,7 @@ func TestReleaseDir(t *testing.T) {
 					if p.Release.Source != dir || p.Release.Origin != "" {
 						t.Errorf("plan release source, origin = %q, %q, want %q, \"\"", p.Release.Source, p.Release.Origin, dir)
 					}
-					out := buildtest.Build(t, p, build.Options{})
+					out := buildtest.Build(t, p, assemble.Options{})
 
 					images := testutil.Lines(buildtest.File(t, out, output.ImagesFile))
 					if want := buildtest.UpstreamImages(t, dir, arch, p.ComponentNames()); !reflect.DeepEqual(images, want) {
@@ -63,7 +63,7 @@ func TestReleaseDir(t *testing.T) {
 					}
 
 					e := buildtest.Plan(t, cat, embedded, req)
-					embeddedOut := buildtest.Build(t, e, build.Options{})
+					embeddedOut := buildtest.Build(t, e, assemble.Options{})
 					if e.Release.Source != releases.EmbeddedSource || e.Release.Origin == "" {
 						t.Errorf("embedded plan release source, origin = %q, %q", e.Release.Source, e.Release.Origin)
 					}

@@ -1,4 +1,4 @@
-package build_test
+package assemble_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
@@ -40,7 +40,7 @@ const refusedFile = "refused.txt"
 // of the golden releases, bootc Containerfile included where the release has a bootc base, with
 // testdata/golden/<stream>/<profile>-<arch>/; a selection the release cannot
 // honour has its refusal in refused.txt instead. Regenerate with
-// go test ./build -run Golden -update, and review the diff.
+// go test ./assemble -run Golden -update, and review the diff.
 func TestGolden(t *testing.T) {
 	cat := buildtest.Catalog(t)
 	for _, stream := range goldenStreams {
@@ -54,7 +54,7 @@ func TestGolden(t *testing.T) {
 					// A selection whose device never becomes healthy (no CNI
 					// on 4.18) is refused by default (TestResolve); its
 					// golden outputs are what --allow-red-boot builds.
-					p, err := build.Plan(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true})
+					p, err := assemble.Plan(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true})
 					var cannot *compose.CannotHonourError
 					switch {
 					case errors.As(err, &cannot):
@@ -64,7 +64,7 @@ func TestGolden(t *testing.T) {
 					default:
 						// A release whose distro has no bootc base (4.14 on
 						// RHEL 9.2) has no Containerfile (TestTarget).
-						out, err := build.Build(context.Background(), p, build.Options{Bootc: p.Target.BootcBase != ""})
+						out, err := assemble.Build(context.Background(), p, assemble.Options{Bootc: p.Target.BootcBase != ""})
 						if err != nil {
 							t.Fatalf("Build(%s %s, bootc) = %v", stream, name, err)
 						}
@@ -109,7 +109,7 @@ func checkGoldenDir(t *testing.T, dir string, files map[string][]byte) {
 	want := slices.Sorted(maps.Keys(files))
 	slices.Sort(have)
 	if !slices.Equal(have, want) {
-		t.Errorf("output files %q, golden %s has %q (go test ./build -run Golden -update, then review the diff)", want, dir, have)
+		t.Errorf("output files %q, golden %s has %q (go test ./assemble -run Golden -update, then review the diff)", want, dir, have)
 	}
 	for _, path := range want {
 		golden, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path)))
@@ -117,7 +117,7 @@ func checkGoldenDir(t *testing.T, dir string, files map[string][]byte) {
 			continue // reported above
 		}
 		if !bytes.Equal(files[path], golden) {
-			t.Errorf("%s differs from %s (go test ./build -run Golden -update, then review the diff):\n%s",
+			t.Errorf("%s differs from %s (go test ./assemble -run Golden -update, then review the diff):\n%s",
 				path, filepath.Join(dir, path), testutil.FirstDiff(golden, files[path]))
 		}
 	}

@@ -1,4 +1,4 @@
-package build_test
+package assemble_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/spdx/tools-golang/spdx"
 	"github.com/spdx/tools-golang/spdx/v2/common"
 
-	"github.com/microshift-compose/microshift-compose/build"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
@@ -38,7 +38,7 @@ func TestSBOM(t *testing.T) {
 		for _, arch := range goldenArches {
 			for _, profile := range goldenProfiles {
 				t.Run(stream+"/"+profile+"-"+string(arch), func(t *testing.T) {
-					p, err := build.Plan(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true})
+					p, err := assemble.Plan(context.Background(), cat, rel, compose.Request{Profile: profile, Arch: arch, AllowRedBoot: true})
 					var cannot *compose.CannotHonourError
 					if errors.As(err, &cannot) {
 						t.Skipf("the release refuses the selection: %v", err)
@@ -46,7 +46,7 @@ func TestSBOM(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					out, err := build.Build(context.Background(), p, build.Options{Bootc: p.Target.BootcBase != "", SBOM: sbom.Options{Formats: sbom.Formats}})
+					out, err := assemble.Build(context.Background(), p, assemble.Options{Bootc: p.Target.BootcBase != "", SBOM: sbom.Options{Formats: sbom.Formats}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -243,7 +243,7 @@ func TestSBOMDeterministic(t *testing.T) {
 	build := func(profile string, opts sbom.Options) []byte {
 		t.Helper()
 		p := buildtest.Plan(t, cat, rel, compose.Request{Profile: profile, Arch: "x86_64"})
-		out, err := build.Build(context.Background(), p, build.Options{SBOM: opts})
+		out, err := assemble.Build(context.Background(), p, assemble.Options{SBOM: opts})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +277,7 @@ func TestSBOMDeterministic(t *testing.T) {
 // DEPENDS_ON it.
 func TestSBOMChart(t *testing.T) {
 	p := buildtest.Plan(t, buildtest.ManifestsCatalog(t), buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: "x86_64", With: []string{"chart-app"}})
-	out := buildtest.Build(t, p, build.Options{})
+	out := buildtest.Build(t, p, assemble.Options{})
 	doc := testutil.CheckSPDX(t, output.SBOMFile, buildtest.File(t, out, output.SBOMFile))
 	checkSBOMMatchesPlan(t, doc, out.Plan, buildtest.File(t, out, output.LockFile))
 	sum := sha256.Sum256(buildtest.File(t, out, "charts/hello-0.3.1.tgz"))
