@@ -11,8 +11,8 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"

@@ -8,8 +8,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/osbuild/blueprint/pkg/blueprint"
 
-	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/output"

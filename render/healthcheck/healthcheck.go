@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -49,19 +48,30 @@ type Workload struct {
 }
 
 // RenderedWorkloads lists the workloads of the plan's rendered manifests
-// (whatever rendered them: manifests/, a plugin, --lvmd), reading the
-// rendered files, in plan order. A workload without a namespace runs in
-// "default", where the device's kustomize apply puts it.
+// (whatever rendered them: manifests/, a plugin, a chart), reading the
+// resources each directory's kustomization.yaml lists from files, in plan
+// order. A workload without a namespace runs in "default", where the
+// device's kustomize apply puts it. Other files in a manifests.d directory
+// (a component's own) are no rendered resource and are not read.
 func RenderedWorkloads(p *plan.Plan, files []plan.File) ([]Workload, error) {
+	byPath := make(map[string][]byte, len(files))
+	for _, f := range files {
+		byPath[f.Path] = f.Data
+	}
 	var out []Workload
 	for _, m := range p.Manifests {
 		if !slices.ContainsFunc(m.Resources, isWorkloadID) {
 			continue
 		}
-		for _, f := range files {
-			if !strings.HasPrefix(f.Path, m.Dir) || path.Base(f.Path) == manifests.KustomizationFile {
-				continue
-			}
+		kustomization := m.Dir + manifests.KustomizationFile
+		var k struct {
+			Resources []string `json:"resources"`
+		}
+		if err := yaml.Unmarshal(byPath[kustomization], &k); err != nil {
+			return nil, fmt.Errorf("reading rendered %s: %w", kustomization, err)
+		}
+		for _, name := range k.Resources {
+			resource := m.Dir + name
 			var head struct {
 				APIVersion string `json:"apiVersion"`
 				Kind       string `json:"kind"`
@@ -70,8 +80,8 @@ func RenderedWorkloads(p *plan.Plan, files []plan.File) ([]Workload, error) {
 					Namespace string `json:"namespace"`
 				} `json:"metadata"`
 			}
-			if err := yaml.Unmarshal(f.Data, &head); err != nil {
-				return nil, fmt.Errorf("reading rendered %s: %w", f.Path, err)
+			if err := yaml.Unmarshal(byPath[resource], &head); err != nil {
+				return nil, fmt.Errorf("reading rendered %s: %w", resource, err)
 			}
 			if head.APIVersion != "apps/v1" || !slices.Contains(knowledge.WorkloadKinds, head.Kind) {
 				continue

@@ -1,4 +1,4 @@
-package compose_test
+package assemble_test
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ import (
 func TestChartComponent(t *testing.T) {
 	cat := buildtest.ManifestsCatalog(t)
 	for _, stream := range []string{"4.18", "5.0"} {
-		p := mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true})
+		p := buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true})
 		out := buildtest.Build(t, p, assemble.Options{})
 		buildtest.CheckListedFiles(t, buildtest.Files(out))
 		if len(p.Charts) != 1 {
@@ -71,7 +71,7 @@ func TestChartComponent(t *testing.T) {
 		if check := string(buildtest.File(t, out, "files"+healthcheck.Path)); !strings.Contains(check, "chart-app-web") {
 			t.Errorf("%s: the greenboot check does not wait for the chart's Deployment", stream)
 		}
-		again := buildtest.Build(t, mustResolve(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true}), assemble.Options{})
+		again := buildtest.Build(t, buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true}), assemble.Options{})
 		if !bytes.Equal(buildtest.File(t, again, "charts/hello-0.3.1.tgz"), archive) || !bytes.Equal(buildtest.File(t, again, output.LockFile), buildtest.File(t, out, output.LockFile)) {
 			t.Errorf("%s: a second build differs", stream)
 		}
@@ -85,7 +85,7 @@ func TestChartComponent(t *testing.T) {
 // "embedded but unused" warning), and a chart installed into a namespace
 // every device has (kube-system) gets no Namespace object.
 func TestChartOperatorArgsPinned(t *testing.T) {
-	p := mustResolve(t, buildtest.ManifestsCatalog(t), buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
+	p := buildtest.Plan(t, buildtest.ManifestsCatalog(t), buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
 	out := buildtest.Build(t, p, assemble.Options{})
 	dep := string(buildtest.File(t, out, "manifests.d/094-chart-operator/apps_v1_deployment_chart-operator-controller.yaml"))
 	const solver = "quay.io/example/operator-solver@sha256:4444444444444444444444444444444444444444444444444444444444444444"
@@ -149,7 +149,7 @@ func TestChartArgImageUnmapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = compose.Resolve(t.Context(), cat, buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
+	_, err = assemble.Plan(t.Context(), cat, buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
 	want := `component "chart-operator": Deployment kube-system/chart-operator-controller: container "controller" args[2] names image "quay.io/example/operator-solver:v1.16.2": image is not in the plan; map "quay.io/example/operator-solver" to a key of images.keys in [manifests.images]`
 	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, compose.ErrImageNotInPlan) {
 		t.Errorf("Resolve = %v\nwant %q", err, want)
@@ -204,7 +204,7 @@ func TestSameChartTwice(t *testing.T) {
 	}
 	req := compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app", "chart-app-two"}}
 
-	p := mustResolve(t, catalog(t, nil), buildtest.Release(t, "5.0"), req)
+	p := buildtest.Plan(t, catalog(t, nil), buildtest.Release(t, "5.0"), req)
 	out := buildtest.Build(t, p, assemble.Options{})
 	files := buildtest.Files(out)
 	buildtest.CheckListedFiles(t, files)
@@ -223,7 +223,7 @@ func TestSameChartTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	_, err := compose.Resolve(t.Context(), changed, buildtest.Release(t, "5.0"), req)
+	_, err := assemble.Plan(t.Context(), changed, buildtest.Release(t, "5.0"), req)
 	want := `components "chart-app" and "chart-app-two" carry different charts named hello 0.3.1`
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "give the changed chart a version of its own") {
 		t.Errorf("Resolve = %v\nwant %q", err, want)

@@ -1,4 +1,4 @@
-package compose_test
+package assemble_test
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func TestGitOps(t *testing.T) {
 	} {
 		t.Run(tc.stream+"-"+string(tc.arch), func(t *testing.T) {
 			rel, _ := buildtest.Release(t, tc.stream).WithFiles([]*releases.File{gitopsFile(t, releases.X86_64), gitopsFile(t, releases.AArch64)})
-			p := mustResolve(t, cat, rel, compose.Request{Profile: "full", Arch: tc.arch, With: []string{"gitops"}})
+			p := buildtest.Plan(t, cat, rel, compose.Request{Profile: "full", Arch: tc.arch, With: []string{"gitops"}})
 			if len(p.Repositories) != 1 || fmt.Sprint(p.Repositories[0]) != fmt.Sprint(tc.repo) {
 				t.Errorf("repositories %+v, want %+v", p.Repositories, tc.repo)
 			}
@@ -91,13 +91,13 @@ func TestGitOps(t *testing.T) {
 		})
 	}
 	// Without the gitops release file: the error says where it comes from.
-	_, err := compose.Resolve(context.Background(), cat, buildtest.Release(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64, With: []string{"gitops"}})
+	_, err := assemble.Plan(context.Background(), cat, buildtest.Release(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64, With: []string{"gitops"}})
 	want := `release 5.0 (embedded) has no release-gitops-x86_64.json, which component "gitops" takes its images from; it comes with the microshift-gitops-release-info RPM of the GitOps repository (/usr/share/microshift/release/release-gitops-<arch>.json): add it to the release directory (--release-dir) or the component's release/ directory (--catalog)`
 	if err == nil || err.Error() != want {
 		t.Errorf("Resolve(gitops without its release file) = %v\nwant %s", err, want)
 	}
 	// Before 4.21 upstream does not test it.
-	_, err = compose.Resolve(context.Background(), cat, buildtest.Release(t, "4.20"), compose.Request{Profile: "full", Arch: releases.X86_64, With: []string{"gitops"}})
+	_, err = assemble.Plan(context.Background(), cat, buildtest.Release(t, "4.20"), compose.Request{Profile: "full", Arch: releases.X86_64, With: []string{"gitops"}})
 	if err == nil || !strings.Contains(err.Error(), `component "gitops" is not available for release 4.20: it needs release >=4.21`) {
 		t.Errorf("Resolve(gitops, 4.20) = %v", err)
 	}
