@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/plan/lockfile"
@@ -102,14 +103,14 @@ func Build(ctx context.Context, p *plan.Plan, opts Options) (*output.Dir, error)
 		}
 	case imageType == "":
 		return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
-			distro, distro, strings.Join(blueprints.ImageTypes(distro, arch), ", "))
+			distro, distro, strings.Join(distros.ImageTypes(distro, arch), ", "))
 	default:
 		var bib *installerBuild
 		var err error
 		if bpData, bib, warnings, err = buildBlueprints(p, distro, imageType, arch, opts.Installer, body); err != nil {
-			if p.Target.BootcOnly() && !slices.Contains(blueprints.ImageTypes(distro, arch), imageType) {
+			if p.Target.BootcOnly() && !slices.Contains(distros.ImageTypes(distro, arch), imageType) {
 				return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types such as %s; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
-					distro, imageType, distro, strings.Join(blueprints.ImageTypes(distro, arch), ", "))
+					distro, imageType, distro, strings.Join(distros.ImageTypes(distro, arch), ", "))
 			}
 			return nil, err
 		}
@@ -245,7 +246,7 @@ func buildInputs(opts Options, imageType, defaultType, distro string, arch relea
 	}
 	o := opts.Installer
 	if o.OSTree != nil && o.OSTree.Ref != "" {
-		def, err := blueprints.CommitRef(distro, blueprints.DefaultImageType, arch)
+		def, err := blueprints.CommitRef(distro, distros.DefaultImageType, arch)
 		if err != nil {
 			return nil, err
 		}

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -29,25 +29,25 @@ import (
 // kept in charts/ and in the lock, the workload in the greenboot check,
 // the same bytes twice.
 func TestChartComponent(t *testing.T) {
-	cat := buildtest.ManifestsCatalog(t)
+	cat := assembletest.ManifestsCatalog(t)
 	for _, stream := range []string{"4.18", "5.0"} {
-		p := buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true})
-		out := buildtest.Build(t, p, assemble.Options{})
-		buildtest.CheckListedFiles(t, buildtest.Files(out))
+		p := assembletest.Plan(t, cat, assembletest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true})
+		out := assembletest.Build(t, p, assemble.Options{})
+		assembletest.CheckListedFiles(t, assembletest.Files(out))
 		if len(p.Charts) != 1 {
 			t.Fatalf("%s: plan charts = %+v, want hello 0.3.1", stream, p.Charts)
 		}
 		ch := p.Charts[0]
-		archive := buildtest.File(t, out, "charts/hello-0.3.1.tgz")
+		archive := assembletest.File(t, out, "charts/hello-0.3.1.tgz")
 		sum := sha256.Sum256(archive)
 		if ch.Component != "chart-app" || ch.Name != "hello" || ch.Version != "0.3.1" || ch.File != "charts/hello-0.3.1.tgz" || ch.SHA256 != hex.EncodeToString(sum[:]) {
 			t.Errorf("%s: chart in the plan = %+v (archive sha256 %x)", stream, ch, sum)
 		}
-		lock := string(buildtest.File(t, out, output.LockFile))
+		lock := string(assembletest.File(t, out, output.LockFile))
 		if !strings.Contains(lock, `"charts": [`) || !strings.Contains(lock, ch.SHA256) {
 			t.Errorf("%s: the lock does not list the chart", stream)
 		}
-		dep := string(buildtest.File(t, out, "manifests.d/093-chart-app/apps_v1_deployment_chart-app-web.yaml"))
+		dep := string(assembletest.File(t, out, "manifests.d/093-chart-app/apps_v1_deployment_chart-app-web.yaml"))
 		kube := map[string]string{"4.18": "v1.31.0", "5.0": "v1.36.0"}[stream]
 		for _, want := range []string{
 			"image: quay.io/example/edge-app@sha256:1111111111111111111111111111111111111111111111111111111111111111",
@@ -58,21 +58,21 @@ func TestChartComponent(t *testing.T) {
 				t.Errorf("%s: rendered Deployment lacks %q:\n%s", stream, want, dep)
 			}
 		}
-		if svc := string(buildtest.File(t, out, "manifests.d/093-chart-app/v1_service_chart-app-web.yaml")); !strings.Contains(svc, "namespace: chart-app") {
+		if svc := string(assembletest.File(t, out, "manifests.d/093-chart-app/v1_service_chart-app-web.yaml")); !strings.Contains(svc, "namespace: chart-app") {
 			t.Errorf("%s: the Service is not put in the chart's namespace:\n%s", stream, svc)
 		}
-		buildtest.File(t, out, "manifests.d/093-chart-app/v1_namespace_chart-app.yaml")
-		buildtest.File(t, out, "manifests.d/093-chart-app/apiextensions.k8s.io_v1_customresourcedefinition_greetings.example.com.yaml")
+		assembletest.File(t, out, "manifests.d/093-chart-app/v1_namespace_chart-app.yaml")
+		assembletest.File(t, out, "manifests.d/093-chart-app/apiextensions.k8s.io_v1_customresourcedefinition_greetings.example.com.yaml")
 		for _, f := range out.Files {
 			if strings.Contains(f.Path, "NOTES") {
 				t.Errorf("%s: NOTES.txt rendered into %s", stream, f.Path)
 			}
 		}
-		if check := string(buildtest.File(t, out, "files"+healthcheck.Path)); !strings.Contains(check, "chart-app-web") {
+		if check := string(assembletest.File(t, out, "files"+healthcheck.Path)); !strings.Contains(check, "chart-app-web") {
 			t.Errorf("%s: the greenboot check does not wait for the chart's Deployment", stream)
 		}
-		again := buildtest.Build(t, buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true}), assemble.Options{})
-		if !bytes.Equal(buildtest.File(t, again, "charts/hello-0.3.1.tgz"), archive) || !bytes.Equal(buildtest.File(t, again, output.LockFile), buildtest.File(t, out, output.LockFile)) {
+		again := assembletest.Build(t, assembletest.Plan(t, cat, assembletest.Release(t, stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app"}, AllowRedBoot: true}), assemble.Options{})
+		if !bytes.Equal(assembletest.File(t, again, "charts/hello-0.3.1.tgz"), archive) || !bytes.Equal(assembletest.File(t, again, output.LockFile), assembletest.File(t, out, output.LockFile)) {
 			t.Errorf("%s: a second build differs", stream)
 		}
 	}
@@ -85,9 +85,9 @@ func TestChartComponent(t *testing.T) {
 // "embedded but unused" warning), and a chart installed into a namespace
 // every device has (kube-system) gets no Namespace object.
 func TestChartOperatorArgsPinned(t *testing.T) {
-	p := buildtest.Plan(t, buildtest.ManifestsCatalog(t), buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
-	out := buildtest.Build(t, p, assemble.Options{})
-	dep := string(buildtest.File(t, out, "manifests.d/094-chart-operator/apps_v1_deployment_chart-operator-controller.yaml"))
+	p := assembletest.Plan(t, assembletest.ManifestsCatalog(t), assembletest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
+	out := assembletest.Build(t, p, assemble.Options{})
+	dep := string(assembletest.File(t, out, "manifests.d/094-chart-operator/apps_v1_deployment_chart-operator-controller.yaml"))
 	const solver = "quay.io/example/operator-solver@sha256:4444444444444444444444444444444444444444444444444444444444444444"
 	for _, want := range []string{
 		"image: quay.io/example/operator-controller@sha256:3333333333333333333333333333333333333333333333333333333333333333",
@@ -149,7 +149,7 @@ func TestChartArgImageUnmapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = assemble.Plan(t.Context(), cat, buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
+	_, err = assemble.Plan(t.Context(), cat, assembletest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-operator"}})
 	want := `component "chart-operator": Deployment kube-system/chart-operator-controller: container "controller" args[2] names image "quay.io/example/operator-solver:v1.16.2": image is not in the plan; map "quay.io/example/operator-solver" to a key of images.keys in [manifests.images]`
 	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, compose.ErrImageNotInPlan) {
 		t.Errorf("Resolve = %v\nwant %q", err, want)
@@ -204,10 +204,10 @@ func TestSameChartTwice(t *testing.T) {
 	}
 	req := compose.Request{Profile: "minimal", Arch: releases.X86_64, With: []string{"chart-app", "chart-app-two"}}
 
-	p := buildtest.Plan(t, catalog(t, nil), buildtest.Release(t, "5.0"), req)
-	out := buildtest.Build(t, p, assemble.Options{})
-	files := buildtest.Files(out)
-	buildtest.CheckListedFiles(t, files)
+	p := assembletest.Plan(t, catalog(t, nil), assembletest.Release(t, "5.0"), req)
+	out := assembletest.Build(t, p, assemble.Options{})
+	files := assembletest.Files(out)
+	assembletest.CheckListedFiles(t, files)
 	n := 0
 	for _, f := range out.Files {
 		if f.Path == "charts/hello-0.3.1.tgz" {
@@ -223,7 +223,7 @@ func TestSameChartTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	_, err := assemble.Plan(t.Context(), changed, buildtest.Release(t, "5.0"), req)
+	_, err := assemble.Plan(t.Context(), changed, assembletest.Release(t, "5.0"), req)
 	want := `components "chart-app" and "chart-app-two" carry different charts named hello 0.3.1`
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "give the changed chart a version of its own") {
 		t.Errorf("Resolve = %v\nwant %q", err, want)

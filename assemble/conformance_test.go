@@ -18,10 +18,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
@@ -96,7 +96,7 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	know, err := knowledge.Default()
 	if err != nil {
 		t.Fatal(err)
@@ -315,8 +315,8 @@ func conformanceCell(t *testing.T, cat *components.Catalog, rel *releases.Releas
 	}
 	// Images: exactly the union of the selected components' release-file
 	// entries for the arch.
-	got := testutil.Lines(buildtest.File(t, out, output.ImagesFile))
-	want := buildtest.UpstreamImages(t, dir, arch, wantComps)
+	got := testutil.Lines(assembletest.File(t, out, output.ImagesFile))
+	want := assembletest.UpstreamImages(t, dir, arch, wantComps)
 	if !reflect.DeepEqual(got, want) {
 		bad("images.txt has %d references, want the %d of the upstream release files", len(got), len(want))
 	}
@@ -329,7 +329,7 @@ func conformanceCell(t *testing.T, cat *components.Catalog, rel *releases.Releas
 		if cf := out.File(output.Containerfile); cf == nil || !strings.Contains(string(cf.Data), "\nARG BASE_IMAGE="+tgt.bootcBase+"\n") {
 			bad("the Containerfile does not start from %s", tgt.bootcBase)
 		}
-	} else if src := blueprintContainers(buildtest.File(t, out, output.BlueprintFile)); !reflect.DeepEqual(src, want) {
+	} else if src := blueprintContainers(assembletest.File(t, out, output.BlueprintFile)); !reflect.DeepEqual(src, want) {
 		bad("blueprint [[containers]] has %d sources, want the %d of images.txt", len(src), len(want))
 	}
 	// Packages: real RPMs of this branch, pinned to the release.
@@ -543,7 +543,7 @@ func shippedCell(t *testing.T, cat *components.Catalog, rel *releases.Release, a
 	}
 	c.outcome = "ok"
 	var problems []string
-	bp := string(buildtest.File(t, out, output.BlueprintFile))
+	bp := string(assembletest.File(t, out, output.BlueprintFile))
 	var cf string
 	if f := out.File(output.Containerfile); f != nil {
 		cf = string(f.Data)

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -39,7 +39,7 @@ var archDigit = map[releases.Arch]string{releases.X86_64: "a", releases.AArch64:
 // pinned to MicroShift's version nor checked against its RPM list), its
 // images from the release-gitops file its release-info RPM ships.
 func TestGitOps(t *testing.T) {
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	for _, tc := range []struct {
 		stream string
 		arch   releases.Arch
@@ -53,8 +53,8 @@ func TestGitOps(t *testing.T) {
 			BaseURL: "https://cdn.redhat.com/content/dist/layered/rhel9/x86_64/gitops/1.16/os", Packages: []string{"microshift-gitops"}, Components: []string{"gitops"}}},
 	} {
 		t.Run(tc.stream+"-"+string(tc.arch), func(t *testing.T) {
-			rel, _ := buildtest.Release(t, tc.stream).WithFiles([]*releases.File{gitopsFile(t, releases.X86_64), gitopsFile(t, releases.AArch64)})
-			p := buildtest.Plan(t, cat, rel, compose.Request{Profile: "full", Arch: tc.arch, With: []string{"gitops"}})
+			rel, _ := assembletest.Release(t, tc.stream).WithFiles([]*releases.File{gitopsFile(t, releases.X86_64), gitopsFile(t, releases.AArch64)})
+			p := assembletest.Plan(t, cat, rel, compose.Request{Profile: "full", Arch: tc.arch, With: []string{"gitops"}})
 			if len(p.Repositories) != 1 || fmt.Sprint(p.Repositories[0]) != fmt.Sprint(tc.repo) {
 				t.Errorf("repositories %+v, want %+v", p.Repositories, tc.repo)
 			}
@@ -81,7 +81,7 @@ func TestGitOps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cf := string(buildtest.File(t, out, output.Containerfile))
+			cf := string(assembletest.File(t, out, output.Containerfile))
 			if want := fmt.Sprintf("# The build host needs the MicroShift RPM repositories (rhocp, fast-datapath) enabled,\n# and %s (%s) for microshift-gitops.\n", tc.repo.ID, tc.repo.BaseURL); !strings.Contains(cf, want) {
 				t.Errorf("Containerfile lacks %q:\n%s", want, cf)
 			}
@@ -91,13 +91,13 @@ func TestGitOps(t *testing.T) {
 		})
 	}
 	// Without the gitops release file: the error says where it comes from.
-	_, err := assemble.Plan(context.Background(), cat, buildtest.Release(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64, With: []string{"gitops"}})
+	_, err := assemble.Plan(context.Background(), cat, assembletest.Release(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64, With: []string{"gitops"}})
 	want := `release 5.0 (embedded) has no release-gitops-x86_64.json, which component "gitops" takes its images from; it comes with the microshift-gitops-release-info RPM of the GitOps repository (/usr/share/microshift/release/release-gitops-<arch>.json): add it to the release directory (--release-dir) or the component's release/ directory (--catalog)`
 	if err == nil || err.Error() != want {
 		t.Errorf("Resolve(gitops without its release file) = %v\nwant %s", err, want)
 	}
 	// Before 4.21 upstream does not test it.
-	_, err = assemble.Plan(context.Background(), cat, buildtest.Release(t, "4.20"), compose.Request{Profile: "full", Arch: releases.X86_64, With: []string{"gitops"}})
+	_, err = assemble.Plan(context.Background(), cat, assembletest.Release(t, "4.20"), compose.Request{Profile: "full", Arch: releases.X86_64, With: []string{"gitops"}})
 	if err == nil || !strings.Contains(err.Error(), `component "gitops" is not available for release 4.20: it needs release >=4.21`) {
 		t.Errorf("Resolve(gitops, 4.20) = %v", err)
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -42,9 +42,9 @@ const refusedFile = "refused.txt"
 // honour has its refusal in refused.txt instead. Regenerate with
 // go test ./assemble -run Golden -update, and review the diff.
 func TestGolden(t *testing.T) {
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	for _, stream := range goldenStreams {
-		rel := buildtest.Release(t, stream)
+		rel := assembletest.Release(t, stream)
 		for _, arch := range goldenArches {
 			for _, profile := range goldenProfiles {
 				name := profile + "-" + string(arch)
@@ -71,7 +71,7 @@ func TestGolden(t *testing.T) {
 						for _, f := range out.Files {
 							files[f.Path] = f.Data
 						}
-						buildtest.CheckListedFiles(t, files)
+						assembletest.CheckListedFiles(t, files)
 					}
 					checkGoldenDir(t, dir, files)
 				})

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/internal/kernelargs"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/output"
@@ -48,8 +49,8 @@ func checkHardeningOutputs(p *plan.Plan, opts Options, imageType string, hasBlue
 	}
 	// blueprint.toml is the commit an installer image type installs.
 	bpType := imageType
-	if it, err := blueprints.ImageType(distro, imageType, arch); err == nil && blueprints.InstallsCommit(it) {
-		bpType = blueprints.DefaultImageType
+	if it, err := distros.ImageType(distro, imageType, arch); err == nil && blueprints.InstallsCommit(it) {
+		bpType = distros.DefaultImageType
 	}
 	var notes []string
 	if len(h.KernelArgs) > 0 {
@@ -73,7 +74,7 @@ func checkHardeningOutputs(p *plan.Plan, opts Options, imageType string, hasBlue
 		}
 	}
 	if h.FIPSOn() && hasBlueprint && !opts.Installer.Kickstart && opts.Installer.OSTree == nil {
-		if it, err := blueprints.ImageType(distro, bpType, arch); err == nil && it.OSTreeRef() != "" && !blueprints.InstallsCommit(it) {
+		if it, err := distros.ImageType(distro, bpType, arch); err == nil && it.OSTreeRef() != "" && !blueprints.InstallsCommit(it) {
 			notes = append(notes, fmt.Sprintf("FIPS: %s's ostree commit (%s) has the FIPS crypto policy; fips=1 on the kernel command line is set by what deploys it (--kickstart writes it into microshift.ks, an installer --image-type into installer.toml), not by the commit", output.BlueprintFile, bpType))
 		}
 	}

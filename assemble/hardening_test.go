@@ -16,9 +16,10 @@ import (
 	"github.com/osbuild/blueprint/pkg/blueprint"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
@@ -97,7 +98,7 @@ func hardeningCases() []hardeningCase {
 // kickstart by ksvalidator, bootc-image-builder's config by its loader;
 // two builds give the same bytes.
 func TestHardeningGolden(t *testing.T) {
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	for _, tc := range hardeningCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			profile, arch := tc.profile, tc.arch
@@ -108,7 +109,7 @@ func TestHardeningGolden(t *testing.T) {
 				arch = releases.X86_64
 			}
 			req := compose.Request{Profile: profile, Arch: arch, Distro: tc.distro, Hardening: tc.hard}
-			rel := buildtest.Release(t, tc.stream)
+			rel := assembletest.Release(t, tc.stream)
 			build := func() *output.Dir {
 				p, err := assemble.Plan(context.Background(), cat, rel, req)
 				if err != nil {
@@ -133,7 +134,7 @@ func TestHardeningGolden(t *testing.T) {
 			if data := files[output.BlueprintFile]; data != nil {
 				imageType := tc.opts.ImageType
 				if imageType == "" || tc.opts.Installer.OSTree != nil && imageType != "edge-raw-image" {
-					imageType = blueprints.DefaultImageType
+					imageType = distros.DefaultImageType
 				}
 				validateBlueprint(t, data, distro, imageType, arch, nil)
 			}
@@ -268,7 +269,7 @@ func ksvalidate(t *testing.T, ks []byte, distro string) {
 // TestHardeningErrors: what a release, arch, distro or image type cannot
 // honour is refused with one line naming the flag and why, and no output.
 func TestHardeningErrors(t *testing.T) {
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	ostree := &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo"}
 	for _, tc := range []struct {
 		name    string
@@ -324,7 +325,7 @@ func TestHardeningErrors(t *testing.T) {
 				check(t, err, tc.err)
 				return
 			}
-			p, err := assemble.Plan(context.Background(), cat, buildtest.Release(t, tc.stream), req)
+			p, err := assemble.Plan(context.Background(), cat, assembletest.Release(t, tc.stream), req)
 			if err != nil {
 				var cannot *compose.CannotHonourError
 				if errors.As(err, &cannot) != tc.cannot {
@@ -359,7 +360,7 @@ func check(t *testing.T, err error, want string) {
 // "hardening"), FIPS config under the source --fips where the release
 // needs it, and every kernel argument as given, in order.
 func TestHardeningPlan(t *testing.T) {
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	for _, tc := range []struct {
 		stream    string
 		fipsNotes bool // the release needs a router TLS profile under FIPS
@@ -367,7 +368,7 @@ func TestHardeningPlan(t *testing.T) {
 		{"4.18", false}, {"4.19", true}, {"4.21", true}, {"5.0", false},
 	} {
 		t.Run(tc.stream, func(t *testing.T) {
-			p := buildtest.Plan(t, cat, buildtest.Release(t, tc.stream), compose.Request{Profile: "full", Arch: releases.X86_64, Hardening: compose.HardeningOptions{FIPS: true, KernelArgs: []string{"b=2", "a=1"}}})
+			p := assembletest.Plan(t, cat, assembletest.Release(t, tc.stream), compose.Request{Profile: "full", Arch: releases.X86_64, Hardening: compose.HardeningOptions{FIPS: true, KernelArgs: []string{"b=2", "a=1"}}})
 			h := p.Hardening
 			if h == nil || h.FIPS == nil || !slices.Equal(h.KernelArgs, []string{"b=2", "a=1"}) || !slices.Equal(h.KernelCommandLine(), []string{"fips=1", "b=2", "a=1"}) {
 				t.Fatalf("plan hardening = %+v", h)
@@ -399,8 +400,8 @@ func TestHardeningPlan(t *testing.T) {
 // option changes it, the order of kernel arguments too, and the names of
 // one CIS profile give one ID.
 func TestHardeningIDs(t *testing.T) {
-	cat := buildtest.Catalog(t)
-	rel := buildtest.Release(t, "5.0")
+	cat := assembletest.Catalog(t)
+	rel := assembletest.Release(t, "5.0")
 	qcow2 := assemble.Options{ImageType: "qcow2"}
 	id := func(h compose.HardeningOptions) string {
 		return buildID(t, cat, rel, compose.Request{Profile: "minimal", Arch: releases.X86_64, Hardening: h}, nil, qcow2)
@@ -437,7 +438,7 @@ func TestHardeningIDs(t *testing.T) {
 // TestCISAuditUnit: the first-boot unit runs the guide's regeneration
 // once, and its script is valid bash.
 func TestCISAuditUnit(t *testing.T) {
-	p := buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, Hardening: compose.HardeningOptions{CIS: compose.CISLevel2}})
+	p := assembletest.Plan(t, assembletest.Catalog(t), assembletest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: releases.X86_64, Hardening: compose.HardeningOptions{CIS: compose.CISLevel2}})
 	var unit, script []byte
 	for _, f := range p.Files {
 		switch f.Path {

@@ -12,12 +12,13 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan/lockfile"
@@ -80,7 +81,7 @@ func buildID(t *testing.T, cat *components.Catalog, rel *releases.Release, req c
 // buildIDWith is buildID with the installer inputs of build's flags too.
 func buildIDWith(t *testing.T, cat *components.Catalog, rel *releases.Release, req compose.Request, dev *registry.Options, inst *installer.Inputs, opts assemble.Options) string {
 	t.Helper()
-	p := buildtest.Plan(t, cat, rel, req)
+	p := assembletest.Plan(t, cat, rel, req)
 	if dev != nil {
 		if _, err := registry.Add(p, *dev); err != nil {
 			t.Fatalf("AddDeviceRegistry = %v", err)
@@ -95,7 +96,7 @@ func buildIDWith(t *testing.T, cat *components.Catalog, rel *releases.Release, r
 	if err != nil {
 		t.Fatalf("Build = %v", err)
 	}
-	lock, err := lockfile.Parse("lock", buildtest.File(t, out, output.LockFile))
+	lock, err := lockfile.Parse("lock", assembletest.File(t, out, output.LockFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func buildIDWith(t *testing.T, cat *components.Catalog, rel *releases.Release, r
 func TestCompositionIDSame(t *testing.T) {
 	overlay := testutil.TestdataDir(t, "catalogs", "resolver-overlay")
 	catA, catB := loadCatalog(t, copyDir(t, overlay)), loadCatalog(t, copyDir(t, overlay))
-	emb := buildtest.Release(t, "5.0")
+	emb := assembletest.Release(t, "5.0")
 	relA := loadReleaseDir(t, releaseDir(t, emb, nil))
 	relB := loadReleaseDir(t, releaseDir(t, emb, nil))
 	base := compose.Request{Profile: "minimal", With: []string{"multus", "edge-agent"}, Arch: releases.X86_64}
@@ -132,7 +133,7 @@ func TestCompositionIDSame(t *testing.T) {
 	if got := buildID(t, catA, relA, explicit, nil, assemble.Options{ImageType: "edge-commit"}); got != want {
 		t.Errorf("--distro and --image-type naming the defaults: ID %s, want %s", got, want)
 	}
-	if p := buildtest.Plan(t, catA, relA, base); p.ID != want {
+	if p := assembletest.Plan(t, catA, relA, base); p.ID != want {
 		t.Errorf("resolve's ID %s differs from build's %s", p.ID, want)
 	}
 	// Installer options naming what the build does anyway: the distro's
@@ -142,7 +143,7 @@ func TestCompositionIDSame(t *testing.T) {
 		return assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true, OSTree: &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo", Ref: ref}, Filesystems: fss}}
 	}
 	plain := buildID(t, catA, relA, base, nil, ks(""))
-	defRef, err := blueprints.CommitRef("rhel-9.8", blueprints.DefaultImageType, releases.X86_64)
+	defRef, err := blueprints.CommitRef("rhel-9.8", distros.DefaultImageType, releases.X86_64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestCompositionIDSame(t *testing.T) {
 	if got := buildID(t, catA, relA, base, nil, ks("", installer.Filesystem{Mount: "/", MinSize: installer.DefaultRootSize})); got != plain {
 		t.Errorf("--kickstart --filesystem /=10GiB (the kickstart's default): ID %s, want %s", got, plain)
 	}
-	open := buildtest.Plan(t, catA, relA, base).Firewall.Ports
+	open := assembletest.Plan(t, catA, relA, base).Firewall.Ports
 	if len(open) == 0 {
 		t.Fatal("the plan opens no firewall port")
 	}
@@ -160,7 +161,7 @@ func TestCompositionIDSame(t *testing.T) {
 		t.Errorf("--firewall-port %s (the plan opens it): ID %s, want %s", open[0], got, want)
 	}
 	// Two pull secrets for the same registry: the same composition.
-	one := buildID(t, catA, relA, base, &registry.Options{PullSecret: buildtest.PullSecret(t, "quay.io")}, assemble.Options{})
+	one := buildID(t, catA, relA, base, &registry.Options{PullSecret: assembletest.PullSecret(t, "quay.io")}, assemble.Options{})
 	other := filepath.Join(t.TempDir(), "other.json")
 	testutil.WriteFile(t, other, []byte(`{"auths": {"quay.io": {"auth": "b3RoZXI6c2VjcmV0"}}}`))
 	if two := buildID(t, catA, relA, base, &registry.Options{PullSecret: other}, assemble.Options{}); one != two {
@@ -176,7 +177,7 @@ func TestCompositionIDSame(t *testing.T) {
 func TestCompositionIDDiffers(t *testing.T) {
 	overlay := testutil.TestdataDir(t, "catalogs", "resolver-overlay")
 	cat := loadCatalog(t, copyDir(t, overlay))
-	emb := buildtest.Release(t, "5.0")
+	emb := assembletest.Release(t, "5.0")
 	rel := loadReleaseDir(t, releaseDir(t, emb, nil))
 	base := compose.Request{Profile: "storage-only", With: []string{"edge-agent"}, Arch: releases.X86_64}
 	want := buildID(t, cat, rel, base, nil, assemble.Options{})
@@ -250,7 +251,7 @@ func TestCompositionIDDiffers(t *testing.T) {
 		{name: "a file added to the catalog", cat: loadCatalog(t, unread)},
 		{name: "embedded catalog alone", cat: defaultCatalogNoOverlay(t), req: with(func(r *compose.Request) { r.With = nil })},
 		{name: "release file digest changed", rel: loadReleaseDir(t, digestChanged)},
-		{name: "other release", rel: buildtest.Release(t, "4.19")},
+		{name: "other release", rel: assembletest.Release(t, "4.19")},
 		{name: "other profile", req: with(func(r *compose.Request) { r.Profile = "full" })},
 		{name: "--with", req: with(func(r *compose.Request) { r.With = append(r.With, "multus") })},
 		{name: "--without", req: with(func(r *compose.Request) { r.Profile, r.Without = "full", []string{"snapshot-controller"} })},
@@ -264,7 +265,7 @@ func TestCompositionIDDiffers(t *testing.T) {
 		{name: "--bootc", opts: assemble.Options{Bootc: true}},
 		{name: "--bootc-images pull", opts: assemble.Options{Bootc: true, BootcImages: "pull"}},
 		{name: "image type", opts: assemble.Options{ImageType: "edge-container"}},
-		{name: "pull secret", dev: &registry.Options{PullSecret: buildtest.PullSecret(t, "quay.io")}},
+		{name: "pull secret", dev: &registry.Options{PullSecret: assembletest.PullSecret(t, "quay.io")}},
 		{name: "mirror registry", dev: &registry.Options{Mirror: "mirror.example.com:5000/ms"}},
 		{name: "other mirror prefix", dev: &registry.Options{Mirror: "mirror.example.com:5000/other"}},
 		{name: "mirror insecure", dev: &registry.Options{Mirror: "mirror.example.com:5000/ms", MirrorInsecure: true}},
@@ -313,7 +314,7 @@ func defaultCatalogNoOverlay(t *testing.T) *components.Catalog {
 // newest known release's rules, a warning naming them and release.rules in
 // the lock; StrictRelease refuses it.
 func TestNewerRelease(t *testing.T) {
-	emb := buildtest.Release(t, "5.1")
+	emb := assembletest.Release(t, "5.1")
 	dir := releaseDir(t, emb, func(_ string, data []byte) []byte {
 		return []byte(regexp.MustCompile(`"base": "5\.[01]\.[^"]*"`).ReplaceAllString(string(data), `"base": "5.2.0-0.nightly-2027-01-01-000000"`))
 	})
@@ -322,7 +323,7 @@ func TestNewerRelease(t *testing.T) {
 		t.Fatalf("fixture is release %s, want 5.2", rel.Stream())
 	}
 	req := compose.Request{Profile: "full", Arch: releases.X86_64}
-	p := buildtest.Plan(t, buildtest.Catalog(t), rel, req)
+	p := assembletest.Plan(t, assembletest.Catalog(t), rel, req)
 	if p.Release.Rules != "5.1" || p.Release.Stream != "5.2" {
 		t.Errorf("release stream %q, rules %q; want 5.2 with the rules of 5.1", p.Release.Stream, p.Release.Rules)
 	}
@@ -333,20 +334,20 @@ func TestNewerRelease(t *testing.T) {
 	if !warned {
 		t.Errorf("no warning naming the rules applied in %q", p.Warnings)
 	}
-	lock := string(buildtest.File(t, buildtest.Build(t, p, assemble.Options{}), output.LockFile))
+	lock := string(assembletest.File(t, assembletest.Build(t, p, assemble.Options{}), output.LockFile))
 	if !strings.Contains(lock, `"rules": "5.1"`) {
 		t.Errorf("lock does not record the rules applied:\n%s", lock)
 	}
-	if known := buildtest.Plan(t, buildtest.Catalog(t), emb, req); known.Release.Rules != "5.1" || len(known.Warnings) != len(p.Warnings)-1 {
+	if known := assembletest.Plan(t, assembletest.Catalog(t), emb, req); known.Release.Rules != "5.1" || len(known.Warnings) != len(p.Warnings)-1 {
 		t.Errorf("known release 5.1: rules %q, warnings %q", known.Release.Rules, known.Warnings)
 	}
 
 	req.StrictRelease = true
-	_, err := assemble.Plan(context.Background(), buildtest.Catalog(t), rel, req)
+	_, err := assemble.Plan(context.Background(), assembletest.Catalog(t), rel, req)
 	if !errors.Is(err, compose.ErrNewerRelease) || !strings.Contains(err.Error(), "the newest is 5.1") {
 		t.Errorf("Resolve(StrictRelease, 5.2) = %v, want ErrNewerRelease naming 5.1", err)
 	}
-	if _, err := assemble.Plan(context.Background(), buildtest.Catalog(t), emb, req); err != nil {
+	if _, err := assemble.Plan(context.Background(), assembletest.Catalog(t), emb, req); err != nil {
 		t.Errorf("Resolve(StrictRelease, 5.1) = %v", err)
 	}
 }

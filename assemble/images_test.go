@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -18,11 +18,11 @@ import (
 // are mostly tags: with --allow-unpinned its images.txt is still the union,
 // tags included, since the device needs every one of them.
 func TestImagesAIModelServing(t *testing.T) {
-	p := buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "4.22"),
+	p := assembletest.Plan(t, assembletest.Catalog(t), assembletest.Release(t, "4.22"),
 		compose.Request{Profile: "minimal", With: []string{"ai-model-serving"}, Arch: releases.X86_64, AllowUnpinned: true})
-	out := buildtest.Build(t, p, assemble.Options{})
-	got := testutil.Lines(buildtest.File(t, out, output.ImagesFile))
-	want := buildtest.UpstreamImages(t, testutil.ReleaseDir(t, "release-4.22"), releases.X86_64, p.ComponentNames())
+	out := assembletest.Build(t, p, assemble.Options{})
+	got := testutil.Lines(assembletest.File(t, out, output.ImagesFile))
+	want := assembletest.UpstreamImages(t, testutil.ReleaseDir(t, "release-4.22"), releases.X86_64, p.ComponentNames())
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("images.txt = %q, want %q", got, want)
 	}

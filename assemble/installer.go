@@ -10,6 +10,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
@@ -110,11 +111,11 @@ type installerBuild struct {
 func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch, opts InstallerOptions, body []byte) (bp []byte, ib *installerBuild, warnings []string, err error) {
 	ib = &installerBuild{}
 	mainType, installerType := imageType, ""
-	if it, err := blueprints.ImageType(distro, imageType, arch); err == nil && blueprints.InstallsCommit(it) {
+	if it, err := distros.ImageType(distro, imageType, arch); err == nil && blueprints.InstallsCommit(it) {
 		if opts.OSTree == nil {
-			return nil, nil, nil, fmt.Errorf("--image-type %s installs an ostree commit: pass --ostree-url URL where the commit built from %s (--image-type %s) is served", imageType, output.BlueprintFile, blueprints.DefaultImageType)
+			return nil, nil, nil, fmt.Errorf("--image-type %s installs an ostree commit: pass --ostree-url URL where the commit built from %s (--image-type %s) is served", imageType, output.BlueprintFile, distros.DefaultImageType)
 		}
-		mainType, installerType = blueprints.DefaultImageType, imageType
+		mainType, installerType = distros.DefaultImageType, imageType
 	}
 	if opts.InstallationDevice != "" && installerType == "" {
 		return nil, nil, nil, fmt.Errorf("--installation-device is the disk of edge-simplified-installer: add --image-type edge-simplified-installer")
@@ -129,7 +130,7 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 
 	main := blueprints.FromPlan(p)
 	hard := blueprints.Hardening(p)
-	if mainIT, err := blueprints.ImageType(distro, mainType, arch); err == nil {
+	if mainIT, err := distros.ImageType(distro, mainType, arch); err == nil {
 		taken, err := addHardening(main, mainIT, hard, distro, mainType, arch, installerType != "")
 		if err != nil {
 			return nil, nil, nil, err
@@ -138,7 +139,7 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 			ib.kargsIn = append(ib.kargsIn, output.BlueprintFile)
 		}
 	}
-	if mainIT, err := blueprints.ImageType(distro, mainType, arch); err == nil && !opts.Kickstart {
+	if mainIT, err := distros.ImageType(distro, mainType, arch); err == nil && !opts.Kickstart {
 		if opts.User != nil && blueprints.Supports(mainIT, userC) {
 			blueprints.AddCustomizations(main, userC)
 			usedUser, userInMain = true, true
@@ -156,7 +157,7 @@ func buildBlueprints(p *plan.Plan, distro, imageType string, arch releases.Arch,
 	}
 
 	if installerType != "" {
-		it, _ := blueprints.ImageType(distro, installerType, arch)
+		it, _ := distros.ImageType(distro, installerType, arch)
 		c := &blueprint.Customizations{}
 		ksC := installer.Customizations(installer.BIBOptions{Kickstart: body})
 		// The installed system is FIPS when the installer is: osbuild
@@ -277,7 +278,7 @@ func installerOutputs(p *plan.Plan, distro string, arch releases.Arch, opts Inst
 			ref := opts.OSTree.Ref
 			if ref == "" {
 				var err error
-				if ref, err = blueprints.CommitRef(distro, blueprints.DefaultImageType, arch); err != nil {
+				if ref, err = blueprints.CommitRef(distro, distros.DefaultImageType, arch); err != nil {
 					return nil, err
 				}
 			}

@@ -9,9 +9,10 @@ import (
 	"github.com/osbuild/blueprint/pkg/blueprint"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/render/installer"
@@ -24,7 +25,7 @@ const installerKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGb8dV7c1JHoBOC6kKQsdw
 // the installer, validated by osbuild/images for its type with the URL; for
 // edge-installer the kickstart goes through customizations.installer.
 func TestBuildInstallerImageTypes(t *testing.T) {
-	p := buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "4.19"), compose.Request{Profile: "full", Arch: releases.X86_64})
+	p := assembletest.Plan(t, assembletest.Catalog(t), assembletest.Release(t, "4.19"), compose.Request{Profile: "full", Arch: releases.X86_64})
 	user := &installer.User{Name: "admin", Keys: []string{installerKey}}
 	fs := []installer.Filesystem{{Mount: "/", MinSize: 20 << 30}}
 	for _, tc := range []struct {
@@ -72,7 +73,7 @@ func TestBuildInstallerImageTypes(t *testing.T) {
 			if _, err := blueprints.ValidateImage(&ibp, p.Target.Distro, tc.imageType, "x86_64", opts.OSTree); err != nil {
 				t.Errorf("installer.toml: %v", err)
 			}
-			if _, err := blueprints.Validate(&mbp, p.Target.Distro, blueprints.DefaultImageType, "x86_64"); err != nil {
+			if _, err := blueprints.Validate(&mbp, p.Target.Distro, distros.DefaultImageType, "x86_64"); err != nil {
 				t.Errorf("blueprint.toml: %v", err)
 			}
 			for _, w := range tc.want {
@@ -95,7 +96,7 @@ func TestBuildInstallerImageTypes(t *testing.T) {
 }
 
 func TestBuildInstallerErrors(t *testing.T) {
-	p := buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "4.19"), compose.Request{Profile: "minimal", Arch: releases.X86_64})
+	p := assembletest.Plan(t, assembletest.Catalog(t), assembletest.Release(t, "4.19"), compose.Request{Profile: "minimal", Arch: releases.X86_64})
 	url := &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo"}
 	fs := []installer.Filesystem{{Mount: "/", MinSize: 20 << 30}}
 	for _, tc := range []struct {

@@ -21,7 +21,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/render/describe"
 
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 )
 
@@ -35,16 +35,16 @@ var edgeLight = compose.EdgeLight("")
 // testdata/golden/manifests/<stream>-<arch>/. Regenerate with
 // go test ./assemble -run Golden -update, and review the diff.
 func TestGoldenManifests(t *testing.T) {
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	for _, stream := range []string{"4.17", "4.19", "5.0"} {
-		rel := buildtest.Release(t, stream)
+		rel := assembletest.Release(t, stream)
 		for _, arch := range goldenArches {
 			t.Run(stream+"/"+string(arch), func(t *testing.T) {
 				req := edgeLight
 				req.Arch = arch
 				// With the bootc Containerfile: it copies the manifests.d
 				// directories through the same output paths.
-				out, err := assemble.Build(context.Background(), buildtest.Plan(t, cat, rel, req), assemble.Options{Bootc: true})
+				out, err := assemble.Build(context.Background(), assembletest.Plan(t, cat, rel, req), assemble.Options{Bootc: true})
 				if err != nil {
 					t.Fatalf("Build(edge-light %s %s, bootc) = %v", stream, arch, err)
 				}
@@ -54,7 +54,7 @@ func TestGoldenManifests(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				buildtest.CheckListedFiles(t, buildtest.Files(out))
+				assembletest.CheckListedFiles(t, assembletest.Files(out))
 				var got []string
 				for _, f := range out.Files {
 					got = append(got, f.Path)
@@ -100,12 +100,12 @@ func TestGoldenManifests(t *testing.T) {
 // Every image a rendered manifest runs is one the plan embeds, pinned by
 // digest, and the blueprint carries the rendered files.
 func TestManifestsArePinnedAndInTheBlueprint(t *testing.T) {
-	cat := buildtest.Catalog(t)
-	rel := buildtest.Release(t, "5.0")
+	cat := assembletest.Catalog(t)
+	rel := assembletest.Release(t, "5.0")
 	for _, arch := range goldenArches {
 		req := edgeLight
 		req.Arch = arch
-		p := buildtest.Plan(t, cat, rel, req)
+		p := assembletest.Plan(t, cat, rel, req)
 		if len(p.Manifests) != 1 || p.Manifests[0].Component != "storage-hostpath" {
 			t.Fatalf("manifests = %+v, want storage-hostpath's", p.Manifests)
 		}
@@ -126,10 +126,10 @@ func TestManifestsArePinnedAndInTheBlueprint(t *testing.T) {
 		if got := len(p.Manifests[0].Images); got != 4 || !slices.Contains(p.Manifests[0].Images, tagged) {
 			t.Errorf("storage-hostpath runs %q, want 4 images including %s", p.Manifests[0].Images, tagged)
 		}
-		if w := buildtest.DeviceWarnings(p); len(w) != 1 || !strings.Contains(w[0], tagged) {
+		if w := assembletest.DeviceWarnings(p); len(w) != 1 || !strings.Contains(w[0], tagged) {
 			t.Errorf("warnings = %q, want one about %s", w, tagged)
 		}
-		bp := string(buildtest.File(t, buildtest.Build(t, p, assemble.Options{}), output.BlueprintFile))
+		bp := string(assembletest.File(t, assembletest.Build(t, p, assemble.Options{}), output.BlueprintFile))
 		for _, path := range []string{
 			"/etc/microshift/manifests.d/009-storage-hostpath/storage.k8s.io_v1_csidriver_kubevirt.io.hostpath-provisioner.yaml",
 		} {
@@ -141,12 +141,12 @@ func TestManifestsArePinnedAndInTheBlueprint(t *testing.T) {
 }
 
 func TestManifestsDeterministic(t *testing.T) {
-	cat := buildtest.Catalog(t)
-	rel := buildtest.Release(t, "5.0")
+	cat := assembletest.Catalog(t)
+	rel := assembletest.Release(t, "5.0")
 	req := edgeLight
 	req.Arch = releases.AArch64
-	a := buildtest.Build(t, buildtest.Plan(t, cat, rel, req), assemble.Options{})
-	b := buildtest.Build(t, buildtest.Plan(t, cat, rel, req), assemble.Options{})
+	a := assembletest.Build(t, assembletest.Plan(t, cat, rel, req), assemble.Options{})
+	b := assembletest.Build(t, assembletest.Plan(t, cat, rel, req), assemble.Options{})
 	if len(a.Files) != len(b.Files) {
 		t.Fatalf("%d files, then %d", len(a.Files), len(b.Files))
 	}
@@ -159,8 +159,8 @@ func TestManifestsDeterministic(t *testing.T) {
 
 // The documented cross-check and plugin errors, each naming the component.
 func TestManifestErrors(t *testing.T) {
-	cat := buildtest.ManifestsCatalog(t)
-	rel := buildtest.Release(t, "5.0")
+	cat := assembletest.ManifestsCatalog(t)
+	rel := assembletest.Release(t, "5.0")
 	for _, tc := range []struct {
 		with string
 		want string
@@ -212,11 +212,11 @@ func TestManifestErrors(t *testing.T) {
 }
 
 func TestManifestsFromACatalogComponent(t *testing.T) {
-	cat := buildtest.ManifestsCatalog(t)
-	rel := buildtest.Release(t, "4.18")
-	p := buildtest.Plan(t, cat, rel, compose.Request{Profile: "networking-only", With: []string{"edge-app", "plugin-empty"}, Arch: releases.AArch64})
+	cat := assembletest.ManifestsCatalog(t)
+	rel := assembletest.Release(t, "4.18")
+	p := assembletest.Plan(t, cat, rel, compose.Request{Profile: "networking-only", With: []string{"edge-app", "plugin-empty"}, Arch: releases.AArch64})
 	wantWarnings := []string{`component "edge-app": image "unused" (quay.io/example/unused@sha256:3333333333333333333333333333333333333333333333333333333333333333) is embedded but no rendered manifest or device file uses it`}
-	if w := buildtest.DeviceWarnings(p); !reflect.DeepEqual(w, wantWarnings) {
+	if w := assembletest.DeviceWarnings(p); !reflect.DeepEqual(w, wantWarnings) {
 		t.Errorf("warnings = %q\nwant %q", w, wantWarnings)
 	}
 	for _, note := range []string{
@@ -263,7 +263,7 @@ func TestPluginEnvironmentThroughResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := buildtest.Plan(t, buildtest.ManifestsCatalog(t), buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", With: []string{"plugin-env"}, Arch: releases.X86_64, Config: cfg})
+	p := assembletest.Plan(t, assembletest.ManifestsCatalog(t), assembletest.Release(t, "5.0"), compose.Request{Profile: "minimal", With: []string{"plugin-env"}, Arch: releases.X86_64, Config: cfg})
 	f := p.File("/etc/microshift/manifests.d/096-plugin-env/v1_configmap_plugin-env.yaml")
 	if f == nil {
 		t.Fatalf("no rendered config map in %d files", len(p.Files))
@@ -280,14 +280,14 @@ func TestPluginEnvironmentThroughResolve(t *testing.T) {
 }
 
 func TestLvmd(t *testing.T) {
-	cat := buildtest.Catalog(t)
-	rel := buildtest.Release(t, "5.0")
+	cat := assembletest.Catalog(t)
+	rel := assembletest.Release(t, "5.0")
 	doc := "# edge storage\ndevice-classes:\n- name: ssd\n  volume-group: data\n  default: true\n"
 	l, err := lvmdconfig.Parse("conf/lvmd.yaml", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := buildtest.Plan(t, cat, rel, compose.Request{Profile: "storage-only", Arch: releases.X86_64, Lvmd: l})
+	p := assembletest.Plan(t, cat, rel, compose.Request{Profile: "storage-only", Arch: releases.X86_64, Lvmd: l})
 	f := p.File(lvmdconfig.DevicePath)
 	if f == nil || string(f.Data) != doc || f.Source != "--lvmd lvmd.yaml" || f.Component != "storage-lvms" || f.Mode != "0644" {
 		t.Fatalf("lvmd.yaml device file = %+v, want the file as written", f)
@@ -300,7 +300,7 @@ func TestLvmd(t *testing.T) {
 	if got := output.Path(lvmdconfig.DevicePath); got != "files/etc/microshift/lvmd.yaml" {
 		t.Errorf("OutputPath(lvmd.yaml) = %s", got)
 	}
-	if bp := string(buildtest.File(t, buildtest.Build(t, p, assemble.Options{}), output.BlueprintFile)); !strings.Contains(bp, `path = "/etc/microshift/lvmd.yaml"`) {
+	if bp := string(assembletest.File(t, assembletest.Build(t, p, assemble.Options{}), output.BlueprintFile)); !strings.Contains(bp, `path = "/etc/microshift/lvmd.yaml"`) {
 		t.Errorf("blueprint does not place lvmd.yaml")
 	}
 
@@ -310,7 +310,7 @@ func TestLvmd(t *testing.T) {
 		t.Errorf("Resolve(minimal, --lvmd) = %v\nwant %s", err, want)
 	}
 
-	p = buildtest.Plan(t, cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64})
+	p = assembletest.Plan(t, cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64})
 	note := "storage-lvms: no --lvmd given, so /etc/microshift/lvmd.yaml is not written and MicroShift's runtime defaulting applies on the device (LVMS picks the host's volume group itself)"
 	if !slices.Contains(p.Notes, note) || p.File(lvmdconfig.DevicePath) != nil {
 		t.Errorf("full without --lvmd: notes %q, want %q and no lvmd.yaml", p.Notes, note)
@@ -326,7 +326,7 @@ func TestLvmd(t *testing.T) {
 // is empty", pkg/config/lvmd), earlier releases crash reading it. It is
 // refused before --storage-class looks for its device classes.
 func TestLvmdEmpty(t *testing.T) {
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	l, err := lvmdconfig.Parse("conf/lvmd.yaml", []byte("# to be filled in\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -337,8 +337,8 @@ func TestLvmdEmpty(t *testing.T) {
 		{"4.22", `--lvmd conf/lvmd.yaml: the file is empty (no document): on MicroShift 4.22: MicroShift crashes: yaml.Unmarshal leaves no config and NewLvmdConfigFromFile dereferences it (upstream fixed it in 5.0 by refusing the file); list at least one device class, or drop --lvmd and MicroShift picks the host's volume group itself`},
 	} {
 		t.Run(tc.stream, func(t *testing.T) {
-			_, err := assemble.Plan(context.Background(), cat, buildtest.Release(t, tc.stream),
-				compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l, StorageClasses: buildtest.ClassChoices(t, "hdd")})
+			_, err := assemble.Plan(context.Background(), cat, assembletest.Release(t, tc.stream),
+				compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l, StorageClasses: assembletest.ClassChoices(t, "hdd")})
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("Resolve(--lvmd empty) = %v\nwant %s", err, tc.want)
 			}
@@ -353,7 +353,7 @@ func TestConfigDefaultsLeftOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64, Config: cfg})
+	p := assembletest.Plan(t, assembletest.Catalog(t), assembletest.Release(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64, Config: cfg})
 	want := map[string]any{"debugging": map[string]any{"logLevel": "Debug"}}
 	if !reflect.DeepEqual(p.Config, want) {
 		t.Errorf("config = %#v\nwant %#v", p.Config, want)
@@ -369,8 +369,8 @@ func TestConfigDefaultsLeftOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, profile := range goldenProfiles {
-		withRef := buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "4.18"), compose.Request{Profile: profile, Arch: releases.X86_64, Config: ref, AllowRedBoot: true})
-		without := buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "4.18"), compose.Request{Profile: profile, Arch: releases.X86_64, AllowRedBoot: true})
+		withRef := assembletest.Plan(t, assembletest.Catalog(t), assembletest.Release(t, "4.18"), compose.Request{Profile: profile, Arch: releases.X86_64, Config: ref, AllowRedBoot: true})
+		without := assembletest.Plan(t, assembletest.Catalog(t), assembletest.Release(t, "4.18"), compose.Request{Profile: profile, Arch: releases.X86_64, AllowRedBoot: true})
 		if !reflect.DeepEqual(withRef.Config, without.Config) {
 			t.Errorf("%s: the reference config changed the plan's config: %#v, without it %#v", profile, withRef.Config, without.Config)
 		}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan/lockfile"
@@ -24,9 +24,9 @@ import (
 // the upstream union, and the plan is the embedded release's plan except for
 // where the release came from.
 func TestReleaseDir(t *testing.T) {
-	cat := buildtest.Catalog(t)
-	for _, stream := range slices.Sorted(maps.Keys(buildtest.UpstreamBranch)) {
-		dir := testutil.ReleaseDir(t, buildtest.UpstreamBranch[stream])
+	cat := assembletest.Catalog(t)
+	for _, stream := range slices.Sorted(maps.Keys(assembletest.UpstreamBranch)) {
+		dir := testutil.ReleaseDir(t, assembletest.UpstreamBranch[stream])
 		rel, err := releases.LoadDir(dir)
 		if err != nil {
 			t.Fatalf("releases.LoadDir(%s) = %v", dir, err)
@@ -34,7 +34,7 @@ func TestReleaseDir(t *testing.T) {
 		if rel.Stream() != stream {
 			t.Fatalf("releases.LoadDir(%s) is release %s, want %s", dir, rel.Stream(), stream)
 		}
-		embedded := buildtest.Release(t, stream)
+		embedded := assembletest.Release(t, stream)
 		for _, arch := range goldenArches {
 			for _, profile := range goldenProfiles {
 				t.Run(stream+"/"+profile+"-"+string(arch), func(t *testing.T) {
@@ -55,15 +55,15 @@ func TestReleaseDir(t *testing.T) {
 					if p.Release.Source != dir || p.Release.Origin != "" {
 						t.Errorf("plan release source, origin = %q, %q, want %q, \"\"", p.Release.Source, p.Release.Origin, dir)
 					}
-					out := buildtest.Build(t, p, assemble.Options{})
+					out := assembletest.Build(t, p, assemble.Options{})
 
-					images := testutil.Lines(buildtest.File(t, out, output.ImagesFile))
-					if want := buildtest.UpstreamImages(t, dir, arch, p.ComponentNames()); !reflect.DeepEqual(images, want) {
+					images := testutil.Lines(assembletest.File(t, out, output.ImagesFile))
+					if want := assembletest.UpstreamImages(t, dir, arch, p.ComponentNames()); !reflect.DeepEqual(images, want) {
 						t.Errorf("images.txt from %s = %q, want %q", dir, images, want)
 					}
 
-					e := buildtest.Plan(t, cat, embedded, req)
-					embeddedOut := buildtest.Build(t, e, assemble.Options{})
+					e := assembletest.Plan(t, cat, embedded, req)
+					embeddedOut := assembletest.Build(t, e, assemble.Options{})
 					if e.Release.Source != releases.EmbeddedSource || e.Release.Origin == "" {
 						t.Errorf("embedded plan release source, origin = %q, %q", e.Release.Source, e.Release.Origin)
 					}
@@ -74,7 +74,7 @@ func TestReleaseDir(t *testing.T) {
 						t.Errorf("plan from %s differs from the embedded %s plan beyond release.source/origin:\n%s", dir, stream, testutil.FirstDiff(want, got))
 					}
 					for _, file := range []string{output.BlueprintFile, output.ImagesFile} {
-						if !bytes.Equal(buildtest.File(t, out, file), buildtest.File(t, embeddedOut, file)) {
+						if !bytes.Equal(assembletest.File(t, out, file), assembletest.File(t, embeddedOut, file)) {
 							t.Errorf("%s from %s differs from the embedded release's", file, dir)
 						}
 					}

@@ -17,8 +17,8 @@ import (
 	"github.com/spdx/tools-golang/spdx/v2/common"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
@@ -32,9 +32,9 @@ import (
 // contained, every RPM with its constraint and every image with its digest
 // and purl depended on by the components that need them.
 func TestSBOM(t *testing.T) {
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	for _, stream := range goldenStreams {
-		rel := buildtest.Release(t, stream)
+		rel := assembletest.Release(t, stream)
 		for _, arch := range goldenArches {
 			for _, profile := range goldenProfiles {
 				t.Run(stream+"/"+profile+"-"+string(arch), func(t *testing.T) {
@@ -238,11 +238,11 @@ func hasPURL(sp *spdx.Package, prefix string) bool {
 // another namespace, and SOURCE_DATE_EPOCH (Options.Created) changes
 // created and nothing else.
 func TestSBOMDeterministic(t *testing.T) {
-	cat := buildtest.Catalog(t)
-	rel := buildtest.Release(t, "4.19")
+	cat := assembletest.Catalog(t)
+	rel := assembletest.Release(t, "4.19")
 	build := func(profile string, opts sbom.Options) []byte {
 		t.Helper()
-		p := buildtest.Plan(t, cat, rel, compose.Request{Profile: profile, Arch: "x86_64"})
+		p := assembletest.Plan(t, cat, rel, compose.Request{Profile: profile, Arch: "x86_64"})
 		out, err := assemble.Build(context.Background(), p, assemble.Options{SBOM: opts})
 		if err != nil {
 			t.Fatal(err)
@@ -276,11 +276,11 @@ func TestSBOMDeterministic(t *testing.T) {
 // sha256 of the file build keeps in charts/, and its component
 // DEPENDS_ON it.
 func TestSBOMChart(t *testing.T) {
-	p := buildtest.Plan(t, buildtest.ManifestsCatalog(t), buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: "x86_64", With: []string{"chart-app"}})
-	out := buildtest.Build(t, p, assemble.Options{})
-	doc := testutil.CheckSPDX(t, output.SBOMFile, buildtest.File(t, out, output.SBOMFile))
-	checkSBOMMatchesPlan(t, doc, out.Plan, buildtest.File(t, out, output.LockFile))
-	sum := sha256.Sum256(buildtest.File(t, out, "charts/hello-0.3.1.tgz"))
+	p := assembletest.Plan(t, assembletest.ManifestsCatalog(t), assembletest.Release(t, "5.0"), compose.Request{Profile: "minimal", Arch: "x86_64", With: []string{"chart-app"}})
+	out := assembletest.Build(t, p, assemble.Options{})
+	doc := testutil.CheckSPDX(t, output.SBOMFile, assembletest.File(t, out, output.SBOMFile))
+	checkSBOMMatchesPlan(t, doc, out.Plan, assembletest.File(t, out, output.LockFile))
+	sum := sha256.Sum256(assembletest.File(t, out, "charts/hello-0.3.1.tgz"))
 	var chart *spdx.Package
 	for _, pkg := range doc.Packages {
 		if pkg.PackageName == "hello" {

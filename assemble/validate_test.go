@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/render/describe"
@@ -25,7 +25,7 @@ func TestValidate(t *testing.T) {
 	opts := assemble.ValidateOptions{}
 
 	t.Run("embedded catalog", func(t *testing.T) {
-		rep, err := assemble.Validate(context.Background(), buildtest.Catalog(t), rels, opts)
+		rep, err := assemble.Validate(context.Background(), assembletest.Catalog(t), rels, opts)
 		if err != nil {
 			t.Fatalf("Validate() = %v", err)
 		}
@@ -41,7 +41,7 @@ func TestValidate(t *testing.T) {
 			if strings.HasSuffix(c.Subject, "catalog and release files") {
 				want := 0
 				if !versionLess(strings.Fields(c.Subject)[1], "4.19") {
-					want = len(buildtest.UpstreamTagOnly(t, "release-ai-model-serving-x86_64.json"))
+					want = len(assembletest.UpstreamTagOnly(t, "release-ai-model-serving-x86_64.json"))
 				}
 				if len(c.Warnings) != want {
 					t.Errorf("%s: %d warnings, want %d (the tag-only AI model serving images): %q", c.Subject, len(c.Warnings), want, c.Warnings)
@@ -81,13 +81,13 @@ func TestValidate(t *testing.T) {
 	})
 
 	t.Run("checks run in parallel, the report in order and the same every time", func(t *testing.T) {
-		first, err := assemble.Validate(context.Background(), buildtest.Catalog(t), rels, opts)
+		first, err := assemble.Validate(context.Background(), assembletest.Catalog(t), rels, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Per release: the catalog check, then arches in the release's
 		// order, each with the profiles in name order.
-		cat := buildtest.Catalog(t)
+		cat := assembletest.Catalog(t)
 		i := 0
 		for _, rel := range rels {
 			if !strings.HasPrefix(first.Checks[i].Subject, "release "+rel.String()+": catalog") {
@@ -105,7 +105,7 @@ func TestValidate(t *testing.T) {
 			}
 		}
 		for range 3 {
-			again, err := assemble.Validate(context.Background(), buildtest.Catalog(t), rels, opts)
+			again, err := assemble.Validate(context.Background(), assembletest.Catalog(t), rels, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func TestValidate(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, err := assemble.Validate(ctx, buildtest.Catalog(t), rels, opts); !errors.Is(err, context.Canceled) {
+		if _, err := assemble.Validate(ctx, assembletest.Catalog(t), rels, opts); !errors.Is(err, context.Canceled) {
 			t.Errorf("Validate(cancelled) = %v, want context.Canceled", err)
 		}
 	})
@@ -129,7 +129,7 @@ func TestValidate(t *testing.T) {
 // TestDescribe checks that resolve --explain says why every component and
 // image is there.
 func TestDescribe(t *testing.T) {
-	p := buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "5.0"), compose.Request{Profile: "minimal", With: []string{"sriov"}, Arch: releases.X86_64})
+	p := assembletest.Plan(t, assembletest.Catalog(t), assembletest.Release(t, "5.0"), compose.Request{Profile: "minimal", With: []string{"sriov"}, Arch: releases.X86_64})
 	var b bytes.Buffer
 	if err := describe.Plan(&b, p, true); err != nil {
 		t.Fatal(err)

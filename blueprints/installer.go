@@ -10,6 +10,7 @@ import (
 	"github.com/osbuild/images/pkg/distro"
 	"github.com/osbuild/images/pkg/ostree"
 
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -54,7 +55,7 @@ func InstallsCommit(it distro.ImageType) bool {
 // CommitRef is the ref osbuild gives the commit of an ostree image type of
 // a distro and arch (rhel/9/x86_64/edge).
 func CommitRef(distroName, imageType string, arch releases.Arch) (string, error) {
-	it, err := ImageType(distroName, imageType, arch)
+	it, err := distros.ImageType(distroName, imageType, arch)
 	if err != nil {
 		return "", err
 	}
@@ -144,7 +145,7 @@ func tomlName(f reflect.StructField) string {
 // parts the image type would drop, or without what it requires, is
 // refused naming them (osbuild itself only warns).
 func ValidateImage(bp *blueprint.Blueprint, distroName, imageType string, arch releases.Arch, ost *OSTreeOptions) ([]string, error) {
-	it, err := ImageType(distroName, imageType, arch)
+	it, err := distros.ImageType(distroName, imageType, arch)
 	if err != nil {
 		return nil, err
 	}

@@ -39,22 +39,6 @@ type ManifestJob struct {
 	Notes []string
 }
 
-// ManifestJobs resolves req and prepares, without rendering, the kustomize
-// jobs of its components with manifests or a plugin (plugins run). It is
-// for benchmarks and for comparing with the kustomize CLI on exactly the
-// inputs Resolve renders (Job.WriteTo).
-func ManifestJobs(ctx context.Context, cat *components.Catalog, rel *releases.Release, req Request) ([]ManifestJob, error) {
-	in, err := newInputs(ctx, cat, rel, req)
-	if err != nil {
-		return nil, err
-	}
-	p, err := runSteps(ctx, in, stepsThrough(stepConfig))
-	if err != nil {
-		return nil, err
-	}
-	return prepareManifests(ctx, in, p.Plan)
-}
-
 // prepareManifests runs plugins and prepares a kustomize job for every
 // selected component that has manifests/ or a plugin, with an images:
 // override pinning its [manifests.images] to the plan's references.

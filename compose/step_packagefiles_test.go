@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
 
@@ -52,7 +52,7 @@ func TestScrapeFiles(t *testing.T) {
 			"component metrics-clash places /etc/microshift/observability/scrape.d/metrics-server.yaml, which the microshift-metrics-server RPM (metrics-server) installs on MicroShift 5.0: the plan's file would replace the RPM's; place it elsewhere or leave out metrics-server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := compose.Resolve(context.Background(), cat, buildtest.Release(t, tc.stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: tc.with})
+			p, err := compose.Resolve(context.Background(), cat, assembletest.Release(t, tc.stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: tc.with})
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Fatalf("Resolve = %v\nwant %s", err, tc.err)

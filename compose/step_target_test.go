@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/plan/lockfile"
@@ -16,7 +16,7 @@ import (
 )
 
 func TestTarget(t *testing.T) {
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, stream, distro, bootcBase string
@@ -48,7 +48,7 @@ func TestTarget(t *testing.T) {
 			wantErr: `release 4.18 (embedded) is not built for distro "rhel9.4": MicroShift 4.18 is built and tested for rhel-9.4; did you mean "rhel-9.4"?`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rel := buildtest.Release(t, tc.stream)
+			rel := assembletest.Release(t, tc.stream)
 			p, err := compose.Resolve(ctx, cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64, Distro: tc.distro, BootcBase: tc.bootcBase})
 			var out *output.Dir
 			if err == nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -25,7 +25,7 @@ import (
 func releaseWithBase(t *testing.T, stream, base string) *releases.Release {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range buildtest.Release(t, stream).Files() {
+	for _, f := range assembletest.Release(t, stream).Files() {
 		c := *f
 		c.Base = base
 		if err := os.WriteFile(filepath.Join(dir, c.Name), c.Encode(), 0o644); err != nil {
@@ -79,7 +79,7 @@ func containerfilePackages(data []byte) map[string]string {
 }
 
 func TestVersionPin(t *testing.T) {
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, base string

@@ -48,6 +48,12 @@ const (
 	InstallerBlueprintFile = "installer.toml"
 )
 
+// BootcImagesPath is where the bootc Containerfile stores the plan's images
+// in the image (one skopeo dir: directory each), which its loader copies
+// from: the device's trust policy accepts the dir: transport there. Under
+// /usr, so that they are part of the image's read-only content.
+const BootcImagesPath = "/usr/lib/microshift-compose/images"
+
 // ManifestsDevicePath is where MicroShift reads prerendered kustomizations
 // on the device (one of its default manifests.kustomizePaths).
 const ManifestsDevicePath = "/etc/microshift/manifests.d/"

@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -76,7 +76,7 @@ func buildFor(t *testing.T, req compose.Request) *output.Dir {
 	if req.Arch == "" {
 		req.Arch = releases.X86_64
 	}
-	return buildtest.Build(t, buildtest.Plan(t, buildtest.Catalog(t), buildtest.Release(t, "5.0"), req), assemble.Options{})
+	return assembletest.Build(t, assembletest.Plan(t, assembletest.Catalog(t), assembletest.Release(t, "5.0"), req), assemble.Options{})
 }
 
 func mustWrite(t *testing.T, dir string, out *output.Dir) {
@@ -129,7 +129,7 @@ func TestDeterministicFlagOrder(t *testing.T) {
 		{Profile: "full", With: []string{"multus", "gateway-api", "olm", "multus"}, Without: []string{"node-exporter", "snapshot-controller", "node-exporter"}},
 	} {
 		out := buildFor(t, req)
-		if got, want := buildtest.File(t, out, output.LockFile), buildtest.File(t, base, output.LockFile); !bytes.Equal(got, want) {
+		if got, want := assembletest.File(t, out, output.LockFile), assembletest.File(t, base, output.LockFile); !bytes.Equal(got, want) {
 			t.Errorf("Build(with %q, without %q) lock differs from the sorted order's:\n%s", req.With, req.Without, testutil.FirstDiff(want, got))
 		}
 		if !reflect.DeepEqual(out.Files, base.Files) {

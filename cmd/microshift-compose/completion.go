@@ -17,6 +17,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/matrix"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
@@ -349,7 +350,7 @@ func completeImageTypes(cmd *cobra.Command, _ []string, _ string) ([]string, cob
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
-	return blueprints.ImageTypes(distro, arch), cobra.ShellCompDirectiveNoFileComp
+	return distros.ImageTypes(distro, arch), cobra.ShellCompDirectiveNoFileComp
 }
 
 // bashCommaFixes patch cobra's bash completion script (v2) for completions

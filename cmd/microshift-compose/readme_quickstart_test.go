@@ -26,6 +26,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/airgap"
 	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/render/installer"
@@ -586,7 +587,7 @@ func (q *quickstart) startOSTree(args []string) {
 	}
 	file, typ := q.blueprints[pos[0]], pos[1]
 	distro, arch := b.plan.Target.Distro, releases.Arch(b.plan.Arch)
-	if _, err := blueprints.ImageType(distro, typ, arch); err != nil {
+	if _, err := distros.ImageType(distro, typ, arch); err != nil {
 		q.errorf("compose start-ostree ... %s: %v", typ, err)
 	}
 	ref, err := blueprints.CommitRef(distro, typ, arch)

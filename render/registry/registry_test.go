@@ -12,7 +12,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/airgap"
 	"github.com/microshift-compose/microshift-compose/assemble"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
@@ -25,11 +25,11 @@ import (
 // and nowhere else, the Containerfile installs it from a build secret,
 // and the registries.conf.d drop-in sends every image to the mirror.
 func TestDeviceRegistry(t *testing.T) {
-	p := buildtest.FullPlan(t)
+	p := assembletest.FullPlan(t)
 	ca := filepath.Join(t.TempDir(), "ca.crt")
 	testutil.WriteFile(t, ca, testutil.NewCA(t).PEM)
 	warnings, err := registry.Add(p, registry.Options{
-		PullSecret: buildtest.PullSecret(t, "mirror.example.com:5000"),
+		PullSecret: assembletest.PullSecret(t, "mirror.example.com:5000"),
 		Mirror:     "mirror.example.com:5000/microshift",
 		MirrorCA:   ca,
 	})
@@ -78,14 +78,14 @@ location = "mirror.example.com:5000/microshift"
 		t.Fatal(err)
 	}
 	for _, f := range out.Files {
-		has := bytes.Contains(f.Data, []byte(base64.StdEncoding.EncodeToString([]byte("robot:"+buildtest.Planted))))
+		has := bytes.Contains(f.Data, []byte(base64.StdEncoding.EncodeToString([]byte("robot:"+assembletest.Planted))))
 		switch f.Path {
 		case output.BlueprintFile:
 			if !has || !f.Private {
 				t.Errorf("blueprint.toml: has the secret %t, private %t; want both", has, f.Private)
 			}
 		default:
-			if has || bytes.Contains(f.Data, []byte(buildtest.Planted)) {
+			if has || bytes.Contains(f.Data, []byte(assembletest.Planted)) {
 				t.Errorf("%s holds the pull secret", f.Path)
 			}
 			if f.Private {
@@ -96,7 +96,7 @@ location = "mirror.example.com:5000/microshift"
 			t.Errorf("the pull secret is written to the output as %s", f.Path)
 		}
 	}
-	cf := string(buildtest.File(t, out, output.Containerfile))
+	cf := string(assembletest.File(t, out, output.Containerfile))
 	for _, want := range []string{
 		"#   podman build --platform linux/amd64 --secret id=pullsecret,src=pull-secret.json -t microshift-full:5.0 -f Containerfile .\n",
 		"RUN --mount=type=secret,id=pullsecret \\\n    install -D -m 0600 /run/secrets/pullsecret /etc/crio/openshift-pull-secret\n",
@@ -106,7 +106,7 @@ location = "mirror.example.com:5000/microshift"
 			t.Errorf("Containerfile lacks %q", want)
 		}
 	}
-	lock := string(buildtest.File(t, out, output.LockFile))
+	lock := string(assembletest.File(t, out, output.LockFile))
 	if !strings.Contains(lock, `"path": "/etc/crio/openshift-pull-secret",
       "mode": "0600",
       "source": "--pull-secret `) || !strings.Contains(lock, `"secret": true`) {
@@ -170,23 +170,23 @@ func TestDeviceRegistryErrors(t *testing.T) {
 		testutil.WriteFile(t, p, []byte(data))
 		return p
 	}
-	enc := base64.StdEncoding.EncodeToString([]byte("u:" + buildtest.Planted))
+	enc := base64.StdEncoding.EncodeToString([]byte("u:" + assembletest.Planted))
 	for _, tc := range []struct {
 		name string
 		d    registry.Options
 		want string
 	}{
-		{"not json", registry.Options{PullSecret: file("a.json", "{\"auths\": {\"quay.io\": {\"auth\": \""+enc+"\"}}\n"+buildtest.Planted)},
+		{"not json", registry.Options{PullSecret: file("a.json", "{\"auths\": {\"quay.io\": {\"auth\": \""+enc+"\"}}\n"+assembletest.Planted)},
 			"--pull-secret " + dir + "/a.json: invalid pull secret: not valid JSON at line 2, column 1"},
-		{"wrong type", registry.Options{PullSecret: file("b.json", `{"auths": ["`+buildtest.Planted+`"]}`)},
+		{"wrong type", registry.Options{PullSecret: file("b.json", `{"auths": ["`+assembletest.Planted+`"]}`)},
 			"--pull-secret " + dir + "/b.json: invalid pull secret: auths is a JSON array, want an object of registries (an auth file: {\"auths\": {\"quay.io\": {\"auth\": \"...\"}}})"},
 		{"helpers", registry.Options{PullSecret: file("c.json", `{"auths": {"quay.io": {}}, "credHelpers": {"quay.io": "secretservice"}}`)},
 			"--pull-secret " + dir + "/c.json: invalid pull secret: it names credential helpers (credHelpers, credsStore), which CRI-O on the device cannot run; export the credentials into \"auths\" (podman login --authfile FILE)"},
 		{"empty", registry.Options{PullSecret: file("d.json", `{"auths": {}}`)},
 			"--pull-secret " + dir + "/d.json: invalid pull secret: it has no credentials (want \"auths\" with an entry per registry, as podman login writes)"},
-		{"bad base64", registry.Options{PullSecret: file("e.json", `{"auths": {"quay.io": {"auth": "`+buildtest.Planted+`"}}}`)},
+		{"bad base64", registry.Options{PullSecret: file("e.json", `{"auths": {"quay.io": {"auth": "`+assembletest.Planted+`"}}}`)},
 			"--pull-secret " + dir + "/e.json: invalid pull secret: auths[\"quay.io\"].auth is not base64 of user:password (as podman login writes it)"},
-		{"auth without the colon", registry.Options{PullSecret: file("f.json", `{"auths": {"a.example.com": {"auth": "`+base64.StdEncoding.EncodeToString([]byte("u:p"))+`"}, "quay.io": {"auth": "`+base64.StdEncoding.EncodeToString([]byte(buildtest.Planted))+`"}}}`)},
+		{"auth without the colon", registry.Options{PullSecret: file("f.json", `{"auths": {"a.example.com": {"auth": "`+base64.StdEncoding.EncodeToString([]byte("u:p"))+`"}, "quay.io": {"auth": "`+base64.StdEncoding.EncodeToString([]byte(assembletest.Planted))+`"}}}`)},
 			"--pull-secret " + dir + "/f.json: invalid pull secret: auths[\"quay.io\"].auth is base64 of a value without the colon between user and password (want base64 of user:password, as podman login writes it)"},
 		{"missing", registry.Options{PullSecret: filepath.Join(dir, "nope.json")},
 			"--pull-secret: pull secret " + dir + "/nope.json does not exist"},
@@ -200,13 +200,13 @@ func TestDeviceRegistryErrors(t *testing.T) {
 			"--mirror-ca " + dir + "/ca.txt: no PEM certificate in it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := buildtest.FullPlan(t)
+			p := assembletest.FullPlan(t)
 			before := len(p.Files)
 			_, err := registry.Add(p, tc.d)
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("AddDeviceRegistry() = %v\nwant %s", err, tc.want)
 			}
-			if strings.Contains(err.Error(), buildtest.Planted) || strings.Contains(err.Error(), enc) {
+			if strings.Contains(err.Error(), assembletest.Planted) || strings.Contains(err.Error(), enc) {
 				t.Errorf("the error quotes the secret: %v", err)
 			}
 			if tc.d.PullSecret != "" && strings.Contains(tc.name, "json") && !errors.Is(err, registry.ErrBadPullSecret) {
@@ -220,16 +220,16 @@ func TestDeviceRegistryErrors(t *testing.T) {
 }
 
 func TestPullSecretWarnings(t *testing.T) {
-	p := buildtest.FullPlan(t)
-	w, err := registry.Add(p, registry.Options{PullSecret: buildtest.PullSecret(t, "quay.io")})
+	p := assembletest.FullPlan(t)
+	w, err := registry.Add(p, registry.Options{PullSecret: assembletest.PullSecret(t, "quay.io")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(w) != 1 || w[0] != "the pull secret has no credentials for registry.redhat.io: the device will pull from it anonymously" {
 		t.Errorf("warnings = %q", w)
 	}
-	p = buildtest.FullPlan(t)
-	w, err = registry.Add(p, registry.Options{PullSecret: buildtest.PullSecret(t, "quay.io"), Mirror: "m.example.com/ms"})
+	p = assembletest.FullPlan(t)
+	w, err = registry.Add(p, registry.Options{PullSecret: assembletest.PullSecret(t, "quay.io"), Mirror: "m.example.com/ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestPullSecretWarnings(t *testing.T) {
 
 // FuzzPullSecret: whatever an auth field holds, the error never quotes it.
 func FuzzPullSecret(f *testing.F) {
-	for _, s := range []string{buildtest.Planted, "", "abc:def", "\"}}", "\\u0000", base64.StdEncoding.EncodeToString([]byte(buildtest.Planted))} {
+	for _, s := range []string{assembletest.Planted, "", "abc:def", "\"}}", "\\u0000", base64.StdEncoding.EncodeToString([]byte(assembletest.Planted))} {
 		f.Add(s, true)
 		f.Add(s, false)
 	}

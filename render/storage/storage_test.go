@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -42,18 +42,18 @@ const threeClasses = `device-classes:
 // Kubernetes API types: a StorageClass per non-default class, a
 // VolumeSnapshotClass for the thin one, never a second default.
 func TestStorageClassesPerRelease(t *testing.T) {
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	for _, stream := range []string{"4.14", "4.16", "4.17", "4.18", "4.19", "4.21", "5.0"} {
 		t.Run(stream, func(t *testing.T) {
 			l, err := lvmdconfig.Parse("lvmd.yaml", []byte(threeClasses))
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{
+			p := assembletest.Plan(t, cat, assembletest.Release(t, stream), compose.Request{
 				Profile: "full", Arch: releases.X86_64, Lvmd: l,
-				StorageClasses: buildtest.ClassChoices(t, "hdd=bulk,fstype=ext4"),
+				StorageClasses: assembletest.ClassChoices(t, "hdd=bulk,fstype=ext4"),
 			})
-			out := buildtest.Build(t, p, assemble.Options{})
+			out := assembletest.Build(t, p, assemble.Options{})
 			var dir string
 			for _, f := range out.Files {
 				if strings.HasPrefix(f.Path, "manifests.d/") && strings.Contains(f.Path, storage.DeviceClassesSuffix+"/") {
@@ -63,9 +63,9 @@ func TestStorageClassesPerRelease(t *testing.T) {
 			if dir == "" {
 				t.Fatalf("no manifests.d/*%s directory written", storage.DeviceClassesSuffix)
 			}
-			bulk := decodeStrict[storagev1.StorageClass](t, buildtest.File(t, out, dir+"/storage.k8s.io_v1_storageclass_bulk.yaml"))
-			thin := decodeStrict[storagev1.StorageClass](t, buildtest.File(t, out, dir+"/storage.k8s.io_v1_storageclass_topolvm-provisioner-fast-thin.yaml"))
-			vsc := decodeStrict[snapshotv1.VolumeSnapshotClass](t, buildtest.File(t, out, dir+"/snapshot.storage.k8s.io_v1_volumesnapshotclass_topolvm-provisioner-fast-thin.yaml"))
+			bulk := decodeStrict[storagev1.StorageClass](t, assembletest.File(t, out, dir+"/storage.k8s.io_v1_storageclass_bulk.yaml"))
+			thin := decodeStrict[storagev1.StorageClass](t, assembletest.File(t, out, dir+"/storage.k8s.io_v1_storageclass_topolvm-provisioner-fast-thin.yaml"))
+			vsc := decodeStrict[snapshotv1.VolumeSnapshotClass](t, assembletest.File(t, out, dir+"/snapshot.storage.k8s.io_v1_volumesnapshotclass_topolvm-provisioner-fast-thin.yaml"))
 			for _, sc := range []*storagev1.StorageClass{bulk, thin} {
 				if sc.Provisioner != "topolvm.io" || *sc.ReclaimPolicy != "Delete" || *sc.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer ||
 					sc.AllowVolumeExpansion == nil || !*sc.AllowVolumeExpansion {
@@ -89,13 +89,13 @@ func TestStorageClassesPerRelease(t *testing.T) {
 					t.Errorf("%s: a StorageClass for the default device class", f.Path)
 				}
 			}
-			if !strings.Contains(string(buildtest.File(t, out, output.BlueprintFile)), dir) {
+			if !strings.Contains(string(assembletest.File(t, out, output.BlueprintFile)), dir) {
 				t.Errorf("the blueprint does not place %s", dir)
 			}
-			again := buildtest.Build(t, buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{
-				Profile: "full", Arch: releases.X86_64, Lvmd: l, StorageClasses: buildtest.ClassChoices(t, "hdd=bulk,fstype=ext4"),
+			again := assembletest.Build(t, assembletest.Plan(t, cat, assembletest.Release(t, stream), compose.Request{
+				Profile: "full", Arch: releases.X86_64, Lvmd: l, StorageClasses: assembletest.ClassChoices(t, "hdd=bulk,fstype=ext4"),
 			}), assemble.Options{})
-			if !bytes.Equal(buildtest.File(t, again, dir+"/kustomization.yaml"), buildtest.File(t, out, dir+"/kustomization.yaml")) {
+			if !bytes.Equal(assembletest.File(t, again, dir+"/kustomization.yaml"), assembletest.File(t, out, dir+"/kustomization.yaml")) {
 				t.Errorf("the device-class manifests are not deterministic")
 			}
 		})
@@ -114,8 +114,8 @@ func decodeStrict[T any](t *testing.T, data []byte) *T {
 // TestStorageClassErrors is every way a device class or a --storage-class
 // choice is refused, one line each, nothing resolved.
 func TestStorageClassErrors(t *testing.T) {
-	cat := buildtest.Catalog(t)
-	rel := buildtest.Release(t, "5.0")
+	cat := assembletest.Catalog(t)
+	rel := assembletest.Release(t, "5.0")
 	for _, tc := range []struct {
 		name, lvmd, profile string
 		without             []string
@@ -197,7 +197,7 @@ func TestParseClassChoice(t *testing.T) {
 // the name our data says MicroShift's default has.
 func TestStorageClassesMatchUpstreamDefault(t *testing.T) {
 	dir := testutil.Shared(t, "reference", "microshift-storage")
-	cat := buildtest.Catalog(t)
+	cat := assembletest.Catalog(t)
 	for branch, stream := range map[string]string{"release-4.14": "4.14", "release-4.16": "4.16", "release-4.18": "4.18", "release-4.20": "4.20", "release-4.22": "4.22", "main": "5.0"} {
 		t.Run(branch, func(t *testing.T) {
 			up := decodeStrict[storagev1.StorageClass](t, testutil.ReadFile(t, filepath.Join(dir, "default-storage-class.yaml."+branch)))
@@ -205,8 +205,8 @@ func TestStorageClassesMatchUpstreamDefault(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := buildtest.Plan(t, cat, buildtest.Release(t, stream), compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l})
-			out := buildtest.Build(t, p, assemble.Options{})
+			p := assembletest.Plan(t, cat, assembletest.Release(t, stream), compose.Request{Profile: "full", Arch: releases.X86_64, Lvmd: l})
+			out := assembletest.Build(t, p, assemble.Options{})
 			var ours *storagev1.StorageClass
 			for _, f := range out.Files {
 				if strings.Contains(f.Path, "storageclass_topolvm-provisioner-hdd.yaml") {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/containers/image/v5/signature"
 
-	"github.com/microshift-compose/microshift-compose/internal/buildtest"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/render/registry"
@@ -61,7 +61,7 @@ func TestDeviceTrustOSImage(t *testing.T) {
 		{"not named", "", "reject"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := buildtest.FullPlan(t)
+			p := assembletest.FullPlan(t)
 			if err := trust.Add(p, trust.Options{Keys: []string{key}, OSImage: tc.osImage}); err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func TestDeviceTrustOSImage(t *testing.T) {
 		})
 	}
 	t.Run("mirror", func(t *testing.T) {
-		p := buildtest.FullPlan(t)
+		p := assembletest.FullPlan(t)
 		if _, err := registry.Add(p, registry.Options{Mirror: "mirror.example.com:5000/microshift", OSImage: osImage}); err != nil {
 			t.Fatal(err)
 		}

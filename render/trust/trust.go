@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/internal/sigverify"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
@@ -96,7 +96,7 @@ func Add(p *plan.Plan, d Options) error {
 			return err
 		}
 		devicePath := func(f sigverify.IdentityFile) string { return f.DevicePath(SigstoreKeyDir) }
-		t, err := sigverify.IdentityTrust(d.Identity, idFiles, scopes, devicePath, sigverify.Scope{Transport: "dir", Scope: blueprints.BootcImagesPath})
+		t, err := sigverify.IdentityTrust(d.Identity, idFiles, scopes, devicePath, sigverify.Scope{Transport: "dir", Scope: output.BootcImagesPath})
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func Add(p *plan.Plan, d Options) error {
 			files = append(files, plan.File{Path: devicePath(f), Mode: "0644", Source: f.Flag + " " + f.Path, Data: f.Data})
 		}
 	} else {
-		t, err := sigverify.KeyTrust(keys, scopes, DeviceKeyPath, sigverify.Scope{Transport: "dir", Scope: blueprints.BootcImagesPath})
+		t, err := sigverify.KeyTrust(keys, scopes, DeviceKeyPath, sigverify.Scope{Transport: "dir", Scope: output.BootcImagesPath})
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package buildtest
+package assembletest
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package blueprints
+package distros
 
 import (
 	"flag"
@@ -46,7 +46,7 @@ func pinnedDistros(t *testing.T) []string {
 
 // TestReducedDefsPinned: defs.sha256 pins the digest of the reduced
 // definitions of every distro a build can target and each of its image
-// types, for the definitions this binary embeds (go test ./blueprints
+// types, for the definitions this binary embeds (go test ./internal/distros
 // -run TestReducedDefsPinned -update after a new osbuild/images).
 func TestReducedDefsPinned(t *testing.T) {
 	var b strings.Builder
@@ -65,7 +65,7 @@ func TestReducedDefsPinned(t *testing.T) {
 			fmt.Fprintf(&b, "%s  %s/%s\n", treeDigest(files), d, it)
 		}
 	}
-	testutil.Golden(t, "defs.sha256", []byte(b.String()), *update, "go test ./blueprints -run TestReducedDefsPinned -update")
+	testutil.Golden(t, "defs.sha256", []byte(b.String()), *update, "go test ./internal/distros -run TestReducedDefsPinned -update")
 	if _, ok := pinnedDigest(DefaultDistro, DefaultImageType); !ok {
 		t.Errorf("%s/%s is not pinned", DefaultDistro, DefaultImageType)
 	}

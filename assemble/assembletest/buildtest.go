@@ -1,9 +1,9 @@
-// Package buildtest holds the fixtures the tests of the resolving, rendering
+// Package assembletest holds the fixtures the tests of the resolving, rendering
 // and writing packages share: the embedded catalog and releases, a plan
 // resolved from them, and a build of it, each failing the test on error.
 //
 // It is for tests only: no package of the binary imports it.
-package buildtest
+package assembletest
 
 import (
 	"context"
