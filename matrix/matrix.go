@@ -118,10 +118,10 @@ type Result struct {
 	// newest the tool knows for a newer release (with a warning).
 	Rules string `json:"rules,omitempty"`
 	// Output is the cell's output directory ("" with an emit).
-	Output   string        `json:"output,omitempty"`
+	Output   string           `json:"output,omitempty"`
 	Counts   *assemble.Counts `json:"counts,omitempty"`
-	Warnings []string      `json:"warnings"`
-	Error    string        `json:"error,omitempty"`
+	Warnings []string         `json:"warnings"`
+	Error    string           `json:"error,omitempty"`
 }
 
 // Summary is what matrix prints on stdout.

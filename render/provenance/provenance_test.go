@@ -17,8 +17,8 @@ import (
 	slsa "github.com/in-toto/attestation/go/predicates/provenance/v1"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
-	"github.com/microshift-compose/microshift-compose/attest"
 	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/attest"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
