@@ -86,12 +86,12 @@ func validateSchemas(ch *chart.Chart, vals map[string]any, where string) error {
 func validateValues(schema []byte, vals map[string]any) error {
 	dec := json.NewDecoder(bytes.NewReader(schema))
 	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
+	var decoded any
+	if err := dec.Decode(&decoded); err != nil {
 		return &schemaError{fmt.Sprintf("not JSON: %s", err)}
 	}
 	declared := ""
-	if m, ok := doc.(map[string]any); ok {
+	if m, ok := decoded.(map[string]any); ok {
 		if s, ok := m["$schema"].(string); ok {
 			declared = s
 		}
@@ -102,15 +102,15 @@ func validateValues(schema []byte, vals map[string]any) error {
 		// meta-schema: draft-07's, which xeipuuv/gojsonschema has,
 		// refuses the same malformed keywords ("type": "objekt", a
 		// "required" that is no list of names...).
-		if err := metaCheck(doc, draft7); err != nil {
+		if err := metaCheck(decoded, draft7); err != nil {
 			return err
 		}
 		return validate2020(schema, declared, vals)
 	case draft4, draft6, draft7:
-		if err := metaCheck(doc, d); err != nil {
+		if err := metaCheck(decoded, d); err != nil {
 			return err
 		}
-		return validateDraft7(doc, vals)
+		return validateDraft7(decoded, vals)
 	case draft2019:
 		return &schemaError{"it declares JSON Schema draft 2019-09, which the build does not validate: declare draft-07 or 2020-12 in $schema"}
 	}
@@ -150,16 +150,16 @@ func validate2020(schema []byte, declared string, vals map[string]any) error {
 	if declared != "" {
 		s.Schema = "https://json-schema.org/draft/2020-12/schema"
 	}
-	var refused error
+	var loadErr error
 	rs, err := s.Resolve(&googleschema.ResolveOptions{
 		BaseURI: schemaURL,
 		Loader: func(u *url.URL) (*googleschema.Schema, error) {
-			refused = offline(u.String())
-			return nil, refused
+			loadErr = offline(u.String())
+			return nil, loadErr
 		},
 	})
-	if refused != nil {
-		return refused
+	if loadErr != nil {
+		return loadErr
 	}
 	if err != nil {
 		return &schemaError{err.Error()}
@@ -167,14 +167,14 @@ func validate2020(schema []byte, declared string, vals map[string]any) error {
 	return rs.Validate(vals)
 }
 
-// metaCheck validates the schema doc against the meta-schema of a draft
+// metaCheck validates the decoded schema against the meta-schema of a draft
 // (04, 06 or 07), which xeipuuv/gojsonschema holds.
-func metaCheck(doc any, draft string) error {
+func metaCheck(decoded any, draft string) error {
 	meta, err := gojsonschema.NewSchemaLoader().Compile(gojsonschema.NewReferenceLoader("http://" + draft + "#"))
 	if err != nil {
 		return fmt.Errorf("loading the meta-schema of %s: %w", draft, err)
 	}
-	res, err := meta.Validate(gojsonschema.NewGoLoader(doc))
+	res, err := meta.Validate(gojsonschema.NewGoLoader(decoded))
 	if err != nil {
 		return &schemaError{err.Error()}
 	}
@@ -192,9 +192,9 @@ func metaCheck(doc any, draft string) error {
 // -07 by the schema's $schema). The schema's own loader refuses what it
 // refers to out of it (a loader that checks the meta-schema as it
 // compiles would put the library's file and HTTP loader in its place).
-func validateDraft7(doc any, vals map[string]any) error {
+func validateDraft7(decoded any, vals map[string]any) error {
 	sl := gojsonschema.NewSchemaLoader()
-	s, err := sl.Compile(offlineLoader{source: schemaURL, root: doc})
+	s, err := sl.Compile(offlineLoader{source: schemaURL, root: decoded})
 	if err != nil {
 		var se *schemaError
 		if errors.As(err, &se) {
