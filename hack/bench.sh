@@ -65,8 +65,8 @@ PY
 # above: the binary's size, page faults (GNU time %R, median of 15 runs)
 # of `version` and of the build, and package initialisation by module
 # (GODEBUG=inittrace=1, averaged over 15 runs of `version`; every command
-# of the one binary pays it), with what only Helm's packages (linked for
-# compose/chart) add. DIR holds the build's cache and output.
+# of the one binary pays it), with what only Helm's packages (its chart
+# loader, linked for compose/chart) add. DIR holds the build's cache and output.
 startup_breakdown() {
   local dir=$1 i
   [ -x /usr/bin/time ] || ensure time time
