@@ -9,41 +9,19 @@ import (
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/plan/lockfile"
-	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/render/installer"
 	"github.com/microshift-compose/microshift-compose/render/sbom"
 )
 
-// Options are how outputs are rendered and checked.
-type Options struct {
-	// ImageType is the osbuild image type the blueprint is validated
-	// against, for the plan's target distro; "" is the target's default.
-	// A target without one (bootc only) writes no blueprint with Bootc,
-	// and refuses to build without it.
-	ImageType string
-	// Bootc also renders the Containerfile of a bootc image.
-	Bootc bool
-	// BootcImages is how its images get in: blueprints.BootcImagesMirror
-	// (the default) or blueprints.BootcImagesPull.
-	BootcImages string
-	// SBOM sets the SBOMs' creation time, the tool version they name and
-	// the formats written (SPDX alone by default); the zero value records
-	// the Unix epoch and no version.
-	SBOM sbom.Options
-	// Installer adds the installer outputs (microshift.ks, config.toml,
-	// installer.toml) and the user and filesystem customizations.
-	Installer InstallerOptions
-	// noSBOM leaves the SBOM out: Validate wants the blueprint's verdict,
-	// and the SBOM is a seventh of its time.
-	noSBOM bool
-}
-
-// Build renders every output of a plan and validates the blueprint with
-// osbuild/images; an osbuild error fails the build.
+// Build renders every output of a plan with opts: the blueprints
+// (validated with osbuild/images; an osbuild error fails the build), the
+// image list, the lock, the SBOMs, the device files, the chart archives,
+// the installer outputs and the Containerfile. What opts mean for the
+// plan's target is decided, and refused where the target cannot take it,
+// before anything is rendered.
 func Build(ctx context.Context, p *plan.Plan, opts Options) (*output.Dir, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -51,101 +29,37 @@ func Build(ctx context.Context, p *plan.Plan, opts Options) (*output.Dir, error)
 	if err := blueprints.CheckPlan(p); err != nil {
 		return nil, err
 	}
-	distro, arch := p.Target.Distro, releases.Arch(p.Arch)
-	if distro == "" { // a plan from a lock older than targets
-		distro = p.Release.Distro
-	}
-	if opts.Bootc && p.Target.BootcBase == "" {
-		return nil, fmt.Errorf("release %s targets %s, which has no bootc base image for MicroShift %s: pass --bootc-base IMAGE", p.Release, distro, p.Release.Stream)
-	}
-	imageType := opts.ImageType
-	if imageType == "" {
-		imageType = p.Target.ImageType
-	}
-	var bpData []byte
-	var warnings []string
-	ib := &installerBuild{}
-	var ko installer.KickstartOptions
-	var body []byte // the kickstart without its payload, for installer images
-	if err := checkDiskSize(opts.Installer); err != nil {
-		return nil, err
-	}
-	if o := opts.Installer.OSTree; o != nil {
-		// The URL reaches microshift.ks, installer.toml and the lock.
-		if err := blueprints.CheckOSTree(*o); err != nil {
-			return nil, err
-		}
-	}
-	vg := installer.DefaultVolumeGroup
-	if opts.Installer.Kickstart || opts.Installer.BIB {
-		var err error
-		if vg, ib.warnings, err = volumeGroup(p, opts.Installer); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Installer.Kickstart {
-		ko = kickstartOptions(p, opts.Installer, vg)
-		var err error
-		if body, err = installer.Kickstart(p, ko); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case imageType == "" && opts.Bootc:
-		// MicroShift on the distro is image mode only: the Containerfile
-		// is the composition, and no image type takes the blueprint. The
-		// lock says so (on a copy: Build does not change its plan).
-		cp := *p
-		cp.Notes = append(slices.Clone(p.Notes), fmt.Sprintf("%s not written: %s has no rpm-ostree image types, so MicroShift on it is image mode (bootc) only and the Containerfile is the composition; --image-type writes a blueprint for one of its package-based image types", output.BlueprintFile, distro))
-		p = &cp
-		if err := checkBootcOnlyInstaller(opts.Installer); err != nil {
-			return nil, err
-		}
-	case imageType == "":
-		return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
-			distro, distro, strings.Join(distros.ImageTypes(distro, arch), ", "))
-	default:
-		var bib *installerBuild
-		var err error
-		if bpData, bib, warnings, err = buildBlueprints(p, distro, imageType, arch, opts.Installer, body); err != nil {
-			if p.Target.BootcOnly() && !slices.Contains(distros.ImageTypes(distro, arch), imageType) {
-				return nil, fmt.Errorf("%s is image mode (bootc) only for MicroShift: it has no rpm-ostree image types such as %s; use --bootc for the Containerfile, or --image-type for a package-based image (%s has %s)",
-					distro, imageType, distro, strings.Join(distros.ImageTypes(distro, arch), ", "))
-			}
-			return nil, err
-		}
-		bpData = markTagOnly(bpData, p)
-		ib.files, ib.notes, ib.kargsIn = bib.files, bib.notes, bib.kargsIn
-		for i := range ib.files {
-			ib.files[i].Private = len(body) > 0 && p.HasSecret()
-		}
-	}
-	hardNotes, err := checkHardeningOutputs(p, opts, imageType, bpData != nil, ib.kargsIn)
+	outs, err := opts.outputsFor(p)
 	if err != nil {
 		return nil, err
 	}
-	ib.notes = append(ib.notes, hardNotes...)
+	inst, err := renderInstaller(p, outs, opts.Installer)
+	if err != nil {
+		return nil, err
+	}
+	bp, err := renderBlueprints(p, outs, opts.Installer, inst.customization)
+	if err != nil {
+		return nil, err
+	}
 	// The options join the composition ID, on a copy (Build does not
-	// change its plan), once it is known which outputs took them.
-	if id, err := buildInputs(opts, imageType, p.Target.ImageType, distro, arch, (opts.Installer.Kickstart || opts.Installer.BIB) && !ib.fsInBlueprint); err != nil {
+	// change its plan), and the notes and warnings of the outputs join
+	// the plan's.
+	cp := *p
+	p = &cp
+	if id, err := buildInputs(opts, outs); err != nil {
 		return nil, err
 	} else if id != nil {
-		cp := *p
-		if err := cp.SetInput("build", id); err != nil {
+		if err := p.SetInput("build", id); err != nil {
 			return nil, err
 		}
-		p = &cp
 	}
-	instFiles, err := installerOutputs(p, distro, arch, opts.Installer, ko, vg, body)
+	if len(outs.notes)+len(inst.warnings) > 0 {
+		p.Notes = append(slices.Clone(p.Notes), outs.notes...)
+		p.Warnings = append(slices.Clone(p.Warnings), inst.warnings...)
+	}
+	instFiles, err := inst.files(p, outs, opts.Installer)
 	if err != nil {
 		return nil, err
-	}
-	ib.files = append(ib.files, instFiles...)
-	if len(ib.notes)+len(ib.warnings) > 0 {
-		cp := *p
-		cp.Notes = append(slices.Clone(p.Notes), ib.notes...)
-		cp.Warnings = append(slices.Clone(p.Warnings), ib.warnings...)
-		p = &cp
 	}
 	lock, err := lockfile.Encode(p)
 	if err != nil {
@@ -165,9 +79,9 @@ func Build(ctx context.Context, p *plan.Plan, opts Options) (*output.Dir, error)
 			boms = append(boms, output.File{Path: path, Data: data})
 		}
 	}
-	out := &output.Dir{Plan: p, Warnings: warnings}
-	if bpData != nil {
-		out.Files = append(out.Files, output.File{Path: output.BlueprintFile, Data: bpData, Private: p.HasSecret()})
+	out := &output.Dir{Plan: p, Warnings: bp.warnings}
+	if bp.main != nil {
+		out.Files = append(out.Files, output.File{Path: output.BlueprintFile, Data: bp.main, Private: p.HasSecret()})
 	}
 	out.Files = append(out.Files,
 		output.File{Path: output.ImagesFile, Data: ImageList(p)},
@@ -180,6 +94,25 @@ func Build(ctx context.Context, p *plan.Plan, opts Options) (*output.Dir, error)
 		}
 		out.Files = append(out.Files, output.File{Path: output.Path(f.Path), Data: f.Data})
 	}
+	charts, err := chartFiles(p)
+	if err != nil {
+		return nil, err
+	}
+	out.Files = append(out.Files, charts...)
+	if bp.installer != nil {
+		out.Files = append(out.Files, output.File{Path: output.InstallerBlueprintFile, Data: bp.installer, Private: len(inst.body) > 0 && p.HasSecret()})
+	}
+	out.Files = append(out.Files, instFiles...)
+	if opts.Bootc {
+		out.Files = append(out.Files, output.File{Path: output.Containerfile, Data: blueprints.Containerfile(p, output.ImagesFile, output.Path, blueprints.BootcOptions{Images: opts.BootcImages})})
+	}
+	return out, nil
+}
+
+// chartFiles are the plan's chart archives (charts/NAME-VERSION.tgz): the
+// same chart in two components is one file.
+func chartFiles(p *plan.Plan) ([]output.File, error) {
+	var files []output.File
 	written := map[string]string{}
 	for _, ch := range p.Charts {
 		if ch.Data == nil {
@@ -189,16 +122,12 @@ func Build(ctx context.Context, p *plan.Plan, opts Options) (*output.Dir, error)
 			if sum != ch.SHA256 {
 				return nil, fmt.Errorf("chart %s of component %s: another component's chart of that name has sha256 %s, this one %s", ch.File, ch.Component, sum, ch.SHA256)
 			}
-			continue // the same chart in two components: one file
+			continue
 		}
 		written[ch.File] = ch.SHA256
-		out.Files = append(out.Files, output.File{Path: ch.File, Data: ch.Data})
+		files = append(files, output.File{Path: ch.File, Data: ch.Data})
 	}
-	out.Files = append(out.Files, ib.files...)
-	if opts.Bootc {
-		out.Files = append(out.Files, output.File{Path: output.Containerfile, Data: blueprints.Containerfile(p, output.ImagesFile, output.Path, blueprints.BootcOptions{Images: opts.BootcImages})})
-	}
-	return out, nil
+	return files, nil
 }
 
 // idBuild is what of Options the composition ID covers; the defaults
@@ -229,13 +158,13 @@ type idInstaller struct {
 // buildInputs is what of opts the composition ID covers. Options that name
 // what the build does anyway are left out: the distro's default ostree
 // ref, and a root of installer.DefaultRootSize when only the kickstart
-// and bootc-image-builder's config take the filesystem sizes
-// (onlyKickstartFS: both lay the disk out with installer's defaults; a
-// blueprint would carry it, and its defaults are osbuild's).
-func buildInputs(opts Options, imageType, defaultType, distro string, arch releases.Arch, onlyKickstartFS bool) (*idBuild, error) {
+// and bootc-image-builder's config take the filesystem sizes (both lay the
+// disk out with installer's defaults; a blueprint would carry it, and its
+// defaults are osbuild's).
+func buildInputs(opts Options, outs *outputs) (*idBuild, error) {
 	var b idBuild
-	if imageType != defaultType {
-		b.ImageType = imageType
+	if outs.imageType != outs.defaultType {
+		b.ImageType = outs.imageType
 	}
 	if opts.Bootc {
 		b.Bootc = true
@@ -246,15 +175,11 @@ func buildInputs(opts Options, imageType, defaultType, distro string, arch relea
 	}
 	o := opts.Installer
 	if o.OSTree != nil && o.OSTree.Ref != "" {
-		def, err := blueprints.CommitRef(distro, distros.DefaultImageType, arch)
-		if err != nil {
-			return nil, err
-		}
-		if o.OSTree.Ref == def {
+		if o.OSTree.Ref == outs.defaultRef {
 			o.OSTree = &blueprints.OSTreeOptions{URL: o.OSTree.URL}
 		}
 	}
-	if onlyKickstartFS {
+	if onlyKickstartFS := (o.Kickstart || o.BIB) && !outs.mainFilesystems && !outs.installerFilesystems; onlyKickstartFS {
 		o.Filesystems = slices.DeleteFunc(slices.Clone(o.Filesystems), func(fs installer.Filesystem) bool {
 			return fs.Mount == "/" && fs.MinSize == installer.DefaultRootSize
 		})

@@ -149,6 +149,12 @@ func ValidateImage(bp *blueprint.Blueprint, distroName, imageType string, arch r
 	if err != nil {
 		return nil, err
 	}
+	return ValidateImageType(bp, it, distroName, imageType, arch, ost)
+}
+
+// ValidateImageType is ValidateImage for an image type looked up already
+// (distros.ImageType) by those names.
+func ValidateImageType(bp *blueprint.Blueprint, it distro.ImageType, distroName, imageType string, arch releases.Arch, ost *OSTreeOptions) ([]string, error) {
 	if dropped := Dropped(it, bp); len(dropped) > 0 {
 		return nil, fmt.Errorf("osbuild's %s for %s/%s would drop the blueprint's %s (it takes %s)", imageType, distroName, arch, strings.Join(dropped, ", "), strings.Join(takes(it), ", "))
 	}
