@@ -50,18 +50,6 @@ var flagCompletions = map[string]cobra.CompletionFunc{
 	"from": completeTarget(sourceTransports),
 }
 
-// formatValues are the values of --format and of -o/--output where it is
-// a format (formatOptions registers those itself: build's and matrix's
-// --output is a directory).
-var formatValues = []string{"text\tfor people", "json\tfor scripts"}
-
-// completeValues completes a flag that takes one of a fixed set of values.
-func completeValues(values ...string) cobra.CompletionFunc {
-	return func(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-		return values, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
-	}
-}
-
 // A transport of mirror's --to or --from, and what follows it.
 type transport struct{ prefix, desc string }
 

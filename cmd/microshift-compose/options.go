@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -230,13 +227,6 @@ func (o *renderOptions) Validate() error {
 	return nil
 }
 
-func hostArch() string {
-	if runtime.GOARCH == "arm64" {
-		return string(releases.AArch64)
-	}
-	return string(releases.X86_64)
-}
-
 // blueprintOptions choose the distro the plan is built for and what
 // osbuild validates the blueprint against.
 type blueprintOptions struct {
@@ -362,27 +352,6 @@ func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, s
 	return p, nil
 }
 
-// warn prints a user-facing warning: one "warning: ..." line on stderr,
-// whatever -v says, escaped like errors. It is the one way a command warns
-// (slog is for -v diagnostics; what libraries log at warning level is
-// printed in this style too, see newLogHandler and routeLogrus).
-func warn(stderr io.Writer, msg string) {
-	io.WriteString(stderr, warningLine(msg))
-}
-
-// warnOnce returns a warn that prints each distinct message once: a
-// command that warns from several places (writing the output, then the
-// summary that records it) prints every warning exactly once.
-func warnOnce(stderr io.Writer) func(msg string) {
-	seen := map[string]bool{}
-	return func(msg string) {
-		if !seen[msg] {
-			seen[msg] = true
-			warn(stderr, msg)
-		}
-	}
-}
-
 // warnDevice prints the plans' device-level warnings (no CNI, tag-only
 // images), one "warning:" line each on stderr, whatever -v says. Commands
 // call it once they succeed, so a failing command prints its error alone.
@@ -393,15 +362,6 @@ func warnDevice(cmd *cobra.Command, plans ...*plan.Plan) {
 			w(msg)
 		}
 	}
-}
-
-// printJSON writes v as indented JSON, the --output json form of every
-// listing command.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // fileSelectOptions narrow the release files a release command works on.
