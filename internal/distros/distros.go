@@ -96,7 +96,16 @@ func ImageType[A ~string](distroName, imageType string, arch A) (distro.ImageTyp
 	}
 	a, err := d.GetArch(string(arch))
 	if err != nil {
-		return nil, fmt.Errorf("distro %s does not support %s", distroName, arch)
+		// A definition reduced to the image type has only the arches
+		// that image type is built for: the distro's arch may lack it
+		// alone (edge-commit on s390x), which the full one says.
+		full := getDistro(distroName, "")
+		if full == nil {
+			return nil, fmt.Errorf("distro %s does not support %s", distroName, arch)
+		}
+		if a, err = full.GetArch(string(arch)); err != nil {
+			return nil, fmt.Errorf("distro %s does not support %s", distroName, arch)
+		}
 	}
 	it, err := a.GetImageType(imageType)
 	if err != nil {
