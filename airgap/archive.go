@@ -125,6 +125,13 @@ func openArchive(ctx context.Context, file string, partSize int64, writingBundle
 		if _, ok := old.entry(layoutFile); !ok {
 			return nil, fmt.Errorf("oci-archive:%s: %w (no %s in it); choose a new file name", file, ErrNotArchive, layoutFile)
 		}
+		data, err := old.readFile(layoutFile, maxLayoutFile)
+		if err == nil {
+			err = checkLayoutVersion(data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("oci-archive:%s: %w", file, err)
+		}
 		_, isBundle := old.entry(BundleFile)
 		_, hasIndex := old.entry(indexFile)
 		if err := checkBundleMix(Target{Transport: TransportArchive, Path: file}, isBundle, hasIndex, writingBundle); err != nil {
@@ -152,6 +159,12 @@ func openArchive(ctx context.Context, file string, partSize int64, writingBundle
 }
 
 func (a *archiveWriter) close() { a.staging.close() }
+
+// discard removes the staging layout, leaving the archive as it was.
+func (a *archiveWriter) discard() {
+	a.staging.close()
+	os.RemoveAll(a.staging.dir)
+}
 
 // removeStaleTemps removes temporary archives and parts a killed run left
 // beside file.

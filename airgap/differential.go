@@ -20,6 +20,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/microshift-compose/microshift-compose/releases"
 )
 
 // planBundle works out the differential bundle to write: what the bases
@@ -49,8 +51,8 @@ func (m *mirrorer) planBundle(ctx context.Context, images []*image, errs []error
 			if err != nil {
 				return fmt.Errorf("reading the base %s: %w", b.Layout, err)
 			}
-			if bundle != nil && bundle.Arch != "" && m.opts.Arch != "" && bundle.Arch != string(m.opts.Arch) {
-				return fmt.Errorf("--since %s: %w: it is a bundle for %s, this one is for %s", b.Layout, ErrOtherArch, bundle.Arch, m.opts.Arch)
+			if err := checkBundleArch(bundle, m.opts.Arch, b.Layout); err != nil {
+				return fmt.Errorf("--since %w", err)
 			}
 			bb := BundleBase{Index: digest.String(), Images: entries}
 			if bundle != nil {
@@ -63,9 +65,19 @@ func (m *mirrorer) planBundle(ctx context.Context, images []*image, errs []error
 		if b.Arch != "" && m.opts.Arch != "" && b.Arch != m.opts.Arch {
 			return fmt.Errorf("--since %s: %w: it is a plan for %s, this bundle is for %s; a base must be what the same devices hold", b.Name, ErrOtherArch, b.Arch, m.opts.Arch)
 		}
-		// The base's images as the site holds them: with the platforms
-		// this destination gets.
-		imgs, err := resolveEach(ctx, m.src, b.Refs, m.selection(), jobs(m.opts))
+		// The base's images as the site holds them (siteHolds), not as
+		// this destination gets them: a bundle written to an archive
+		// carries every platform, and the site that applies it may hold
+		// one.
+		arch := b.Arch
+		if arch == "" {
+			arch = m.opts.Arch
+		}
+		sel := m.selection()
+		if arch != "" {
+			sel = siteHolds(arch)
+		}
+		imgs, err := resolveEach(ctx, m.src, b.Refs, sel, jobs(m.opts))
 		if err != nil {
 			return fmt.Errorf("reading the base %s: %w", b.Name, err)
 		}
@@ -95,6 +107,24 @@ func (m *mirrorer) planBundle(ctx context.Context, images []*image, errs []error
 		}
 	}
 	return m.setBundleOut(out)
+}
+
+// siteHolds is what a site holds of the images of a plan for arch: the
+// plan arch's platform of each index, what mirror --lock --to oci: writes
+// and the least any site holds. It is the one answer both sides of a
+// differential bundle take: what a lock (or image) base leaves out of a
+// bundle (planBundle), and what applying a bundle of that arch writes to a
+// layout and so demands of it (resolveAll).
+func siteHolds(arch releases.Arch) selection { return selection{arch: arch} }
+
+// checkBundleArch is the one rule for a bundle's arch, at both doors: a
+// bundle taken as a base (--since) and a bundle applied (--from) must be
+// for the arch of the plan at hand, when both say one.
+func checkBundleArch(b *Bundle, arch releases.Arch, where Target) error {
+	if b == nil || b.Arch == "" || arch == "" || b.Arch == string(arch) {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: it is a bundle for %s, and the plan is for %s; a bundle carries one arch's images to the devices of that arch", where, ErrOtherArch, b.Arch, arch)
 }
 
 // setBundleOut sorts the bundle's lists, adds the omitted blobs (m.skip)

@@ -121,8 +121,15 @@ func Mirror(ctx context.Context, refs []string, to Target, opts Options) (*Summa
 		opts.Progress = NopProgress{}
 	}
 	defer opts.Progress.Stop()
-	if opts.From.Transport != "" && sameTarget(opts.From, to) {
-		return nil, fmt.Errorf("%w %q: it is also the source", ErrBadDestination, to)
+	if err := checkNotReplaced("--from", opts.From, to); err != nil {
+		return nil, err
+	}
+	if opts.Bundle != nil {
+		for _, b := range opts.Bundle.Since {
+			if err := checkNotReplaced("--since", b.Layout, to); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if opts.Bundle != nil && to.Transport != TransportOCI && to.Transport != TransportArchive {
 		return nil, fmt.Errorf("%w %q: a differential bundle is written to oci:DIR or oci-archive:FILE, carried to the site, and applied there with mirror --from", ErrBadDestination, to)
@@ -140,6 +147,9 @@ func Mirror(ctx context.Context, refs []string, to Target, opts Options) (*Summa
 	if ls, ok := src.(*layoutSource); ok && ls.bundle != nil {
 		if opts.Bundle != nil {
 			return nil, fmt.Errorf("%w: %s is a differential bundle, which lacks the blobs its base holds: make the new bundle from the images' registries or a full layout", ErrBadSource, opts.From)
+		}
+		if err := checkBundleArch(ls.bundle, opts.Arch, opts.From); err != nil {
+			return nil, err
 		}
 		m.from = ls.bundle
 		m.copyBundle = to.Transport == TransportArchive && !archiveExists(to.Path)
@@ -212,7 +222,12 @@ func Mirror(ctx context.Context, refs []string, to Target, opts Options) (*Summa
 			res, err = archive.commit(ctx)
 			sum.ArchiveBytes, sum.Parts, sum.PartsWritten = res.Bytes, res.Parts, res.Written
 		}
-		if err != nil && archive != nil && sum != nil {
+		switch {
+		case err != nil && archive != nil && m.applying():
+			// Nothing to resume: the staging layout is the archive's
+			// images unpacked, which the archive still holds.
+			archive.discard()
+		case err != nil && archive != nil && sum != nil:
 			err = fmt.Errorf("%w (the completed images are kept in %s; run mirror again to resume)", err, archive.staging.dir)
 		}
 	} else {
@@ -264,13 +279,6 @@ func openSource(ctx context.Context, opts Options) (source, error) {
 	return openLayoutSource(opts.From, opts.Registry)
 }
 
-func sameTarget(a, b Target) bool {
-	if a.Transport == TransportDocker || b.Transport == TransportDocker {
-		return false
-	}
-	return a.Path == b.Path
-}
-
 type mirrorer struct {
 	refs   []string
 	opts   Options
@@ -295,6 +303,10 @@ type mirrorer struct {
 	present   map[string]bool
 }
 
+// applying reports whether a differential bundle is being applied (not
+// copied into a new archive).
+func (m *mirrorer) applying() bool { return m.from != nil && !m.copyBundle }
+
 // selection is which platforms of an index are copied: all of them for a
 // registry (it cannot hold part of an index, and a device pulls by the
 // index digest the release pins) and for an archive (it is loaded into a
@@ -310,6 +322,11 @@ func (m *mirrorer) resolveAll(ctx context.Context, refs []string) ([]*image, []e
 	images := make([]*image, len(refs))
 	errs := make([]error, len(refs))
 	sel := m.selection()
+	if m.applying() && !sel.whole && sel.arch == "" && m.from.Arch != "" {
+		// A bundle for an arch applied to a layout: what a site of
+		// that arch holds, as the bundle's base was taken.
+		sel = siteHolds(releases.Arch(m.from.Arch))
+	}
 	var g errgroup.Group
 	g.SetLimit(jobs(m.opts))
 	for i, ref := range refs {
@@ -481,6 +498,17 @@ func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []err
 	}
 	g.Wait()
 
+	if m.applying() {
+		// A bundle is applied whole or not at all: index.json is not
+		// touched unless every blob of every image verified, and the
+		// blobs this run wrote go again.
+		if err := failures(images, errs); err != nil {
+			if uerr := m.layout.undoCreated(); uerr != nil {
+				return nil, fmt.Errorf("%w (and undoing: %v)", err, uerr)
+			}
+			return nil, fmt.Errorf("%w; nothing of the bundle was applied", err)
+		}
+	}
 	var ok []*image
 	for i, im := range images {
 		if done[i] {
