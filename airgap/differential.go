@@ -111,10 +111,11 @@ func (m *mirrorer) planBundle(ctx context.Context, images []*image, errs []error
 
 // siteHolds is what a site holds of the images of a plan for arch: the
 // plan arch's platform of each index, what mirror --lock --to oci: writes
-// and the least any site holds. It is the one answer both sides of a
-// differential bundle take: what a lock (or image) base leaves out of a
-// bundle (planBundle), and what applying a bundle of that arch writes to a
-// layout and so demands of it (resolveAll).
+// and the least any site holds. A lock's (or an image's) base is taken as
+// that, whatever the bundle's destination carries (an archive carries
+// every platform of the new images): what the bundle leaves out is then
+// what such a site holds, and applying it demands of the site exactly
+// that (planApply takes the demand from the bundle's list).
 func siteHolds(arch releases.Arch) selection { return selection{arch: arch} }
 
 // checkBundleArch is the one rule for a bundle's arch, at both doors: a

@@ -322,11 +322,6 @@ func (m *mirrorer) resolveAll(ctx context.Context, refs []string) ([]*image, []e
 	images := make([]*image, len(refs))
 	errs := make([]error, len(refs))
 	sel := m.selection()
-	if m.applying() && !sel.whole && sel.arch == "" && m.from.Arch != "" {
-		// A bundle for an arch applied to a layout: what a site of
-		// that arch holds, as the bundle's base was taken.
-		sel = siteHolds(releases.Arch(m.from.Arch))
-	}
 	var g errgroup.Group
 	g.SetLimit(jobs(m.opts))
 	for i, ref := range refs {
