@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,10 +28,6 @@ const (
 	AnnotationRefName        = "org.opencontainers.image.ref.name"
 	AnnotationContainerdName = "io.containerd.image.name"
 )
-
-// ErrDigestMismatch is wrapped when content does not hash to the digest
-// that names it. Such content is refused, never stored.
-var ErrDigestMismatch = errors.New("content does not match its digest")
 
 // ErrNotLayout is wrapped when --to oci:DIR names a directory that holds
 // other things than an OCI image layout.
@@ -456,4 +453,23 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return nil
+}
+
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("larger than %d bytes", limit)
+	}
+	return data, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

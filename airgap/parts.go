@@ -70,8 +70,6 @@ func PartName(file string, i int) string { return fmt.Sprintf("%s.%03d", file, i
 
 var partNumber = lazyregexp.New(`\.([0-9]{3})$`)
 
-var hexDigest = lazyregexp.New(`^[0-9a-f]{64}$`)
-
 // ParsePartSet decodes and checks the list of the split archive file (the
 // path of the set, without the suffix): strictly (an unknown field is an
 // error), the parts named FILE.001 onward in order, every size consistent

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/containers/image/v5/docker/reference"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
@@ -176,18 +175,6 @@ func (s *layoutSource) readIndex(entries []v1.Descriptor) error {
 	return nil
 }
 
-// validReference reports whether n is a full image reference for both
-// go-containerregistry (which reads the images) and containers/image's
-// grammar (which podman and the device apply: it refuses path components
-// such as "..", which go-containerregistry lets through).
-func validReference(reg registryclient.Options, n string) bool {
-	if _, err := reg.ParseReference(n); err != nil {
-		return false
-	}
-	_, err := reference.ParseNormalizedNamed(n)
-	return err == nil
-}
-
 // names are the images the layout names, sorted.
 func (s *layoutSource) names() []string {
 	out := slices.Collect(maps.Keys(s.byName))
@@ -307,17 +294,6 @@ func (s *dirStore) readFile(name string, limit int64) ([]byte, error) {
 }
 
 func (s *dirStore) close() error { return s.root.Close() }
-
-func readAtMost(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("larger than %d bytes", limit)
-	}
-	return data, nil
-}
 
 // archiveStore reads an OCI layout archived in an uncompressed tar without
 // unpacking it: one pass over the headers (seeking past file contents)
@@ -500,10 +476,6 @@ func (s *archiveStore) readFile(name string, limit int64) ([]byte, error) {
 
 func (s *archiveStore) close() error { return s.c.Close() }
 
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
+// ErrNotArchive is wrapped when --to oci-archive:FILE names an existing
+// file that is not an OCI image archive.
+var ErrNotArchive = errors.New("not an OCI image archive")
