@@ -549,6 +549,6 @@ func (m *mirrorer) packDirect(ctx context.Context, images []*image, errs []error
 		return nil, err
 	}
 	sum.ArchiveBytes, sum.Parts, sum.PartsWritten = res.Bytes, res.Parts, res.Written
-	sum.count(ok, m.written())
+	sum.count(ok, m.leftOut())
 	return sum, nil
 }

@@ -29,15 +29,6 @@ import (
 // the copy hides).
 type SignFunc func() (*attest.Signer, error)
 
-// SignedFile is the file a signature of the archive file covers: file
-// itself, or its list for a split archive.
-func SignedFile(file string, split bool) string {
-	if split {
-		return file + PartsSuffix
-	}
-	return file
-}
-
 // removeSignature removes the signature of signed left by an earlier run.
 func removeSignature(signed string) error {
 	if err := os.Remove(signed + attest.SignatureSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -62,7 +62,7 @@ func attachedTo(kept map[string]bool, cands []candidate) []bool {
 	for changed := true; changed; {
 		changed = false
 		for i, c := range cands {
-			if marked[i] || !attached(kept, c) {
+			if marked[i] || !isAttached(kept, c) {
 				continue
 			}
 			marked[i], changed = true, true
@@ -75,8 +75,8 @@ func attachedTo(kept map[string]bool, cands []candidate) []bool {
 	return marked
 }
 
-// attached reports whether c is attached to one of the kept manifests.
-func attached(kept map[string]bool, c candidate) bool {
+// isAttached reports whether c is attached to one of the kept manifests.
+func isAttached(kept map[string]bool, c candidate) bool {
 	if c.Subject != "" && kept[c.Repo+"@"+c.Subject] {
 		return true
 	}

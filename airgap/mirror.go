@@ -321,7 +321,7 @@ func (m *mirrorer) copyToLayout(ctx context.Context, images []*image, errs []err
 			return nil, err
 		}
 	}
-	sum.count(ok, m.written())
+	sum.count(ok, m.leftOut())
 	return sum, failures(images, errs)
 }
 

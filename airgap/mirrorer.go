@@ -211,9 +211,9 @@ func (m *mirrorer) startProgress(images []*image, skip map[v1.Hash]OmittedBlob) 
 	m.opts.Progress.Start(sizes, total)
 }
 
-// written is what a bundle being written or copied leaves out: not
+// leftOut is what a bundle being written or copied leaves out: not
 // counted among the destination's blobs.
-func (m *mirrorer) written() map[v1.Hash]OmittedBlob {
+func (m *mirrorer) leftOut() map[v1.Hash]OmittedBlob {
 	if m.bundleOut != nil {
 		return m.skip
 	}
@@ -253,12 +253,7 @@ func (s *Summary) count(copied []*image, left map[v1.Hash]OmittedBlob) {
 }
 
 // jobs is the concurrency bound: --jobs, or the default.
-func jobs(o Options) int {
-	if o.Registry.Jobs <= 0 {
-		return registryclient.DefaultJobs
-	}
-	return o.Registry.Jobs
-}
+func jobs(o Options) int { return jobsOf(o.Registry) }
 
 // failures is nil when no image failed, else the first failure and a count.
 func failures(images []*image, errs []error) error {

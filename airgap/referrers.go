@@ -140,7 +140,7 @@ func Attachments(ctx context.Context, refs []string, from Target, reg registrycl
 	found := make([][]Attachment, len(refs))
 	errs := make([]error, len(refs))
 	var g errgroup.Group
-	g.SetLimit(jobs(Options{Registry: reg}))
+	g.SetLimit(jobsOf(reg))
 	for i, ref := range refs {
 		parsed, err := reg.ParseReference(ref)
 		if err != nil {

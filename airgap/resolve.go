@@ -309,3 +309,12 @@ func validReference(reg registryclient.Options, n string) bool {
 }
 
 var hexDigest = lazyregexp.New(`^[0-9a-f]{64}$`)
+
+// jobsOf is the concurrency bound of registry work: --jobs, or the
+// default.
+func jobsOf(reg registryclient.Options) int {
+	if reg.Jobs <= 0 {
+		return registryclient.DefaultJobs
+	}
+	return reg.Jobs
+}

@@ -25,7 +25,7 @@ func SignatureRefs(ctx context.Context, refs []string, reg registryclient.Option
 	found := make([]string, len(refs))
 	errs := make([]error, len(refs))
 	var g errgroup.Group
-	g.SetLimit(jobs(Options{Registry: reg}))
+	g.SetLimit(jobsOf(reg))
 	for i, ref := range refs {
 		d, err := reg.ParseReference(ref)
 		if err != nil {

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 
+	"github.com/containers/image/v5/docker/reference"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -368,4 +370,38 @@ func round4AirgapCases() []hostileCase {
 		return []string{"prune", "--keep", other, "--apply", "oci:" + site}, other
 	}, "nothing was removed", 0)
 	return cases
+}
+
+// FuzzParsePruneTarget: prune's argument parser never panics, and what it
+// takes is an OCI layout or a registry, nothing mirror writes besides.
+func FuzzParsePruneTarget(f *testing.F) {
+	for _, s := range []string{"oci:site", "docker://localhost:5000/site", "oci-archive:x.tar", "dir:d", "site", "oci:", "docker://", "oci:a:b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		target, err := parsePruneTarget(s)
+		if err != nil {
+			return
+		}
+		if target.Transport != airgap.TransportOCI && target.Transport != airgap.TransportDocker {
+			t.Fatalf("parsePruneTarget(%q) took a %s target", s, target.Transport)
+		}
+	})
+}
+
+// FuzzLooksLikeRegistryRef: what --since takes for a registry reference
+// (to say it is no base) is docker:// or a reference with a tag or digest.
+func FuzzLooksLikeRegistryRef(f *testing.F) {
+	for _, s := range []string{"quay.io/a/b:1", "docker://quay.io/a@sha256:" + strings.Repeat("a", 64), "day1/compose.lock.json", "quay.io/a/b", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !looksLikeRegistryRef(s) || strings.HasPrefix(s, "docker://") {
+			return
+		}
+		named, err := reference.ParseNamed(s)
+		if err != nil || reference.IsNameOnly(named) || strings.HasSuffix(s, ".json") {
+			t.Fatalf("looksLikeRegistryRef(%q) took a name that is no tagged or pinned reference", s)
+		}
+	})
 }
