@@ -117,6 +117,16 @@ func Serve(ctx context.Context, from airgap.Target, opts Options) error {
 		return err
 	}
 
+	// Listening first names a port in use before the registry starts
+	// (and logs).
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", opts.Listen, unwrapListen(err))
+	}
+	defer ln.Close()
+	port = ln.Addr().(*net.TCPAddr).Port
+
 	config := &configuration.Configuration{}
 	config.Log.Level = configuration.Loglevel(level)
 	config.Log.AccessLog.Disabled = !opts.AccessLog
@@ -152,19 +162,12 @@ func Serve(ctx context.Context, from airgap.Target, opts Options) error {
 	}
 	srv := newServer(handler)
 
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", opts.Listen, unwrapListen(err))
-	}
-	port = ln.Addr().(*net.TCPAddr).Port
 	served := &Served{Host: displayHost(host, port), URL: "http://" + displayHost(host, port), Images: images, Blobs: len(content.Blobs), Missing: len(content.Missing)}
 	serveErr := make(chan error, 1)
 	if opts.TLSCert != "" {
 		served.URL = "https://" + served.Host
 		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
 		if err != nil {
-			ln.Close()
 			return fmt.Errorf("loading the TLS certificate %s and key %s: %w", opts.TLSCert, opts.TLSKey, err)
 		}
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
