@@ -64,9 +64,26 @@ func (a place) within(dir place) bool {
 	return strings.HasPrefix(a.path, dir.path+string(filepath.Separator))
 }
 
+// writtenIn reports whether a is a file mirror writes in the layout
+// directory dir: its top-level files (index.json, oci-layout, the bundle
+// file, dir:'s image list), its blobs, and dir:'s per-image directories
+// (named by a sha256). Other files there are not touched.
+func (a place) writtenIn(dir place) bool {
+	rel, err := filepath.Rel(dir.path, a.path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false
+	}
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	switch first {
+	case indexFile, layoutFile, BundleFile, DirListFile, "blobs":
+		return true
+	}
+	return hexDigest.MatchString(first)
+}
+
 // Replaces reports whether writing the target would replace or change the
 // file or directory at path: the layout directory of oci:DIR and dir:DIR
-// and anything in it, the archive FILE of oci-archive:FILE, its parts,
+// and what mirror writes in it, the archive FILE of oci-archive:FILE, its parts,
 // their list and its signature, and its staging directory. A registry
 // replaces no file.
 func (t Target) Replaces(path string) bool {
@@ -76,7 +93,7 @@ func (t Target) Replaces(path string) bool {
 	in := resolvePlace(path)
 	dest := resolvePlace(t.Path)
 	if t.Transport != TransportArchive || (dest.info != nil && dest.info.IsDir()) {
-		return in.within(dest)
+		return in.same(dest) || in.writtenIn(dest)
 	}
 	if in.same(dest) || in.within(resolvePlace(stagingDir(t.Path))) {
 		return true

@@ -105,6 +105,9 @@ func TestReplaces(t *testing.T) {
 		{toLayout, layoutDir, true},
 		{toLayout, filepath.Join(layoutDir, "index.json"), true},
 		{toLayout, layoutDir + "-old", false},
+		{toLayout, filepath.Join(layoutDir, "blobs", "sha256", "ab"), true},
+		{toLayout, filepath.Join(layoutDir, "day1.lock.json"), false},
+		{toLayout, filepath.Join(layoutDir, strings.Repeat("a", 64), "manifest.json"), true},
 		{Target{Transport: TransportOCI, Path: archive}, filepath.Join(dir, "link.tar"), true},
 		{Target{Transport: TransportDocker, Registry: "localhost:5000"}, archive, false},
 	} {

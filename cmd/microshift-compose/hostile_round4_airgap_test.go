@@ -243,12 +243,12 @@ func round4AirgapCases() []hostileCase {
 		site, lock := h.siteLayout("site", 1, "x86_64")
 		return []string{"mirror", "--lock", lock, "--from", "oci:" + site, "--to", "oci-archive:" + lock}, "--lock " + lock
 	}, "would replace --lock", exitUsage)
-	add("day2/bundle", "mirror --to oci: a layout holding its --since lock", func(h *hostileEnv) ([]string, string) {
+	add("day2/bundle", "mirror --to oci: over its --since given as the layout's index.json", func(h *hostileEnv) ([]string, string) {
 		site, lock := h.siteLayout("site", 1, "x86_64")
-		base := filepath.Join(site, "base.lock.json")
-		data, _ := os.ReadFile(lock)
-		os.WriteFile(base, data, 0o644)
-		return []string{"mirror", "--lock", lock, "--from", "oci:" + site, "--since", base, "--to", "oci:" + site}, "--since " + base
+		src := w(h, "src")
+		h.cli("mirror", "--quiet", "--from", "oci:"+site, "--to", "oci:"+src)
+		base := filepath.Join(site, "index.json")
+		return []string{"mirror", "--lock", lock, "--from", "oci:" + src, "--since", base, "--to", "oci:" + site}, "--since " + base
 	}, "which this command reads", exitUsage)
 
 	// One rule at every door: a bundle's arch (--since checked it; --from
