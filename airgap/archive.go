@@ -16,16 +16,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 )
-
-// ErrNotArchive is wrapped when --to oci-archive:FILE names an existing
-// file that is not an OCI image archive.
-var ErrNotArchive = errors.New("not an OCI image archive")
 
 // An oci-archive:FILE target is an OCI image layout in one uncompressed
 // tar file, the format skopeo's oci-archive: transport reads (and `mirror
@@ -125,6 +123,13 @@ func openArchive(ctx context.Context, file string, partSize int64, writingBundle
 		if _, ok := old.entry(layoutFile); !ok {
 			return nil, fmt.Errorf("oci-archive:%s: %w (no %s in it); choose a new file name", file, ErrNotArchive, layoutFile)
 		}
+		data, err := old.readFile(layoutFile, maxLayoutFile)
+		if err == nil {
+			err = checkLayoutVersion(data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("oci-archive:%s: %w", file, err)
+		}
 		_, isBundle := old.entry(BundleFile)
 		_, hasIndex := old.entry(indexFile)
 		if err := checkBundleMix(Target{Transport: TransportArchive, Path: file}, isBundle, hasIndex, writingBundle); err != nil {
@@ -152,6 +157,12 @@ func openArchive(ctx context.Context, file string, partSize int64, writingBundle
 }
 
 func (a *archiveWriter) close() { a.staging.close() }
+
+// discard removes the staging layout, leaving the archive as it was.
+func (a *archiveWriter) discard() {
+	a.staging.close()
+	os.RemoveAll(a.staging.dir)
+}
 
 // removeStaleTemps removes temporary archives and parts a killed run left
 // beside file.
@@ -455,4 +466,89 @@ type countWriter func(int)
 func (c countWriter) Write(p []byte) (int, error) {
 	c(len(p))
 	return len(p), nil
+}
+
+// packDirect writes an archive straight from a layout source: the images'
+// manifests (read and verified already) and blobs (hashed on the way),
+// with no staging layout. Nothing is written unless every image was read.
+func (m *mirrorer) packDirect(ctx context.Context, images []*image, errs []error) (*Summary, error) {
+	if err := failures(images, errs); err != nil {
+		return nil, err
+	}
+	p := m.opts.Progress
+	m.startProgress(images, m.skip)
+	tasks, _ := blobTasks(images, m.skip)
+	byDigest := map[v1.Hash]int{} // -> task, or -1 for a manifest
+	var entries []packBlob
+	var users [][]int
+	for _, t := range tasks {
+		byDigest[t.desc.Digest] = len(entries)
+		entries = append(entries, packBlob{desc: t.desc, open: func() (io.ReadCloser, error) { return m.src.openBlob(ctx, t.from, t.desc) }})
+		users = append(users, t.images)
+	}
+	var ok []*image
+	seen := map[string]bool{}
+	idx := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
+	for _, im := range images {
+		for _, mb := range im.Manifests {
+			if _, dup := byDigest[mb.Digest]; dup {
+				continue
+			}
+			byDigest[mb.Digest] = len(entries)
+			entries = append(entries, packBlob{desc: v1.Descriptor{Digest: mb.Digest, Size: int64(len(mb.Data))}, open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(mb.Data)), nil }})
+			users = append(users, nil)
+		}
+		if !seen[im.Ref] {
+			seen[im.Ref] = true
+			idx.Manifests = append(idx.Manifests, indexEntry(im))
+		}
+		ok = append(ok, im)
+	}
+	sort.Slice(idx.Manifests, func(i, j int) bool {
+		return idx.Manifests[i].Annotations[AnnotationRefName] < idx.Manifests[j].Annotations[AnnotationRefName]
+	})
+	order := make([]int, len(entries))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(i, j int) bool { return entries[order[i]].desc.Digest.Hex < entries[order[j]].desc.Digest.Hex })
+	sorted := make([]packBlob, len(entries))
+	sortedUsers := make([][]int, len(entries))
+	for i, j := range order {
+		sorted[i], sortedUsers[i] = entries[j], users[j]
+	}
+	index, err := encodeIndex(&idx)
+	if err != nil {
+		return nil, err
+	}
+	files := []packFile{{name: indexFile, data: index}}
+	if m.bundleOut != nil {
+		files = append(files, packFile{name: BundleFile, data: m.bundleOut})
+	}
+	files = append(files, packFile{name: layoutFile, data: []byte(layoutVersion)})
+	if err := os.MkdirAll(filepath.Dir(m.to.Path), 0o755); err != nil {
+		return nil, fmt.Errorf("creating the directory of %s: %w", m.to, err)
+	}
+	if err := removeStaleTemps(m.to.Path); err != nil {
+		return nil, err
+	}
+	sum := &Summary{}
+	var mu sync.Mutex
+	res, err := writeArchive(ctx, m.to.Path, m.opts.PartSize, m.opts.Sign, sorted, files, func(n int64, blob int) {
+		if u := sortedUsers[blob]; u != nil {
+			mu.Lock()
+			sum.Fetched += n
+			mu.Unlock()
+			p.Add(n, u)
+		}
+	})
+	for i := range images {
+		p.Done(i, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sum.ArchiveBytes, sum.Parts, sum.PartsWritten = res.Bytes, res.Parts, res.Written
+	sum.count(ok, m.leftOut())
+	return sum, nil
 }

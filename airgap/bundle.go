@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -316,4 +318,32 @@ func (b *Bundle) encode() ([]byte, error) {
 		return nil, fmt.Errorf("encoding %s: %w", BundleFile, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// checkBundleArch is the one rule for a bundle's arch, at both doors: a
+// bundle taken as a base (--since) and a bundle applied (--from) must be
+// for the arch of the plan at hand, when both say one.
+func checkBundleArch(b *Bundle, arch releases.Arch, where Target) error {
+	if b == nil || b.Arch == "" || arch == "" || b.Arch == string(arch) {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: it is a bundle for %s, and the plan is for %s; a bundle carries one arch's images to the devices of that arch", where, ErrOtherArch, b.Arch, arch)
+}
+
+// checkBundleDestination refuses to mix bundles and full layouts: a plain
+// mirror into a bundle would leave a layout that lacks blobs and no
+// longer says so; a bundle into a layout holding images would be neither.
+func (l *layout) checkBundleDestination(to Target, writingBundle bool) error {
+	_, err := os.Stat(filepath.Join(l.dir, BundleFile))
+	return checkBundleMix(to, err == nil, len(l.index.Manifests) > 0, writingBundle)
+}
+
+func checkBundleMix(to Target, isBundle, hasImages, writingBundle bool) error {
+	switch {
+	case isBundle && !writingBundle:
+		return fmt.Errorf("%w %q: it is a differential bundle (it has %s): apply it with mirror --from %s, or mirror to another destination", ErrBadDestination, to, BundleFile, to)
+	case !isBundle && writingBundle && hasImages:
+		return fmt.Errorf("%w %q: it holds images and is not a differential bundle: --since writes a new bundle; choose a new destination", ErrBadDestination, to)
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package airgap
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,11 +14,10 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/microshift-compose/microshift-compose/releases"
 )
 
 // planBundle works out the differential bundle to write: what the bases
@@ -49,8 +47,8 @@ func (m *mirrorer) planBundle(ctx context.Context, images []*image, errs []error
 			if err != nil {
 				return fmt.Errorf("reading the base %s: %w", b.Layout, err)
 			}
-			if bundle != nil && bundle.Arch != "" && m.opts.Arch != "" && bundle.Arch != string(m.opts.Arch) {
-				return fmt.Errorf("--since %s: %w: it is a bundle for %s, this one is for %s", b.Layout, ErrOtherArch, bundle.Arch, m.opts.Arch)
+			if err := checkBundleArch(bundle, m.opts.Arch, b.Layout); err != nil {
+				return fmt.Errorf("--since %w", err)
 			}
 			bb := BundleBase{Index: digest.String(), Images: entries}
 			if bundle != nil {
@@ -63,9 +61,19 @@ func (m *mirrorer) planBundle(ctx context.Context, images []*image, errs []error
 		if b.Arch != "" && m.opts.Arch != "" && b.Arch != m.opts.Arch {
 			return fmt.Errorf("--since %s: %w: it is a plan for %s, this bundle is for %s; a base must be what the same devices hold", b.Name, ErrOtherArch, b.Arch, m.opts.Arch)
 		}
-		// The base's images as the site holds them: with the platforms
-		// this destination gets.
-		imgs, err := resolveEach(ctx, m.src, b.Refs, m.selection(), jobs(m.opts))
+		// The base's images as the site holds them (siteHolds), not as
+		// this destination gets them: a bundle written to an archive
+		// carries every platform, and the site that applies it may hold
+		// one.
+		arch := b.Arch
+		if arch == "" {
+			arch = m.opts.Arch
+		}
+		sel := m.selection()
+		if arch != "" {
+			sel = siteHolds(arch)
+		}
+		imgs, err := resolveEach(ctx, m.src, b.Refs, sel, jobs(m.opts))
 		if err != nil {
 			return fmt.Errorf("reading the base %s: %w", b.Name, err)
 		}
@@ -96,6 +104,15 @@ func (m *mirrorer) planBundle(ctx context.Context, images []*image, errs []error
 	}
 	return m.setBundleOut(out)
 }
+
+// siteHolds is what a site holds of the images of a plan for arch: the
+// plan arch's platform of each index, what mirror --lock --to oci: writes
+// and the least any site holds. A lock's (or an image's) base is taken as
+// that, whatever the bundle's destination carries (an archive carries
+// every platform of the new images): what the bundle leaves out is then
+// what such a site holds, and applying it demands of the site exactly
+// that (planApply takes the demand from the bundle's list).
+func siteHolds(arch releases.Arch) selection { return selection{arch: arch} }
 
 // setBundleOut sorts the bundle's lists, adds the omitted blobs (m.skip)
 // and encodes it.
@@ -336,190 +353,4 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
-}
-
-// checkBaseRegistry checks that every blob the bundle leaves out is in the
-// destination repository of each image that needs it, or in a repository
-// of the registry it can be mounted from (another image's, or the base
-// image's the bundle names); it records where to mount from.
-func (m *mirrorer) checkBaseRegistry(ctx context.Context, images []*image, dst []name.Repository) error {
-	if len(m.skip) == 0 {
-		return nil
-	}
-	reg := m.opts.Registry
-	puller, err := remote.NewPuller(reg.Remote(ctx)...)
-	if err != nil {
-		return fmt.Errorf("setting up registry access: %w", err)
-	}
-	// The destination repositories each blob is needed in.
-	need := map[v1.Hash][]name.Repository{}
-	for i, im := range images {
-		if im == nil {
-			continue
-		}
-		for _, d := range im.Blobs {
-			if _, ok := m.skip[d.Digest]; ok && !slices.ContainsFunc(need[d.Digest], func(r name.Repository) bool { return r.String() == dst[i].String() }) {
-				need[d.Digest] = append(need[d.Digest], dst[i])
-			}
-		}
-	}
-	var (
-		mu      sync.Mutex
-		missing []v1.Hash
-	)
-	m.mountFrom = map[v1.Hash]name.Repository{}
-	m.present = map[string]bool{}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(jobs(m.opts))
-	for d, repos := range need {
-		g.Go(func() error {
-			// Every repository that needs it is asked (the push asks no
-			// more); one that lacks it mounts it from one that has it, or
-			// from the base image's repository.
-			var from *name.Repository
-			for _, r := range repos {
-				ok, err := blobExists(gctx, puller, r, d)
-				if gctx.Err() != nil {
-					return gctx.Err()
-				}
-				if ok && err == nil {
-					mu.Lock()
-					m.present[r.String()+"@"+d.String()] = true
-					mu.Unlock()
-					if from == nil {
-						from = &r
-					}
-				}
-			}
-			if from == nil {
-				if in := m.skip[d].In; in != "" {
-					if ref, err := reg.ParseReference(in); err == nil {
-						if r, err := m.to.Repository(reg, ref.Context()); err == nil {
-							if ok, err := blobExists(gctx, puller, r, d); ok && err == nil {
-								from = &r
-							}
-						}
-					}
-				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if from == nil {
-				missing = append(missing, d)
-			} else {
-				m.mountFrom[d] = *from
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return fmt.Errorf("checking %s for the bundle's base: %w", m.to, err)
-	}
-	if len(missing) > 0 {
-		return m.baseMissing(missing, images)
-	}
-	return nil
-}
-
-// checkBundleDestination refuses to mix bundles and full layouts: a plain
-// mirror into a bundle would leave a layout that lacks blobs and no
-// longer says so; a bundle into a layout holding images would be neither.
-func (l *layout) checkBundleDestination(to Target, writingBundle bool) error {
-	_, err := os.Stat(filepath.Join(l.dir, BundleFile))
-	return checkBundleMix(to, err == nil, len(l.index.Manifests) > 0, writingBundle)
-}
-
-func checkBundleMix(to Target, isBundle, hasImages, writingBundle bool) error {
-	switch {
-	case isBundle && !writingBundle:
-		return fmt.Errorf("%w %q: it is a differential bundle (it has %s): apply it with mirror --from %s, or mirror to another destination", ErrBadDestination, to, BundleFile, to)
-	case !isBundle && writingBundle && hasImages:
-		return fmt.Errorf("%w %q: it holds images and is not a differential bundle: --since writes a new bundle; choose a new destination", ErrBadDestination, to)
-	}
-	return nil
-}
-
-// packDirect writes an archive straight from a layout source: the images'
-// manifests (read and verified already) and blobs (hashed on the way),
-// with no staging layout. Nothing is written unless every image was read.
-func (m *mirrorer) packDirect(ctx context.Context, images []*image, errs []error) (*Summary, error) {
-	if err := failures(images, errs); err != nil {
-		return nil, err
-	}
-	p := m.opts.Progress
-	m.startProgress(images, m.skip)
-	tasks, _ := blobTasks(images, m.skip)
-	byDigest := map[v1.Hash]int{} // -> task, or -1 for a manifest
-	var entries []packBlob
-	var users [][]int
-	for _, t := range tasks {
-		byDigest[t.desc.Digest] = len(entries)
-		entries = append(entries, packBlob{desc: t.desc, open: func() (io.ReadCloser, error) { return m.src.openBlob(ctx, t.from, t.desc) }})
-		users = append(users, t.images)
-	}
-	var ok []*image
-	seen := map[string]bool{}
-	idx := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
-	for _, im := range images {
-		for _, mb := range im.Manifests {
-			if _, dup := byDigest[mb.Digest]; dup {
-				continue
-			}
-			byDigest[mb.Digest] = len(entries)
-			entries = append(entries, packBlob{desc: v1.Descriptor{Digest: mb.Digest, Size: int64(len(mb.Data))}, open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(mb.Data)), nil }})
-			users = append(users, nil)
-		}
-		if !seen[im.Ref] {
-			seen[im.Ref] = true
-			idx.Manifests = append(idx.Manifests, indexEntry(im))
-		}
-		ok = append(ok, im)
-	}
-	sort.Slice(idx.Manifests, func(i, j int) bool {
-		return idx.Manifests[i].Annotations[AnnotationRefName] < idx.Manifests[j].Annotations[AnnotationRefName]
-	})
-	order := make([]int, len(entries))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(i, j int) bool { return entries[order[i]].desc.Digest.Hex < entries[order[j]].desc.Digest.Hex })
-	sorted := make([]packBlob, len(entries))
-	sortedUsers := make([][]int, len(entries))
-	for i, j := range order {
-		sorted[i], sortedUsers[i] = entries[j], users[j]
-	}
-	index, err := encodeIndex(&idx)
-	if err != nil {
-		return nil, err
-	}
-	files := []packFile{{name: indexFile, data: index}}
-	if m.bundleOut != nil {
-		files = append(files, packFile{name: BundleFile, data: m.bundleOut})
-	}
-	files = append(files, packFile{name: layoutFile, data: []byte(layoutVersion)})
-	if err := os.MkdirAll(filepath.Dir(m.to.Path), 0o755); err != nil {
-		return nil, fmt.Errorf("creating the directory of %s: %w", m.to, err)
-	}
-	if err := removeStaleTemps(m.to.Path); err != nil {
-		return nil, err
-	}
-	sum := &Summary{}
-	var mu sync.Mutex
-	res, err := writeArchive(ctx, m.to.Path, m.opts.PartSize, m.opts.Sign, sorted, files, func(n int64, blob int) {
-		if u := sortedUsers[blob]; u != nil {
-			mu.Lock()
-			sum.Fetched += n
-			mu.Unlock()
-			p.Add(n, u)
-		}
-	})
-	for i := range images {
-		p.Done(i, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	sum.ArchiveBytes, sum.Parts, sum.PartsWritten = res.Bytes, res.Parts, res.Written
-	sum.count(ok, m.written())
-	return sum, nil
 }

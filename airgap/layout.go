@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,10 +28,6 @@ const (
 	AnnotationRefName        = "org.opencontainers.image.ref.name"
 	AnnotationContainerdName = "io.containerd.image.name"
 )
-
-// ErrDigestMismatch is wrapped when content does not hash to the digest
-// that names it. Such content is refused, never stored.
-var ErrDigestMismatch = errors.New("content does not match its digest")
 
 // ErrNotLayout is wrapped when --to oci:DIR names a directory that holds
 // other things than an OCI image layout.
@@ -67,6 +64,42 @@ type layout struct {
 
 	mu       sync.Mutex
 	verified map[v1.Hash]bool
+	// created are the blobs this run wrote, for undoCreated.
+	created []v1.Hash
+}
+
+// maxLayoutFile bounds the oci-layout file: one short JSON object.
+const maxLayoutFile = 4096
+
+// ErrLayoutVersion is wrapped when a layout's oci-layout file is not
+// {"imageLayoutVersion": "1.0.0"}: the only version of the image-layout
+// spec, whose rules every reader and writer here follows.
+var ErrLayoutVersion = errors.New("not an OCI image layout of version 1.0.0")
+
+// checkLayoutVersion checks an oci-layout file's content: a JSON object
+// whose imageLayoutVersion is "1.0.0" (other fields are the spec's to add
+// and are let through).
+func checkLayoutVersion(data []byte) error {
+	var f struct {
+		Version *string `json:"imageLayoutVersion"`
+	}
+	if len(data) > maxLayoutFile {
+		return fmt.Errorf("%w: its %s is larger than %d bytes", ErrLayoutVersion, layoutFile, maxLayoutFile)
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return fmt.Errorf("%w: its %s is not a JSON object (%v)", ErrLayoutVersion, layoutFile, err)
+	}
+	switch {
+	case f.Version == nil:
+		return fmt.Errorf("%w: its %s has no imageLayoutVersion", ErrLayoutVersion, layoutFile)
+	case *f.Version != "1.0.0":
+		v := *f.Version
+		if len(v) > 64 {
+			v = v[:64] + "..."
+		}
+		return fmt.Errorf("%w: its %s says imageLayoutVersion %q, which this version does not read", ErrLayoutVersion, layoutFile, v)
+	}
+	return nil
 }
 
 func openLayout(dir string) (*layout, error) {
@@ -86,6 +119,13 @@ func openLayout(dir string) (*layout, error) {
 	f, err := os.Open(lf)
 	if err != nil {
 		return nil, fmt.Errorf("opening OCI layout %s: %w", dir, err)
+	}
+	if data, err := readAtMost(f, maxLayoutFile); err != nil || checkLayoutVersion(data) != nil {
+		f.Close()
+		if err == nil {
+			err = checkLayoutVersion(data)
+		}
+		return nil, fmt.Errorf("OCI layout %s: %w", dir, err)
 	}
 	ok, err := tryLock(f)
 	if err != nil || !ok {
@@ -283,7 +323,25 @@ func (l *layout) write(ctx context.Context, d v1.Descriptor, r io.Reader, counte
 	if err := os.Rename(f.Name(), l.path(d.Digest)); err != nil {
 		return fmt.Errorf("writing blob %s: %w", d.Digest, err)
 	}
-	l.markVerified(d.Digest)
+	l.mu.Lock()
+	l.verified[d.Digest] = true
+	l.created = append(l.created, d.Digest)
+	l.mu.Unlock()
+	return nil
+}
+
+// undoCreated removes the blobs this run wrote: what a run that must
+// change all or nothing (a bundle applied) leaves when it changes nothing.
+func (l *layout) undoCreated() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, d := range l.created {
+		if err := os.Remove(l.path(d)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing blob %s: %w", d, err)
+		}
+		delete(l.verified, d)
+	}
+	l.created = nil
 	return nil
 }
 
@@ -395,4 +453,23 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return nil
+}
+
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("larger than %d bytes", limit)
+	}
+	return data, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -70,8 +70,6 @@ func PartName(file string, i int) string { return fmt.Sprintf("%s.%03d", file, i
 
 var partNumber = lazyregexp.New(`\.([0-9]{3})$`)
 
-var hexDigest = lazyregexp.New(`^[0-9a-f]{64}$`)
-
 // ParsePartSet decodes and checks the list of the split archive file (the
 // path of the set, without the suffix): strictly (an unknown field is an
 // error), the parts named FILE.001 onward in order, every size consistent
@@ -303,8 +301,8 @@ type partWriter struct {
 	disk *diskWriter
 	// sign, when set, signs the list (archive_signature.go).
 	sign SignFunc
-	// Written and Kept count parts written and parts found already right.
-	Written, Kept int
+	// Written and Reused count parts written and parts found already right.
+	Written, Reused int
 }
 
 // partOut is one part: compared with the file already there (cmp), then,
@@ -451,7 +449,7 @@ func (w *partWriter) finish() error {
 		}
 		if st.Size() == c.size {
 			c.cmp.Close()
-			w.Kept++
+			w.Reused++
 			w.done(c)
 			return nil
 		}
@@ -628,4 +626,13 @@ func (d *diskWriter) flush() error {
 func (d *diskWriter) stop() {
 	d.start()
 	d.stopped.Do(func() { close(d.jobs) })
+}
+
+// SignedFile is the file a signature of the archive file covers: file
+// itself, or its list for a split archive.
+func SignedFile(file string, split bool) string {
+	if split {
+		return file + PartsSuffix
+	}
+	return file
 }

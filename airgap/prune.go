@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
@@ -66,12 +65,15 @@ type PrunedBlob struct {
 type PruneReport struct {
 	Layout  string `json:"layout"`
 	Applied bool   `json:"applied"`
-	// KeptImages counts the kept compositions' images, and KeptSignatures
-	// the sigstore signature attachments of them the layout holds.
-	KeptImages     int   `json:"kept_images"`
-	KeptSignatures int   `json:"kept_signatures"`
-	KeptBlobs      int   `json:"kept_blobs"`
-	KeptBytes      int64 `json:"kept_bytes"`
+	// KeptImages counts the kept compositions' images, KeptAttachments
+	// what is attached to them that the layout holds (cosign's tags and
+	// OCI 1.1 referrers, and what is attached to those), and
+	// KeptSignatures the sigstore signatures (.sig tags) among them.
+	KeptImages      int   `json:"kept_images"`
+	KeptAttachments int   `json:"kept_attachments"`
+	KeptSignatures  int   `json:"kept_signatures"`
+	KeptBlobs       int   `json:"kept_blobs"`
+	KeptBytes       int64 `json:"kept_bytes"`
 	// Images are the index.json entries no kept composition names.
 	Images []PrunedImage `json:"images"`
 	// Blobs are the files under blobs/sha256 no kept image reaches, sorted
@@ -84,7 +86,8 @@ type PruneReport struct {
 }
 
 // Prune removes from the OCI layout dir every index.json entry that no
-// kept composition names (the signature attachments of kept images stay)
+// kept composition names (what is attached to a kept image stays: its
+// cosign tags and OCI 1.1 referrers, recursively)
 // and every blob that no kept image reaches. Without opts.Apply it only
 // reports. Every kept image must be in the layout, named as the lock
 // writes it; a kept manifest the layout holds damaged stops the prune.
@@ -121,33 +124,20 @@ func Prune(ctx context.Context, target Target, keep []Kept, opts PruneOptions) (
 		return nil, fmt.Errorf("%w %s: it is a dir: layout (it has %s), whose per-image directories hard-link the blobs; mirror writes it anew for each build", ErrBadDestination, target, DirListFile)
 	}
 
-	// What is kept: the entries naming kept images and their signatures.
-	keepNames := map[string]bool{}
-	for _, r := range refs {
-		keepNames[r] = true
-		ref, err := opts.Registry.ParseReference(r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: parsing image reference %q: %w", owner[r], r, err)
-		}
-		if d, ok := ref.(name.Digest); ok {
-			keepNames[d.Context().Name()+":"+SignatureTag(d.DigestStr())] = true
-		}
-	}
+	// What is kept: the entries naming kept images, and what is attached
+	// to them (attached.go).
 	report := &PruneReport{Layout: target.String(), Images: []PrunedImage{}, Blobs: []PrunedBlob{}}
-	var kept []v1.Descriptor
+	var kept, others []v1.Descriptor
 	found := map[string]bool{}
 	for _, d := range s.entries {
-		n := d.Annotations[AnnotationRefName]
-		if n != "" && keepNames[n] {
-			kept = append(kept, d)
+		if n := d.Annotations[AnnotationRefName]; n != "" {
 			if _, isImage := owner[n]; isImage {
+				kept = append(kept, d)
 				found[n] = true
-			} else {
-				report.KeptSignatures++
+				continue
 			}
-			continue
 		}
-		report.Images = append(report.Images, PrunedImage{Name: n, Digest: d.Digest.String()})
+		others = append(others, d)
 	}
 	for _, r := range refs {
 		if !found[r] {
@@ -163,6 +153,21 @@ func Prune(ctx context.Context, target Target, keep []Kept, opts PruneOptions) (
 				return nil, fmt.Errorf("%s: the kept image %s: %w; nothing was removed", target, d.Annotations[AnnotationRefName], err)
 			}
 		}
+	}
+	attachments, err := s.attachedEntries(ctx, kept, others, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range others {
+		if a, ok := attachments[d.Digest.String()+" "+d.Annotations[AnnotationRefName]]; ok {
+			kept = append(kept, d)
+			report.KeptAttachments++
+			if a == KindSignature {
+				report.KeptSignatures++
+			}
+			continue
+		}
+		report.Images = append(report.Images, PrunedImage{Name: d.Annotations[AnnotationRefName], Digest: d.Digest.String()})
 	}
 	need, err := s.reachEntries(ctx, kept, reachOptions{referenced: true})
 	if err != nil {

@@ -1,6 +1,7 @@
 package airgap
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
@@ -44,8 +46,10 @@ type RegistryRepository struct {
 	Name string `json:"name"`
 	// Kept is set when a kept image lives in it.
 	Kept bool `json:"kept"`
-	// Tags are its tags no kept image has (an image's tag, or the
-	// signature tag of a kept digest).
+	// Tags are its tags that are neither a kept image's nor attached to
+	// one (cosign's sha256-HEX.sig, .att and .sbom tags and the referrers
+	// tag sha256-HEX of a kept manifest, and of what is attached to it,
+	// stay).
 	Tags []string `json:"tags"`
 }
 
@@ -85,7 +89,6 @@ func PruneRegistryReport(ctx context.Context, target Target, keep []Kept, opts P
 		}
 		switch x := ref.(type) {
 		case name.Digest:
-			tags[SignatureTag(x.DigestStr())] = true
 			mirrored = append(mirrored, repo.Digest(x.DigestStr()).String())
 		case name.Tag:
 			tags[x.TagStr()] = true
@@ -93,6 +96,10 @@ func PruneRegistryReport(ctx context.Context, target Target, keep []Kept, opts P
 		}
 	}
 	kept := NewReach()
+	// keptManifests are the kept images' manifests, "REPO@DIGEST" with
+	// REPO the registry's repository path: what is attached to them
+	// stays (attached.go).
+	keptManifests := map[string]bool{}
 	for i, m := range mirrored {
 		im, err := resolve(ctx, src, m, selection{whole: true})
 		if err != nil {
@@ -103,8 +110,10 @@ func PruneRegistryReport(ctx context.Context, target Target, keep []Kept, opts P
 			continue
 		}
 		kept.Union(reachOf([]*image{im}))
+		for _, mb := range im.Manifests {
+			keptManifests[im.ref.Context().RepositoryStr()+"@"+mb.Digest.String()] = true
+		}
 	}
-
 	// The registry as the options reach it (plain HTTP only where allowed).
 	anyRepo, err := reg.ParseRepository(target.Registry + "/catalog")
 	if err != nil {
@@ -147,16 +156,38 @@ func PruneRegistryReport(ctx context.Context, target Target, keep []Kept, opts P
 		}
 		slices.Sort(tags)
 		rr := RegistryRepository{Name: path, Kept: keptTags[path] != nil, Tags: []string{}}
+		var (
+			images []*image
+			cands  []candidate
+		)
 		for _, tag := range tags {
 			if keptTags[path][tag] {
 				continue
 			}
-			rr.Tags = append(rr.Tags, tag)
 			im, err := resolve(ctx, src, repo.Tag(tag).String(), selection{whole: true})
 			if err != nil {
 				return nil, fmt.Errorf("reading %s:%s: %w", repo, tag, err)
 			}
-			other.Union(reachOf([]*image{im}))
+			c := candidate{Repo: path, Tag: tag, Digest: im.Top.Digest.String()}
+			if im.Subject != nil {
+				c.Subject = im.Subject.Digest.String()
+			}
+			if im.Top.MediaType.IsIndex() {
+				if idx, err := v1.ParseIndexManifest(bytes.NewReader(im.Top.Data)); err == nil {
+					for _, d := range idx.Manifests {
+						c.Lists = append(c.Lists, d.Digest.String())
+					}
+				}
+			}
+			images, cands = append(images, im), append(cands, c)
+		}
+		for i, attached := range attachedTo(keptManifests, cands) {
+			if attached {
+				kept.Union(reachOf(images[i : i+1]))
+				continue
+			}
+			rr.Tags = append(rr.Tags, cands[i].Tag)
+			other.Union(reachOf(images[i : i+1]))
 		}
 		if !rr.Kept || len(rr.Tags) > 0 {
 			rep.Repositories = append(rep.Repositories, rr)

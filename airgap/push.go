@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -336,3 +337,86 @@ func (v *verifyReader) fail(err error) error {
 }
 
 func (v *verifyReader) Close() error { return v.rc.Close() }
+
+// checkBaseRegistry checks that every blob the bundle leaves out is in the
+// destination repository of each image that needs it, or in a repository
+// of the registry it can be mounted from (another image's, or the base
+// image's the bundle names); it records where to mount from.
+func (m *mirrorer) checkBaseRegistry(ctx context.Context, images []*image, dst []name.Repository) error {
+	if len(m.skip) == 0 {
+		return nil
+	}
+	reg := m.opts.Registry
+	puller, err := remote.NewPuller(reg.Remote(ctx)...)
+	if err != nil {
+		return fmt.Errorf("setting up registry access: %w", err)
+	}
+	// The destination repositories each blob is needed in.
+	need := map[v1.Hash][]name.Repository{}
+	for i, im := range images {
+		if im == nil {
+			continue
+		}
+		for _, d := range im.Blobs {
+			if _, ok := m.skip[d.Digest]; ok && !slices.ContainsFunc(need[d.Digest], func(r name.Repository) bool { return r.String() == dst[i].String() }) {
+				need[d.Digest] = append(need[d.Digest], dst[i])
+			}
+		}
+	}
+	var (
+		mu      sync.Mutex
+		missing []v1.Hash
+	)
+	m.mountFrom = map[v1.Hash]name.Repository{}
+	m.present = map[string]bool{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs(m.opts))
+	for d, repos := range need {
+		g.Go(func() error {
+			// Every repository that needs it is asked (the push asks no
+			// more); one that lacks it mounts it from one that has it, or
+			// from the base image's repository.
+			var from *name.Repository
+			for _, r := range repos {
+				ok, err := blobExists(gctx, puller, r, d)
+				if gctx.Err() != nil {
+					return gctx.Err()
+				}
+				if ok && err == nil {
+					mu.Lock()
+					m.present[r.String()+"@"+d.String()] = true
+					mu.Unlock()
+					if from == nil {
+						from = &r
+					}
+				}
+			}
+			if from == nil {
+				if in := m.skip[d].In; in != "" {
+					if ref, err := reg.ParseReference(in); err == nil {
+						if r, err := m.to.Repository(reg, ref.Context()); err == nil {
+							if ok, err := blobExists(gctx, puller, r, d); ok && err == nil {
+								from = &r
+							}
+						}
+					}
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if from == nil {
+				missing = append(missing, d)
+			} else {
+				m.mountFrom[d] = *from
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("checking %s for the bundle's base: %w", m.to, err)
+	}
+	if len(missing) > 0 {
+		return m.baseMissing(missing, images)
+	}
+	return nil
+}

@@ -3,7 +3,6 @@ package airgap
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -100,34 +99,6 @@ func AttachmentKind(ref string) string {
 	return ""
 }
 
-// referrerFields are the parts of a manifest that make it a referrer.
-type referrerFields struct {
-	MediaType    string         `json:"mediaType"`
-	ArtifactType string         `json:"artifactType"`
-	Subject      *v1.Descriptor `json:"subject"`
-	Config       struct {
-		MediaType string `json:"mediaType"`
-	} `json:"config"`
-	Layers []v1.Descriptor `json:"layers"`
-}
-
-func parseReferrer(data []byte) (referrerFields, error) {
-	var f referrerFields
-	if err := json.Unmarshal(data, &f); err != nil {
-		return f, fmt.Errorf("parsing manifest: %w", err)
-	}
-	return f, nil
-}
-
-// artifactType is the manifest's artifactType, else its config's media
-// type (the distribution spec's rule for the referrers list).
-func (f referrerFields) artifactType() string {
-	if f.ArtifactType != "" {
-		return f.ArtifactType
-	}
-	return f.Config.MediaType
-}
-
 // bundleLayer is the layer holding a sigstore bundle, if the manifest is
 // one.
 func (f referrerFields) bundleLayer() (v1.Descriptor, bool) {
@@ -169,7 +140,7 @@ func Attachments(ctx context.Context, refs []string, from Target, reg registrycl
 	found := make([][]Attachment, len(refs))
 	errs := make([]error, len(refs))
 	var g errgroup.Group
-	g.SetLimit(jobs(Options{Registry: reg}))
+	g.SetLimit(jobsOf(reg))
 	for i, ref := range refs {
 		parsed, err := reg.ParseReference(ref)
 		if err != nil {
@@ -457,4 +428,14 @@ func checkSubjects(refs []string, images []*image, reg registryclient.Options) e
 		}
 	}
 	return nil
+}
+
+// SignatureTag is the tag cosign and containers/image give the sigstore
+// signatures of the image with digest ("sha256:HEX"): "sha256-HEX.sig".
+func SignatureTag(digest string) string { return attachmentTag(digest, ".sig") }
+
+// attachmentTag is cosign's tag for an attachment of the image with
+// digest: sha256-HEX and the suffix (.sig, .att, .sbom).
+func attachmentTag(digest, suffix string) string {
+	return strings.Replace(digest, ":", "-", 1) + suffix
 }

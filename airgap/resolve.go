@@ -3,16 +3,20 @@ package airgap
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
+	"github.com/containers/image/v5/docker/reference"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
+	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/sizes"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -281,4 +285,59 @@ func verifyManifest(data []byte, want v1.Hash) error {
 		return fmt.Errorf("manifest %s: %w: the source served content with digest %s", want, ErrDigestMismatch, got)
 	}
 	return nil
+}
+
+// ErrDigestMismatch is wrapped when content does not hash to the digest
+// that names it. Such content is refused, never stored.
+var ErrDigestMismatch = errors.New("content does not match its digest")
+
+// referrerFields are the parts of a manifest that make it a referrer.
+type referrerFields struct {
+	MediaType    string         `json:"mediaType"`
+	ArtifactType string         `json:"artifactType"`
+	Subject      *v1.Descriptor `json:"subject"`
+	Config       struct {
+		MediaType string `json:"mediaType"`
+	} `json:"config"`
+	Layers []v1.Descriptor `json:"layers"`
+}
+
+func parseReferrer(data []byte) (referrerFields, error) {
+	var f referrerFields
+	if err := json.Unmarshal(data, &f); err != nil {
+		return f, fmt.Errorf("parsing manifest: %w", err)
+	}
+	return f, nil
+}
+
+// artifactType is the manifest's artifactType, else its config's media
+// type (the distribution spec's rule for the referrers list).
+func (f referrerFields) artifactType() string {
+	if f.ArtifactType != "" {
+		return f.ArtifactType
+	}
+	return f.Config.MediaType
+}
+
+// validReference reports whether n is a full image reference for both
+// go-containerregistry (which reads the images) and containers/image's
+// grammar (which podman and the device apply: it refuses path components
+// such as "..", which go-containerregistry lets through).
+func validReference(reg registryclient.Options, n string) bool {
+	if _, err := reg.ParseReference(n); err != nil {
+		return false
+	}
+	_, err := reference.ParseNormalizedNamed(n)
+	return err == nil
+}
+
+var hexDigest = lazyregexp.New(`^[0-9a-f]{64}$`)
+
+// jobsOf is the concurrency bound of registry work: --jobs, or the
+// default.
+func jobsOf(reg registryclient.Options) int {
+	if reg.Jobs <= 0 {
+		return registryclient.DefaultJobs
+	}
+	return reg.Jobs
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -15,16 +14,6 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 )
-
-// SignatureTag is the tag cosign and containers/image give the sigstore
-// signatures of the image with digest ("sha256:HEX"): "sha256-HEX.sig".
-func SignatureTag(digest string) string { return attachmentTag(digest, ".sig") }
-
-// attachmentTag is cosign's tag for an attachment of the image with
-// digest: sha256-HEX and the suffix (.sig, .att, .sbom).
-func attachmentTag(digest, suffix string) string {
-	return strings.Replace(digest, ":", "-", 1) + suffix
-}
 
 // SignatureRefs lists the sigstore signature attachments of the digest
 // references among refs that their registries (or registries.conf
@@ -36,7 +25,7 @@ func SignatureRefs(ctx context.Context, refs []string, reg registryclient.Option
 	found := make([]string, len(refs))
 	errs := make([]error, len(refs))
 	var g errgroup.Group
-	g.SetLimit(jobs(Options{Registry: reg}))
+	g.SetLimit(jobsOf(reg))
 	for i, ref := range refs {
 		d, err := reg.ParseReference(ref)
 		if err != nil {

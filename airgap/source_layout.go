@@ -12,9 +12,9 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 	"syscall"
 
-	"github.com/containers/image/v5/docker/reference"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
@@ -106,9 +106,17 @@ func openLayoutStore(from Target, reg registryclient.Options) (*layoutSource, er
 		return nil, err
 	}
 	s := &layoutSource{desc: from.String(), store: store, reg: reg, byName: map[string]v1.Descriptor{}}
-	if _, err := store.readFile(layoutFile, 4096); err != nil {
+	ldata, err := store.readFile(layoutFile, maxLayoutFile)
+	if errors.Is(err, fs.ErrNotExist) {
 		store.close()
 		return nil, fmt.Errorf("%s: %w (no %s in it)", from, ErrNotLayout, layoutFile)
+	}
+	if err == nil {
+		err = checkLayoutVersion(ldata)
+	}
+	if err != nil {
+		store.close()
+		return nil, fmt.Errorf("%s: %w", from, err)
 	}
 	data, err := store.readFile(indexFile, maxIndexFile)
 	if err != nil {
@@ -165,18 +173,6 @@ func (s *layoutSource) readIndex(entries []v1.Descriptor) error {
 		s.byName[n] = d
 	}
 	return nil
-}
-
-// validReference reports whether n is a full image reference for both
-// go-containerregistry (which reads the images) and containers/image's
-// grammar (which podman and the device apply: it refuses path components
-// such as "..", which go-containerregistry lets through).
-func validReference(reg registryclient.Options, n string) bool {
-	if _, err := reg.ParseReference(n); err != nil {
-		return false
-	}
-	_, err := reference.ParseNormalizedNamed(n)
-	return err == nil
 }
 
 // names are the images the layout names, sorted.
@@ -299,17 +295,6 @@ func (s *dirStore) readFile(name string, limit int64) ([]byte, error) {
 
 func (s *dirStore) close() error { return s.root.Close() }
 
-func readAtMost(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("larger than %d bytes", limit)
-	}
-	return data, nil
-}
-
 // archiveStore reads an OCI layout archived in an uncompressed tar without
 // unpacking it: one pass over the headers (seeking past file contents)
 // records where each file is, and blobs are read in place.
@@ -362,32 +347,89 @@ func openArchiveStore(file string) (*archiveStore, error) {
 	return &archiveStore{r: f, c: f, files: files}, nil
 }
 
-// scanArchive lists the regular files of a tar: cleaned name -> where its
-// content is.
+// maxArchiveName bounds what one tar header may name: its name, link name
+// and each PAX record. A layout's paths are short (blobs/sha512/ and 128
+// hex digits is the longest), so a longer one is no layout path and the
+// archive is refused at that header, before it is held with others: an
+// archive of many ~1 MB PAX names is refused at its first.
+const maxArchiveName = 4096
+
+// maxLayoutPath is the longest name kept in an archive's table: the
+// names of a layout (oci-layout, index.json, BundleFile, blobs/ALG/HEX).
+// Other files are passed over, not held.
+const maxLayoutPath = 256
+
+// scanArchive lists the layout files of a tar (oci-layout, index.json,
+// BundleFile and blobs/ALG/HEX): cleaned name -> where its content is.
+// Other regular files are passed over; a header naming more than any
+// layout path could is refused as it is read.
 func scanArchive(r io.ReadSeeker) (map[string]archiveEntry, error) {
 	pr := &posReader{r: r}
 	tr := tar.NewReader(pr)
 	files := map[string]archiveEntry{}
-	for {
+	for n := 1; ; n++ {
 		h, err := tr.Next()
 		if err == io.EOF {
 			return files, nil
 		}
 		if err != nil {
-			if len(files) == 0 {
+			if n == 1 {
 				return nil, fmt.Errorf("not a tar archive: %w", err)
 			}
-			return nil, err
+			return nil, fmt.Errorf("entry %d: %w", n, err)
+		}
+		if err := checkArchiveHeader(h); err != nil {
+			return nil, fmt.Errorf("entry %d: %w", n, err)
 		}
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		if len(files) >= maxArchiveEntries {
+		if n > maxArchiveEntries {
 			return nil, fmt.Errorf("more than %d files", maxArchiveEntries)
 		}
 		name := path.Clean("/" + h.Name)[1:]
-		files[name] = archiveEntry{offset: pr.pos, size: h.Size}
+		if isLayoutPath(name) {
+			files[name] = archiveEntry{offset: pr.pos, size: h.Size}
+		}
 	}
+}
+
+// checkArchiveHeader refuses a header that names more than a layout path
+// can be (see maxArchiveName).
+func checkArchiveHeader(h *tar.Header) error {
+	long := func(what, s string) error {
+		return fmt.Errorf("%w: its %s is %d bytes, longer than any path of an OCI layout (%d at most)", ErrNotArchive, what, len(s), maxArchiveName)
+	}
+	if len(h.Name) > maxArchiveName {
+		return long("name", h.Name)
+	}
+	if len(h.Linkname) > maxArchiveName {
+		return long("link name", h.Linkname)
+	}
+	for k, v := range h.PAXRecords {
+		if len(k)+len(v) > maxArchiveName {
+			return long(fmt.Sprintf("PAX record %.32q", k), k+v)
+		}
+	}
+	return nil
+}
+
+// isLayoutPath reports whether name (cleaned) is a file an OCI layout
+// has: oci-layout, index.json, BundleFile, or blobs/ALG/ENCODED.
+func isLayoutPath(name string) bool {
+	switch name {
+	case layoutFile, indexFile, BundleFile:
+		return true
+	}
+	if len(name) > maxLayoutPath {
+		return false
+	}
+	rest, ok := strings.CutPrefix(name, "blobs/")
+	if !ok {
+		return false
+	}
+	alg, enc, ok := strings.Cut(rest, "/")
+	return ok && alg != "" && enc != "" && !strings.Contains(enc, "/")
 }
 
 // posReader tracks the offset of an io.ReadSeeker that archive/tar reads
@@ -434,10 +476,6 @@ func (s *archiveStore) readFile(name string, limit int64) ([]byte, error) {
 
 func (s *archiveStore) close() error { return s.c.Close() }
 
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
+// ErrNotArchive is wrapped when --to oci-archive:FILE names an existing
+// file that is not an OCI image archive.
+var ErrNotArchive = errors.New("not an OCI image archive")

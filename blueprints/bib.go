@@ -16,6 +16,7 @@ import (
 	"github.com/osbuild/images/pkg/distro/generic"
 	"github.com/osbuild/images/pkg/manifest"
 
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -41,21 +42,24 @@ func bibDistro(distroName string, arch releases.Arch) (distro.Distro, error) {
 		if !ok || id == "" || version == "" {
 			id, version = "rhel", "9.6"
 		}
-		// osbuild reads the bootc definitions now: not while withDefs
+		// osbuild reads the bootc definitions now: not while a lookup
 		// points it at the reduced ones of another distro.
-		envMu.Lock()
-		defer envMu.Unlock()
-		// What bootc-image-builder reads from the image: its
-		// os-release, arch, default root filesystem (xfs on RHEL and
-		// CentOS bootc images) and size (here the least, so that the
-		// layout is the config's own).
-		return generic.NewBootc("bootc", &bootc.Info{
-			Imgref:        bibImage,
-			Arch:          string(arch),
-			DefaultRootFs: "xfs",
-			Size:          1,
-			OSInfo:        &osinfo.Info{OSRelease: osinfo.OSRelease{ID: id, VersionID: version, Name: id}},
+		var d distro.Distro
+		var err error
+		distros.Whole(func() {
+			// What bootc-image-builder reads from the image: its
+			// os-release, arch, default root filesystem (xfs on RHEL
+			// and CentOS bootc images) and size (here the least, so
+			// that the layout is the config's own).
+			d, err = generic.NewBootc("bootc", &bootc.Info{
+				Imgref:        bibImage,
+				Arch:          string(arch),
+				DefaultRootFs: "xfs",
+				Size:          1,
+				OSInfo:        &osinfo.Info{OSRelease: osinfo.OSRelease{ID: id, VersionID: version, Name: id}},
+			})
 		})
+		return d, err
 	}))
 	return f.(func() (distro.Distro, error))()
 }

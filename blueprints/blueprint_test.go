@@ -10,6 +10,7 @@ import (
 	"github.com/osbuild/blueprint/pkg/blueprint"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -161,7 +162,7 @@ func TestValidate(t *testing.T) {
 	for _, arch := range releases.Arches {
 		t.Run("good/"+string(arch), func(t *testing.T) {
 			bp := blueprints.FromPlan(testPlan(string(arch)))
-			if _, err := blueprints.Validate(bp, blueprints.DefaultDistro, blueprints.DefaultImageType, arch); err != nil {
+			if _, err := blueprints.Validate(bp, distros.DefaultDistro, distros.DefaultImageType, arch); err != nil {
 				t.Fatalf("Validate(rhel-9.6 edge-commit %s) = %v", arch, err)
 			}
 		})

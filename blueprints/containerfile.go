@@ -9,23 +9,18 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/microshift-compose/microshift-compose/installer"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/render/installer"
 )
 
 // Paths the bootc Containerfile uses; README.md documents them.
 const (
-	// BootcImagesDir is the build-context directory that `microshift-compose
-	// mirror --to dir:<output>/images` fills.
-	BootcImagesDir = "images"
 	// BootcSecretID is the build secret holding the pull secret: podman
 	// build --secret id=pullsecret,src=FILE (the id MicroShift's image-mode
 	// Containerfiles use).
 	BootcSecretID = "pullsecret"
-	// bootcImages is where the images land in the image: under /usr, so
-	// that they are part of the read-only, bootc-updated OS tree.
-	bootcImages = "/usr/lib/microshift-compose/images"
 	// bootcImageList lists the references to load, one per line.
 	bootcImageList = "/usr/lib/microshift-compose/images.txt"
 	// bootcLoader loads the images into container storage.
@@ -83,7 +78,7 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 	switch {
 	case len(p.Images) > 0 && !pull:
 		w("# Build it from the output directory, after mirroring the images into it:\n")
-		w("#   microshift-compose mirror --lock compose.lock.json --to dir:%s\n", BootcImagesDir)
+		w("#   microshift-compose mirror --lock compose.lock.json --to dir:%s\n", output.ImagesDir)
 	case len(p.Images) > 0:
 		w("# Build it from the output directory; the images are pulled during the build\n")
 		w("# with the pull secret given as a build secret:\n")
@@ -193,24 +188,24 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 
 	if len(p.Images) > 0 {
 		w("\n# Images for an offline first boot: one skopeo dir: directory per image under\n")
-		w("# %s, named by the sha256 of the reference and a newline,\n", bootcImages)
+		w("# %s, named by the sha256 of the reference and a newline,\n", output.BootcImagesPath)
 		w("# copied into container storage before MicroShift starts.\n")
 		w("COPY --chmod=0644 %s %s\n", imageList, bootcImageList)
 		if pull {
 			w("# Pulled now, with the pull secret; --all keeps the digest of multi-arch images.\n")
 			w("RUN --mount=type=secret,id=%s \\\n", BootcSecretID)
 			w("    set -eu; \\\n")
-			w("    mkdir -p %s; \\\n", bootcImages)
+			w("    mkdir -p %s; \\\n", output.BootcImagesPath)
 			w("    while read -r ref; do \\\n")
 			w("        [ -n \"${ref}\" ] || continue; \\\n")
 			w("        sha=\"$(echo \"${ref}\" | sha256sum | cut -d' ' -f1)\"; \\\n")
 			w("        skopeo copy --quiet --all --preserve-digests --retry-times 3 --authfile /run/secrets/%s \\\n", BootcSecretID)
-			w("            \"docker://${ref}\" \"dir:%s/${sha}\"; \\\n", bootcImages)
+			w("            \"docker://${ref}\" \"dir:%s/${sha}\"; \\\n", output.BootcImagesPath)
 			w("    done < %s\n", bootcImageList)
 		} else {
-			w("# From `microshift-compose mirror --to dir:%s` (only the %s manifests of multi-arch\n", BootcImagesDir, p.Arch)
+			w("# From `microshift-compose mirror --to dir:%s` (only the %s manifests of multi-arch\n", output.ImagesDir, p.Arch)
 			w("# images; the digests are the release's).\n")
-			w("COPY %s/ %s/\n", BootcImagesDir, bootcImages)
+			w("COPY %s/ %s/\n", output.ImagesDir, output.BootcImagesPath)
 		}
 		w("RUN mkdir -p %s %s && \\\n", dirOf(bootcLoader), dirOf(bootcDropIn))
 		w("    printf '%%s\\n' \\\n")
@@ -224,11 +219,11 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 		w("RUN while read -r ref; do \\\n")
 		w("        [ -n \"${ref}\" ] || continue; \\\n")
 		w("        sha=\"$(echo \"${ref}\" | sha256sum | cut -d' ' -f1)\"; \\\n")
-		w("        skopeo inspect --raw \"dir:%s/${sha}\" >/dev/null || \\\n", bootcImages)
+		w("        skopeo inspect --raw \"dir:%s/${sha}\" >/dev/null || \\\n", output.BootcImagesPath)
 		if pull {
 			w("            { echo \"image ${ref} was not pulled\" >&2; exit 1; }; \\\n")
 		} else {
-			w("            { echo \"image ${ref} is missing: run microshift-compose mirror --lock compose.lock.json --to dir:%s\" >&2; exit 1; }; \\\n", BootcImagesDir)
+			w("            { echo \"image ${ref} is missing: run microshift-compose mirror --lock compose.lock.json --to dir:%s\" >&2; exit 1; }; \\\n", output.ImagesDir)
 		}
 		w("    done < %s\n", bootcImageList)
 	}
@@ -290,7 +285,7 @@ var loaderScript = []string{
 	"while read -r ref; do",
 	"    [ -n \"${ref}\" ] || continue",
 	"    sha=\"$(echo \"${ref}\" | sha256sum | cut -d' ' -f1)\"",
-	"    skopeo copy --quiet --preserve-digests \"dir:" + bootcImages + "/${sha}\" \"containers-storage:${ref}\"",
+	"    skopeo copy --quiet --preserve-digests \"dir:" + output.BootcImagesPath + "/${sha}\" \"containers-storage:${ref}\"",
 	"done < " + bootcImageList,
 }
 

@@ -3,41 +3,13 @@ package blueprints
 import (
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/osbuild/blueprint/pkg/blueprint"
-	"github.com/osbuild/images/pkg/distro/defs"
 
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
-
-// openSCAPProfiles caches OpenSCAPProfiles per distro name.
-var openSCAPProfiles sync.Map // distro name -> []string
-
-// OpenSCAPProfiles lists the SCAP Security Guide profile IDs osbuild/images
-// allows in customizations.openscap for a distro (its distro definition's
-// oscap_profiles_allowlist, which the image types' validation checks),
-// sorted; nil for a distro osbuild does not know.
-func OpenSCAPProfiles(distroName string) []string {
-	if v, ok := openSCAPProfiles.Load(distroName); ok {
-		return v.([]string)
-	}
-	// osbuild reads its definitions now: not while withDefs points it at
-	// the reduced ones of another distro.
-	envMu.Lock()
-	d, err := defs.LoadDistroWithoutImageTypes(distroName)
-	envMu.Unlock()
-	var out []string
-	if err == nil && d != nil {
-		for _, p := range d.OscapProfilesAllowList {
-			out = append(out, p.String())
-		}
-		slices.Sort(out)
-	}
-	openSCAPProfiles.Store(distroName, out)
-	return out
-}
 
 // HardeningCustomizations are the blueprint customizations of the plan's
 // hardening, each nil when the plan has none: FIPS mode, the kernel
@@ -101,8 +73,8 @@ type NamedCustomization struct {
 // the customizations c, sorted: where a refused option could go instead.
 func ImageTypesTaking(distroName string, arch releases.Arch, c *blueprint.Customizations) []string {
 	var out []string
-	for _, name := range ImageTypes(distroName, arch) {
-		if it, err := ImageType(distroName, name, arch); err == nil && Supports(it, c) {
+	for _, name := range distros.ImageTypes(distroName, arch) {
+		if it, err := distros.ImageType(distroName, name, arch); err == nil && Supports(it, c) {
 			out = append(out, name)
 		}
 	}

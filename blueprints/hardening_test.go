@@ -11,6 +11,7 @@ import (
 	"github.com/osbuild/blueprint/pkg/blueprint"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -119,7 +120,7 @@ func TestHardeningCustomizations(t *testing.T) {
 func TestOpenSCAPSupport(t *testing.T) {
 	cis := &blueprint.Customizations{OpenSCAP: &blueprint.OpenSCAPCustomization{ProfileID: "xccdf_org.ssgproject.content_profile_cis"}}
 	for _, distro := range []string{"rhel-9.6", "rhel-10.2"} {
-		profiles := blueprints.OpenSCAPProfiles(distro)
+		profiles := distros.OpenSCAPProfiles(distro)
 		for _, want := range []string{"xccdf_org.ssgproject.content_profile_cis", "xccdf_org.ssgproject.content_profile_cis_server_l1"} {
 			if !slices.Contains(profiles, want) {
 				t.Errorf("%s: osbuild/images allows no %s (%q)", distro, want, profiles)
@@ -132,7 +133,7 @@ func TestOpenSCAPSupport(t *testing.T) {
 			t.Errorf("%s: qcow2 takes no customizations.openscap", distro)
 		}
 	}
-	it, err := blueprints.ImageType("rhel-9.6", "edge-commit", releases.X86_64)
+	it, err := distros.ImageType("rhel-9.6", "edge-commit", releases.X86_64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestOpenSCAPSupport(t *testing.T) {
 	if err := blueprints.Unsupported(it, &blueprint.Customizations{FIPS: &on}); err != nil {
 		t.Errorf("edge-commit does not take customizations.fips: %v", err)
 	}
-	if blueprints.OpenSCAPProfiles("no-such-distro-1") != nil {
+	if distros.OpenSCAPProfiles("no-such-distro-1") != nil {
 		t.Error("profiles for an unknown distro")
 	}
 }

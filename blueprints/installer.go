@@ -10,10 +10,11 @@ import (
 	"github.com/osbuild/images/pkg/distro"
 	"github.com/osbuild/images/pkg/ostree"
 
-	"github.com/microshift-compose/microshift-compose/installer"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/render/installer"
 )
 
 // InstallerBlueprintFile is the blueprint of an image type that installs
@@ -54,7 +55,7 @@ func InstallsCommit(it distro.ImageType) bool {
 // CommitRef is the ref osbuild gives the commit of an ostree image type of
 // a distro and arch (rhel/9/x86_64/edge).
 func CommitRef(distroName, imageType string, arch releases.Arch) (string, error) {
-	it, err := ImageType(distroName, imageType, arch)
+	it, err := distros.ImageType(distroName, imageType, arch)
 	if err != nil {
 		return "", err
 	}
@@ -144,10 +145,16 @@ func tomlName(f reflect.StructField) string {
 // parts the image type would drop, or without what it requires, is
 // refused naming them (osbuild itself only warns).
 func ValidateImage(bp *blueprint.Blueprint, distroName, imageType string, arch releases.Arch, ost *OSTreeOptions) ([]string, error) {
-	it, err := ImageType(distroName, imageType, arch)
+	it, err := distros.ImageType(distroName, imageType, arch)
 	if err != nil {
 		return nil, err
 	}
+	return ValidateImageType(bp, it, distroName, imageType, arch, ost)
+}
+
+// ValidateImageType is ValidateImage for an image type looked up already
+// (distros.ImageType) by those names.
+func ValidateImageType(bp *blueprint.Blueprint, it distro.ImageType, distroName, imageType string, arch releases.Arch, ost *OSTreeOptions) ([]string, error) {
 	if dropped := Dropped(it, bp); len(dropped) > 0 {
 		return nil, fmt.Errorf("osbuild's %s for %s/%s would drop the blueprint's %s (it takes %s)", imageType, distroName, arch, strings.Join(dropped, ", "), strings.Join(takes(it), ", "))
 	}

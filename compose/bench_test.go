@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/write"
 )
 
 // BenchmarkBuildFull runs what `build --profile full --arch x86_64 --output
@@ -32,11 +34,11 @@ func BenchmarkBuildFull(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := compose.Build(ctx, p, compose.BuildOptions{})
+		out, err := assemble.Build(ctx, p, assemble.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := compose.Write(ctx, dir, out); err != nil {
+		if err := write.Write(ctx, dir, out); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,11 +7,9 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose/chart"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
-
-// ChartsDir is the output subdirectory holding the plan's chart archives.
-const ChartsDir = "charts"
 
 // renderChart renders a component's chart for the plan's release, with
 // .Capabilities.KubeVersion the release's Kubernetes, into a resource
@@ -42,5 +40,5 @@ func renderChart(ctx context.Context, in *inputs, c *components.Component) ([]by
 	for i, n := range notes {
 		notes[i] = fmt.Sprintf("component %s: chart %s: %s", c.Name, spec.Path, n)
 	}
-	return stream, &plan.Chart{Component: c.Name, Name: md.Name, Version: md.Version, File: path.Join(ChartsDir, l.File()), SHA256: l.SHA256, Data: l.Archive}, notes, nil
+	return stream, &plan.Chart{Component: c.Name, Name: md.Name, Version: md.Version, File: path.Join(output.ChartsDir, l.File()), SHA256: l.SHA256, Data: l.Archive}, notes, nil
 }

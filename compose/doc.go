@@ -1,11 +1,10 @@
-// Package compose turns a catalog, a release and a request (profile,
-// --with, --without, arch, user config) into a Plan, renders the build
-// outputs from it, and writes them atomically.
-//
-// Data flows one way: Resolve builds the Plan; Build renders outputs from the
-// Plan alone; Write puts them on disk. Nothing here reaches the network:
-// the top-level airgap package mirrors the plan's images and reads their
-// sizes, and lockdiff compares two builds' locks.
+// Package compose resolves: it turns a catalog, a release and a request
+// (profile, --with, --without, arch, user config, hardening) into a Plan.
+// The manifests of components (manifests/, plugins, Helm charts) are
+// rendered here, since the plan's images are cross-checked against them;
+// every other output is a function of the Plan, rendered by the packages
+// under render/ and blueprints/, assembled by build and written by write.
+// Nothing here reaches the network or writes a file.
 //
 // Resolve runs named steps in the order of the table in resolve.go, each
 // a function of the resolution's inputs (the catalog for the release, the
@@ -24,12 +23,10 @@
 //   - capabilities: what the device does without a capability's provider
 //   - images: the release files' images of the selection, by digest
 //   - config: the merged MicroShift config and its sources
-//   - devicefiles: the config drop-in, lvmd.yaml, --cis's files and the
-//     components' files
+//   - devicefiles: lvmd.yaml and the components' files
 //   - manifests: the kustomize-rendered manifests.d directories, their
 //     images cross-checked against the plan
-//   - healthcheck: greenboot's wait for the rendered workloads
-//   - files: every device file in path order, with digests
+//   - files: those files and the manifests' in path order, with digests
 //   - unused: warnings for embedded images nothing uses
 //   - packages: RPMs, their versions and repositories
 //   - packagefiles: the plan's files against the RPMs' own under /etc

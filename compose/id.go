@@ -115,12 +115,3 @@ func digest(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
-
-// ShortID is how text output shows a composition ID: its first 12 hex
-// digits, as git shows commits.
-func ShortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}

@@ -30,32 +30,13 @@ var ErrImageNotInPlan = fmt.Errorf("image is not in the plan")
 // component's plugin printed nothing.
 type ManifestJob struct {
 	Component string
-	// From is plan.FromManifests, plan.FromPlugin, plan.FromChart or
-	// plan.FromLvmd.
+	// From is plan.FromManifests, plan.FromPlugin or plan.FromChart.
 	From string
 	Job  *manifests.Job
-	// Dir is the manifests.d directory's name; "" is NNN-<component>.
-	Dir string
 	// Chart is the chart rendered, for FromChart, and Notes what its
 	// rendering left out.
 	Chart *plan.Chart
 	Notes []string
-}
-
-// ManifestJobs resolves req and prepares, without rendering, the kustomize
-// jobs of its components with manifests or a plugin (plugins run). It is
-// for benchmarks and for comparing with the kustomize CLI on exactly the
-// inputs Resolve renders (Job.WriteTo).
-func ManifestJobs(ctx context.Context, cat *components.Catalog, rel *releases.Release, req Request) ([]ManifestJob, error) {
-	in, err := newInputs(ctx, cat, rel, req)
-	if err != nil {
-		return nil, err
-	}
-	p, err := runSteps(ctx, in, stepsThrough(stepConfig))
-	if err != nil {
-		return nil, err
-	}
-	return prepareManifests(ctx, in, p.Plan)
 }
 
 // prepareManifests runs plugins and prepares a kustomize job for every
@@ -106,10 +87,8 @@ func prepareManifests(ctx context.Context, in *inputs, p *plan.Plan) ([]Manifest
 		mj.Job = job
 		jobs = append(jobs, mj)
 	}
-	if mj, ok, err := storageClassJob(in, p); err != nil {
+	if err := checkStorageClasses(in, p); err != nil {
 		return nil, err
-	} else if ok {
-		jobs = insertAfter(p, jobs, mj)
 	}
 	return jobs, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -13,7 +14,7 @@ import (
 // have run once, before the loop): the work `make bench` compares with
 // running the kustomize CLI on the same directories.
 func BenchmarkRenderManifests(b *testing.B) {
-	jobs, err := compose.ManifestJobs(context.Background(), defaultCatalog(b), embeddedRelease(b, "5.0"), compose.EdgeLight(releases.X86_64))
+	jobs, err := compose.ManifestJobs(context.Background(), assembletest.Catalog(b), assembletest.Release(b, "5.0"), compose.EdgeLight(releases.X86_64))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func BenchmarkRenderManifests(b *testing.B) {
 // BenchmarkResolveEdgeLight is the whole plan with rendering: selection,
 // images, config and storage-hostpath's rendering.
 func BenchmarkResolveEdgeLight(b *testing.B) {
-	cat, rel := defaultCatalog(b), embeddedRelease(b, "5.0")
+	cat, rel := assembletest.Catalog(b), assembletest.Release(b, "5.0")
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

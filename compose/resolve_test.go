@@ -9,9 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -29,7 +31,7 @@ func (s catalogSource) load(t *testing.T) (*components.Catalog, error) {
 	if s.dir == "" {
 		return components.Default()
 	}
-	dir := testdataDir(t, "catalogs", s.dir)
+	dir := testutil.TestdataDir(t, "catalogs", s.dir)
 	if s.overlay {
 		return components.Load(dir)
 	}
@@ -47,7 +49,7 @@ func providerFor(capability, by string) plan.Reason {
 }
 
 func TestResolve(t *testing.T) {
-	catalogs := testdataDir(t, "catalogs")
+	catalogs := testutil.TestdataDir(t, "catalogs")
 	for _, tc := range []struct {
 		name    string
 		catalog catalogSource
@@ -168,7 +170,7 @@ func TestResolve(t *testing.T) {
 				if got := p.Config["network"].(map[string]any)["cniPlugin"]; got != "none" {
 					t.Errorf("network.cniPlugin = %v, want none (the user's CNI, not one MicroShift deploys)", got)
 				}
-				if w := deviceWarnings(p); len(w) != 0 {
+				if w := assembletest.DeviceWarnings(p); len(w) != 0 {
 					t.Errorf("warnings = %q, want none: the plan has a CNI", w)
 				}
 			},
@@ -397,13 +399,13 @@ func TestResolve(t *testing.T) {
 					}
 				}
 				// Counted independently in the upstream file: 16 of its 20 refs are tags.
-				want := upstreamTagOnly(t, "release-ai-model-serving-x86_64.json")
-				if !reflect.DeepEqual(unpinned, want) || len(deviceWarnings(p)) != len(want) {
-					t.Fatalf("unpinned images %q (%d warnings), want %q", unpinned, len(deviceWarnings(p)), want)
+				want := assembletest.UpstreamTagOnly(t, "release-ai-model-serving-x86_64.json")
+				if !reflect.DeepEqual(unpinned, want) || len(assembletest.DeviceWarnings(p)) != len(want) {
+					t.Fatalf("unpinned images %q (%d warnings), want %q", unpinned, len(assembletest.DeviceWarnings(p)), want)
 				}
 				first := `component "ai-model-serving" image "ray-tls-generator-image" (release-ai-model-serving-x86_64.json) is not pinned by digest: ` +
 					`registry.redhat.io/ubi9/ubi-minimal:latest (allowed by --allow-unpinned; the device may not boot offline reproducibly)`
-				if w := deviceWarnings(p); w[0] != first {
+				if w := assembletest.DeviceWarnings(p); w[0] != first {
 					t.Errorf("Warnings[0] = %q, want %q", w[0], first)
 				}
 			},
@@ -445,7 +447,7 @@ func TestResolve(t *testing.T) {
 			config:  "network:\n  clusterNetwork: [10.100.0.0/16]\n",
 			want:    []string{"core", "cni-alt"},
 			check: func(t *testing.T, p *plan.Plan) {
-				f := planFile(p, "/etc/cni/net.d/10-cni-alt.conflist")
+				f := p.File("/etc/cni/net.d/10-cni-alt.conflist")
 				if f == nil || !strings.Contains(string(f.Data), `"subnet": "10.100.0.0/16"`) || f.Component != "cni-alt" {
 					t.Errorf("cni-alt conflist %+v, want subnet 10.100.0.0/16", f)
 				}
@@ -514,7 +516,7 @@ func TestResolve(t *testing.T) {
 			req:  compose.Request{Profile: "storage-only"},
 			want: []string{"core", "storage-lvms"},
 			check: func(t *testing.T, p *plan.Plan) {
-				if w := deviceWarnings(p); len(w) != 1 || !strings.HasPrefix(w[0], "no CNI: ") || !strings.Contains(w[0], "greenboot marks the boot red") {
+				if w := assembletest.DeviceWarnings(p); len(w) != 1 || !strings.HasPrefix(w[0], "no CNI: ") || !strings.Contains(w[0], "greenboot marks the boot red") {
 					t.Errorf("warnings = %q, want the no-CNI warning", w)
 				}
 			},
@@ -540,7 +542,7 @@ func TestResolve(t *testing.T) {
 			req:    compose.Request{Profile: "storage-only", AllowRedBoot: true},
 			want:   []string{"core", "storage-lvms"},
 			check: func(t *testing.T, p *plan.Plan) {
-				if w := deviceWarnings(p); len(w) != 1 || !strings.Contains(w[0], "the 4.18 greenboot check always waits for OVN-Kubernetes pods") || !strings.HasSuffix(w[0], " (built anyway: --allow-red-boot)") {
+				if w := assembletest.DeviceWarnings(p); len(w) != 1 || !strings.Contains(w[0], "the 4.18 greenboot check always waits for OVN-Kubernetes pods") || !strings.HasSuffix(w[0], " (built anyway: --allow-red-boot)") {
 					t.Errorf("warnings = %q, want the 4.18 no-CNI warning, accepted", w)
 				}
 			},
@@ -551,7 +553,7 @@ func TestResolve(t *testing.T) {
 			req:    compose.Request{Profile: "networking-only", AllowRedBoot: true},
 			want:   []string{"core", "networking-ovnk"},
 			check: func(t *testing.T, p *plan.Plan) {
-				if w := deviceWarnings(p); len(w) != 0 {
+				if w := assembletest.DeviceWarnings(p); len(w) != 0 {
 					t.Errorf("warnings = %q, want none", w)
 				}
 			},
@@ -610,7 +612,7 @@ func TestResolve(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				return compose.Resolve(context.Background(), cat, embeddedRelease(t, stream), req)
+				return compose.Resolve(context.Background(), cat, assembletest.Release(t, stream), req)
 			}()
 			if tc.wantErr != "" || tc.wantErrIs != nil {
 				if err == nil {
@@ -699,19 +701,19 @@ func checkPlanInvariants(t *testing.T, p *plan.Plan) {
 // one arch: asking for the other is an error naming the missing file.
 func TestResolveReleaseWithoutArch(t *testing.T) {
 	dir := t.TempDir()
-	src := upstreamDir(t, "release-4.18")
-	data := mustRead(t, filepath.Join(src, "release-x86_64.json"))
-	writeFile(t, filepath.Join(dir, "release-x86_64.json"), data)
+	src := testutil.ReleaseDir(t, "release-4.18")
+	data := testutil.ReadFile(t, filepath.Join(src, "release-x86_64.json"))
+	testutil.WriteFile(t, filepath.Join(dir, "release-x86_64.json"), data)
 	rel, err := releases.LoadDir(dir)
 	if err != nil {
 		t.Fatalf("LoadDir(%s) = %v", dir, err)
 	}
-	_, err = compose.Resolve(context.Background(), defaultCatalog(t), rel, compose.Request{Profile: "full", Arch: releases.AArch64})
+	_, err = compose.Resolve(context.Background(), assembletest.Catalog(t), rel, compose.Request{Profile: "full", Arch: releases.AArch64})
 	want := "release 4.18 (" + dir + ") has no release-aarch64.json: it does not ship aarch64"
 	if err == nil || err.Error() != want {
 		t.Errorf("Resolve(full, aarch64) = %v, want %q", err, want)
 	}
-	if _, err := compose.Resolve(context.Background(), defaultCatalog(t), rel, compose.Request{Profile: "full", Arch: releases.X86_64}); err != nil {
+	if _, err := compose.Resolve(context.Background(), assembletest.Catalog(t), rel, compose.Request{Profile: "full", Arch: releases.X86_64}); err != nil {
 		t.Errorf("Resolve(full, x86_64) = %v, want success", err)
 	}
 }
@@ -720,18 +722,8 @@ func TestResolveReleaseWithoutArch(t *testing.T) {
 func TestResolveCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := compose.Resolve(ctx, defaultCatalog(t), embeddedRelease(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64})
+	_, err := compose.Resolve(ctx, assembletest.Catalog(t), assembletest.Release(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Resolve(cancelled) = %v, want context.Canceled", err)
 	}
-}
-
-// planFile returns the plan's device file at path, or nil.
-func planFile(p *plan.Plan, path string) *plan.File {
-	for i := range p.Files {
-		if p.Files[i].Path == path {
-			return &p.Files[i]
-		}
-	}
-	return nil
 }

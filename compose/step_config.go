@@ -35,7 +35,7 @@ func addConfig(_ context.Context, in *inputs, p soFar) (soFar, error) {
 				return p, err
 			}
 			m.rpm[path] = true
-			p.Notes = append(p.Notes, fmt.Sprintf("%s is %s, set by %s; the plan does not write it", path, show(pc.Settings[path]), source))
+			p.Notes = append(p.Notes, fmt.Sprintf("%s is %s, set by %s; the plan does not write it", path, text.ConfigValue(pc.Settings[path]), source))
 		}
 	}
 	for _, n := range in.cat.ComponentNames() {

@@ -12,28 +12,20 @@ import (
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
-// addDeviceFiles adds the files the device gets besides rendered
-// manifests: the config drop-in, lvmd.yaml, the files of --cis, and every
-// selected component's extra files, templates rendered with the config
-// parameters. They stay in the order they are added until the files step.
+// addDeviceFiles adds the files the device gets from the request and the
+// catalog besides rendered manifests: lvmd.yaml, and every selected
+// component's extra files, templates rendered with the config parameters.
+// They stay in the order they are added until the files step. The files
+// the plan implies (MicroShift's config, --cis's unit, greenboot's check)
+// are rendered from the resolved plan (render/...).
 func addDeviceFiles(_ context.Context, in *inputs, p soFar) (soFar, error) {
 	var files []plan.File
-	if len(p.Config) > 0 {
-		data, err := renderConfig(p.Plan)
-		if err != nil {
-			return p, err
-		}
-		files = append(files, plan.File{Path: p.ConfigFile, Mode: "0644", Data: data})
-	}
 	if selection(p.Plan).has(LVMSComponent) {
 		if l := in.req.Lvmd; l != nil {
 			files = append(files, plan.File{Path: lvmdconfig.DevicePath, Mode: "0644", Component: LVMSComponent, Source: "--lvmd " + filepath.Base(l.Source), Data: l.Data})
 		} else {
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: no --lvmd given, so %s is not written and MicroShift's runtime defaulting applies on the device (LVMS picks the host's volume group itself)", LVMSComponent, lvmdconfig.DevicePath))
 		}
-	}
-	if h := p.Hardening; h != nil && h.CIS != nil {
-		files = append(files, cisAuditFiles()...)
 	}
 	params := in.req.Config.Params()
 	for _, pc := range p.Components {

@@ -9,9 +9,10 @@ import (
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
-// The device files step alone: the config drop-in, the files of --cis and
-// the components' files (templates rendered with the config's parameters),
-// in that order, not yet sorted; and the refusals of a bad template.
+// The device files step alone: the components' files (templates rendered
+// with the config's parameters), not yet sorted, and the refusals of a bad
+// template. The files rendered from the plan (its config, --cis's) are
+// not the step's (render/config, render/hardening).
 func TestStepDeviceFiles(t *testing.T) {
 	rel := stepRelease(t, "5.0.0", false)
 	appFile := func(f components.File) func(*components.Catalog, *plan.Plan) {
@@ -34,14 +35,13 @@ func TestStepDeviceFiles(t *testing.T) {
 		{name: "a template",
 			edit: appFile(components.File{Path: "/etc/app/ports", Content: "{{.ServiceNodePortRange}}", Template: true}),
 			want: []plan.File{{Path: "/etc/app/ports", Mode: "0644", Component: "app"}}, data: map[string]string{"/etc/app/ports": "30000-32767"}},
-		{name: "the config drop-in and --cis's files first",
+		{name: "not the files rendered from the plan: the config drop-in, --cis's",
 			edit: func(cat *components.Catalog, p *plan.Plan) {
 				appFile(components.File{Path: "/etc/app/app.conf", Content: "x"})(cat, p)
 				p.Config, p.ConfigFile = map[string]any{"debugging": map[string]any{"logLevel": "Debug"}}, compose.DropInPath
 				p.Hardening = &plan.Hardening{CIS: &plan.CIS{Profile: compose.CISProfilePrefix + "cis"}}
 			},
-			want: []plan.File{{Path: compose.DropInPath, Mode: "0644"}, {Path: compose.CISAuditUnitPath, Mode: "0644", Source: "--cis"},
-				{Path: compose.CISAuditScriptPath, Mode: "0755", Source: "--cis"}, {Path: "/etc/app/app.conf", Mode: "0644", Component: "app"}}},
+			want: []plan.File{{Path: "/etc/app/app.conf", Mode: "0644", Component: "app"}}},
 		{name: "a template that does not parse", edit: appFile(components.File{Path: "/etc/app/t", Content: "{{.Nope", Template: true}),
 			wantErr: "app/component.toml: parsing template for /etc/app/t: template: /etc/app/t:1: unclosed action"},
 		{name: "a template that loops too long", edit: appFile(components.File{Path: "/etc/app/t", Content: "{{range 100000}}{{end}}", Template: true}),

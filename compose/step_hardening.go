@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/internal/kernelargs"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/internal/text"
@@ -69,7 +69,7 @@ func hardening(in *inputs, t plan.Target) (*plan.Hardening, error) {
 		if err != nil {
 			return nil, err
 		}
-		have := blueprints.OpenSCAPProfiles(t.Distro)
+		have := distros.OpenSCAPProfiles(t.Distro)
 		if !slices.Contains(have, profile) {
 			var cis []string
 			for _, p := range have {

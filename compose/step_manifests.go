@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/microshift-compose/microshift-compose/compose/manifests"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
@@ -22,26 +23,18 @@ func addManifests(ctx context.Context, in *inputs, p soFar) (soFar, error) {
 	for _, mj := range jobs {
 		c := in.cat.Components[mj.Component]
 		if mj.Job == nil {
-			p.Notes = append(p.Notes, fmt.Sprintf("component %s: its plugin printed no manifests, so %s has no %03d-%s directory", c.Name, ManifestsDevicePath, c.Order, c.Name))
+			p.Notes = append(p.Notes, fmt.Sprintf("component %s: its plugin printed no manifests, so %s has no %03d-%s directory", c.Name, output.ManifestsDevicePath, c.Order, c.Name))
 			continue
 		}
 		res, err := mj.Job.Render()
 		if err != nil {
 			return p, fmt.Errorf("component %q: rendering %s: %w", c.Name, mj.From, err)
 		}
-		m, err := checkImages(p.Plan, c.Name, mj.From, res)
+		m, dirFiles, err := RenderedDir(p.Plan, c.Name, mj.From, fmt.Sprintf("%s%03d-%s/", output.ManifestsDevicePath, c.Order, c.Name), res)
 		if err != nil {
 			return p, err
 		}
-		dir := fmt.Sprintf("%s%03d-%s/", ManifestsDevicePath, c.Order, c.Name)
-		if mj.Dir != "" {
-			dir = ManifestsDevicePath + mj.Dir + "/"
-		}
-		m.Dir = dir
-		files = append(files, plan.File{Path: dir + manifests.KustomizationFile, Mode: "0644", Component: c.Name, Data: res.Kustomization})
-		for _, rs := range res.Resources {
-			files = append(files, plan.File{Path: dir + rs.File, Mode: "0644", Component: c.Name, Data: rs.Data})
-		}
+		files = append(files, dirFiles...)
 		p.Manifests = append(p.Manifests, m)
 		if mj.Chart != nil {
 			if err := sameChartFile(p.Charts, mj.Chart); err != nil {
@@ -49,9 +42,6 @@ func addManifests(ctx context.Context, in *inputs, p soFar) (soFar, error) {
 			}
 			p.Charts = append(p.Charts, *mj.Chart)
 			p.Notes = append(p.Notes, mj.Notes...)
-		}
-		if mj.From == plan.FromLvmd {
-			p.Notes = append(p.Notes, storageClassNote(in, m))
 		}
 	}
 	p.rendered = append(p.rendered, files...)
@@ -70,6 +60,24 @@ func sameChartFile(charts []plan.Chart, ch *plan.Chart) error {
 		}
 	}
 	return nil
+}
+
+// RenderedDir is a rendered manifests.d directory (dir, a device path
+// ending in "/") as the plan lists it, and its files: kustomization.yaml
+// and one file per resource, in the order kustomize rendered them. Every
+// container image of the resources must be one the plan embeds: anything
+// else is an image an airgapped device cannot pull.
+func RenderedDir(p *plan.Plan, component, from, dir string, res *manifests.Result) (plan.Manifest, []plan.File, error) {
+	m, err := checkImages(p, component, from, res)
+	if err != nil {
+		return m, nil, err
+	}
+	m.Dir = dir
+	files := []plan.File{{Path: dir + manifests.KustomizationFile, Mode: "0644", Component: component, Data: res.Kustomization}}
+	for _, rs := range res.Resources {
+		files = append(files, plan.File{Path: dir + rs.File, Mode: "0644", Component: component, Data: rs.Data})
+	}
+	return m, files, nil
 }
 
 // checkImages requires every container image of the rendered resources to

@@ -9,6 +9,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
@@ -46,7 +47,7 @@ spec:
 func TestStepManifests(t *testing.T) {
 	rel := stepRelease(t, "5.0.0", false)
 	web := "quay.io/x/web@sha256:" + strings.Repeat("c", 64)
-	const dir = compose.ManifestsDevicePath + "005-app/"
+	const dir = output.ManifestsDevicePath + "005-app/"
 	for _, tc := range []struct {
 		name      string
 		images    map[string]string

@@ -2,10 +2,13 @@ package compose_test
 
 import (
 	"context"
-	"github.com/microshift-compose/microshift-compose/plan"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/plan"
 
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
@@ -18,7 +21,7 @@ import (
 // files the collector takes, one without the collector says nothing reads
 // them, and a plan file never replaces an RPM's.
 func TestScrapeFiles(t *testing.T) {
-	cat, err := components.Load(testdataDir(t, "catalogs", "scrape-overlay"))
+	cat, err := components.Load(testutil.TestdataDir(t, "catalogs", "scrape-overlay"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +52,7 @@ func TestScrapeFiles(t *testing.T) {
 			"component metrics-clash places /etc/microshift/observability/scrape.d/metrics-server.yaml, which the microshift-metrics-server RPM (metrics-server) installs on MicroShift 5.0: the plan's file would replace the RPM's; place it elsewhere or leave out metrics-server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := compose.Resolve(context.Background(), cat, embeddedRelease(t, tc.stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: tc.with})
+			p, err := compose.Resolve(context.Background(), cat, assembletest.Release(t, tc.stream), compose.Request{Profile: "minimal", Arch: releases.X86_64, With: tc.with})
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Fatalf("Resolve = %v\nwant %s", err, tc.err)

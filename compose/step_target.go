@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
@@ -27,7 +27,7 @@ func chooseTarget(_ context.Context, in *inputs, p soFar) (soFar, error) {
 		if !found {
 			// A name osbuild does not know is a typo: suggest the closest.
 			hint := ""
-			if m := suggest.Closest(want, names); m != "" && blueprints.ImageTypes(want, in.req.Arch) == nil {
+			if m := suggest.Closest(want, names); m != "" && distros.ImageTypes(want, in.req.Arch) == nil {
 				hint = fmt.Sprintf("; did you mean %q?", m)
 			}
 			return p, &CannotHonourError{fmt.Sprintf("release %s is not built for distro %q: MicroShift %s is built and tested for %s%s",

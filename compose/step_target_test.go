@@ -6,13 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
 func TestTarget(t *testing.T) {
-	cat := defaultCatalog(t)
+	cat := assembletest.Catalog(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, stream, distro, bootcBase string
@@ -44,11 +48,11 @@ func TestTarget(t *testing.T) {
 			wantErr: `release 4.18 (embedded) is not built for distro "rhel9.4": MicroShift 4.18 is built and tested for rhel-9.4; did you mean "rhel-9.4"?`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rel := embeddedRelease(t, tc.stream)
+			rel := assembletest.Release(t, tc.stream)
 			p, err := compose.Resolve(ctx, cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64, Distro: tc.distro, BootcBase: tc.bootcBase})
-			var out *compose.Output
+			var out *output.Dir
 			if err == nil {
-				out, err = compose.Build(ctx, p, compose.BuildOptions{Bootc: tc.bootc, ImageType: tc.imageType})
+				out, err = assemble.Build(ctx, p, assemble.Options{Bootc: tc.bootc, ImageType: tc.imageType})
 			}
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "\n") {
@@ -68,14 +72,14 @@ func TestTarget(t *testing.T) {
 			if p.Target.Distro != tc.wantDistro || p.Target.BootcBase != tc.wantBase {
 				t.Errorf("target %+v, want %s on %s", p.Target, tc.wantDistro, tc.wantBase)
 			}
-			cf := out.File(compose.Containerfile)
+			cf := out.File(output.Containerfile)
 			if cf == nil || !strings.Contains(string(cf.Data), "\nARG BASE_IMAGE="+tc.wantBase+"\nFROM ${BASE_IMAGE}\n") {
 				t.Errorf("Containerfile does not start from %s", tc.wantBase)
 			}
-			if got := out.File(compose.BlueprintFile) != nil; got != tc.wantBlueprint {
+			if got := out.File(output.BlueprintFile) != nil; got != tc.wantBlueprint {
 				t.Errorf("blueprint written: %v, want %v", got, tc.wantBlueprint)
 			}
-			lock, err := compose.ParseLock("lock", out.File(compose.LockFile).Data)
+			lock, err := lockfile.Parse("lock", out.File(output.LockFile).Data)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,7 +12,7 @@ import (
 // step_<name>.go and step_<name>_test.go.
 func TestStepOrder(t *testing.T) {
 	want := []string{"request", "target", "version", "upgrade", "select", "check", "hardening", "capabilities", "images", "config",
-		"devicefiles", "manifests", "healthcheck", "files", "unused", "packages", "packagefiles", "services", "inputs"}
+		"devicefiles", "manifests", "files", "unused", "packages", "packagefiles", "services", "inputs"}
 	if got := compose.StepNames(); !slices.Equal(got, want) {
 		t.Fatalf("steps = %q\nwant    %q", got, want)
 	}

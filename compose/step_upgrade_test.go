@@ -7,13 +7,14 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
 func TestUpgradeFrom(t *testing.T) {
-	cat := defaultCatalog(t)
+	cat := assembletest.Catalog(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		from, to string
@@ -27,7 +28,7 @@ func TestUpgradeFrom(t *testing.T) {
 		{"5.0", "4.22", "upgrading from 5.0: MicroShift 4.22 does not start on data written by 5.0: it never migrates data to an older release"},
 	} {
 		t.Run(tc.from+"->"+tc.to, func(t *testing.T) {
-			p, err := compose.Resolve(ctx, cat, embeddedRelease(t, tc.to), compose.Request{Profile: "full", Arch: releases.X86_64, UpgradeFrom: semver.MustParse(tc.from)})
+			p, err := compose.Resolve(ctx, cat, assembletest.Release(t, tc.to), compose.Request{Profile: "full", Arch: releases.X86_64, UpgradeFrom: semver.MustParse(tc.from)})
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("Resolve() = %v", err)

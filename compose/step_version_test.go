@@ -11,7 +11,10 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/microshift-compose/microshift-compose/assemble"
+	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -22,7 +25,7 @@ import (
 func releaseWithBase(t *testing.T, stream, base string) *releases.Release {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range embeddedRelease(t, stream).Files() {
+	for _, f := range assembletest.Release(t, stream).Files() {
 		c := *f
 		c.Base = base
 		if err := os.WriteFile(filepath.Join(dir, c.Name), c.Encode(), 0o644); err != nil {
@@ -76,7 +79,7 @@ func containerfilePackages(data []byte) map[string]string {
 }
 
 func TestVersionPin(t *testing.T) {
-	cat := defaultCatalog(t)
+	cat := assembletest.Catalog(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, base string
@@ -112,12 +115,12 @@ func TestVersionPin(t *testing.T) {
 			if warned != (tc.wantPin == plan.PinStream) {
 				t.Errorf("warnings %q: version warning %v, want %v", p.Warnings, warned, tc.wantPin == plan.PinStream)
 			}
-			out, err := compose.Build(ctx, p, compose.BuildOptions{Bootc: true})
+			out, err := assemble.Build(ctx, p, assemble.Options{Bootc: true})
 			if err != nil {
 				t.Fatalf("Build() = %v", err)
 			}
-			bp := blueprintPackages(t, out.File(compose.BlueprintFile).Data)
-			cf := containerfilePackages(out.File(compose.Containerfile).Data)
+			bp := blueprintPackages(t, out.File(output.BlueprintFile).Data)
+			cf := containerfilePackages(out.File(output.Containerfile).Data)
 			n := 0
 			for _, pkg := range p.Packages {
 				if !strings.HasPrefix(pkg.Name, "microshift") {

@@ -65,8 +65,8 @@ PY
 # above: the binary's size, page faults (GNU time %R, median of 15 runs)
 # of `version` and of the build, and package initialisation by module
 # (GODEBUG=inittrace=1, averaged over 15 runs of `version`; every command
-# of the one binary pays it), with what only Helm's packages (linked for
-# compose/chart) add. DIR holds the build's cache and output.
+# of the one binary pays it), with what only Helm's packages (its chart
+# loader, linked for compose/chart) add. DIR holds the build's cache and output.
 startup_breakdown() {
   local dir=$1 i
   [ -x /usr/bin/time ] || ensure time time
@@ -834,7 +834,7 @@ for name, r in (("build", plain), ("build --sign-key", signed), ("verify", verif
 print(f"signing adds {(signed['median']/plain['median']-1)*100:+.1f}% wall, {(cpu(signed)/cpu(plain)-1)*100:+.1f}% CPU to build")
 print(f"verify is {verify['median']/plain['median']*100:.1f}% of build's wall time, {cpu(verify)/cpu(plain)*100:.1f}% of its CPU")
 PY
-  go test ./attest ./compose/provenance -run '^$' -bench 'Decrypt|Sign$|Verify$' -benchtime 10x -benchmem | grep -E '^Benchmark' |
+  go test ./attest ./render/provenance -run '^$' -bench 'Decrypt|Sign$|Verify$' -benchtime 10x -benchmem | grep -E '^Benchmark' |
     awk '{ name = $1; sub(/-[0-9]+$/, "", name); printf "in process: %-20s %7.1f ms, %s B\n", name, $3 / 1e6, $5 }'
   rm -rf "$d"
 }

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/lockdiff"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 // FuzzMarkdown diffs two locks that parse and checks the Markdown's
@@ -26,11 +26,11 @@ func FuzzMarkdown(f *testing.F) {
 	f.Add(full, minimal)
 	f.Add(minimal, []byte(strings.Replace(string(minimal), `"profile": "minimal"`, `"profile": "a | b"`, 1)))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		pa, err := compose.ParseLock("a.json", a)
+		pa, err := lockfile.Parse("a.json", a)
 		if err != nil {
 			return
 		}
-		pb, err := compose.ParseLock("b.json", b)
+		pb, err := lockfile.Parse("b.json", b)
 		if err != nil {
 			return
 		}

@@ -18,8 +18,8 @@ import (
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
-// Lock is a compose.lock.json read with compose.LoadLock or
-// compose.ParseLock, and the path that names it in the diff.
+// Lock is a compose.lock.json read with lockfile.Load or
+// lockfile.Parse, and the path that names it in the diff.
 type Lock struct {
 	Path string
 	Plan *plan.Plan

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/internal/transfer"
 	"github.com/microshift-compose/microshift-compose/lockdiff"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -25,7 +25,7 @@ func testdata(elem ...string) string {
 
 func load(t *testing.T, path string) *lockdiff.Lock {
 	t.Helper()
-	p, err := compose.LoadLock(path)
+	p, err := lockfile.Load(path)
 	if err != nil {
 		t.Fatalf("LoadLock(%s) = %v", path, err)
 	}

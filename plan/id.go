@@ -69,3 +69,12 @@ func (p *Plan) SetInput(key string, v any) error {
 	in.Options[key] = v
 	return p.SetInputs(&in)
 }
+
+// ShortID is how text output shows a composition ID: its first 12 hex
+// digits, as git shows commits.
+func ShortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -15,9 +17,11 @@ import (
 
 	"github.com/containers/image/v5/docker/reference"
 	"github.com/distribution/distribution/v3/configuration"
-	"github.com/distribution/distribution/v3/registry"
 	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd" // the htpasswd access controller
+	"github.com/distribution/distribution/v3/registry/handlers"
 	"github.com/google/go-containerregistry/pkg/name"
+	gorhandlers "github.com/gorilla/handlers"
+	"github.com/sirupsen/logrus"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
 )
@@ -113,21 +117,27 @@ func Serve(ctx context.Context, from airgap.Target, opts Options) error {
 		return err
 	}
 
-	// The registry opens its own listener; checking the address first
-	// names a port in use before it starts (and tells the port 0 picks).
-	if port, err = freePort(host, port); err != nil {
+	// Listening first names a port in use before the registry starts
+	// (and logs).
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
 		return fmt.Errorf("listening on %s: %w", opts.Listen, unwrapListen(err))
 	}
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	defer ln.Close()
+	port = ln.Addr().(*net.TCPAddr).Port
+
 	config := &configuration.Configuration{}
 	config.Log.Level = configuration.Loglevel(level)
 	config.Log.AccessLog.Disabled = !opts.AccessLog
-	config.HTTP.Addr = addr
 	config.HTTP.Secret, err = randomSecret()
 	if err != nil {
 		return err
 	}
-	config.HTTP.TLS.Certificate, config.HTTP.TLS.Key = opts.TLSCert, opts.TLSKey
+	// The catalog (GET /v2/_catalog, what prune docker:// lists) answers
+	// pages of up to 1000 repositories, distribution's own default, which
+	// only its configuration file parser sets.
+	config.Catalog.MaxEntries = maxCatalogEntries
 	config.Storage = configuration.Storage{
 		driverName: configuration.Parameters{treeParameter: t},
 		"maintenance": configuration.Parameters{
@@ -139,27 +149,31 @@ func Serve(ctx context.Context, from airgap.Target, opts Options) error {
 	if opts.Htpasswd != "" {
 		config.Auth = configuration.Auth{"htpasswd": configuration.Parameters{"realm": "microshift-compose", "path": opts.Htpasswd}}
 	}
-	// The registry exports OpenTelemetry traces to an OTLP collector on
-	// localhost unless told otherwise (distribution issue 4270); a site
-	// without a registry has no collector. OTEL_TRACES_EXPORTER set by the
-	// user still wins.
-	if os.Getenv("OTEL_TRACES_EXPORTER") == "" {
-		os.Setenv("OTEL_TRACES_EXPORTER", "none")
-	}
-	reg, err := newRegistry(ctx, config)
+	logrus.SetLevel(logLevels[level])
+	logrus.SetFormatter(&logrus.TextFormatter{TimestampFormat: time.RFC3339Nano})
+	app, err := newApp(ctx, config)
 	if err != nil {
 		return err
 	}
+	defer app.Shutdown()
+	var handler http.Handler = app
+	if opts.AccessLog {
+		handler = gorhandlers.CombinedLoggingHandler(os.Stdout, handler)
+	}
+	srv := newServer(handler)
 
 	served := &Served{Host: displayHost(host, port), URL: "http://" + displayHost(host, port), Images: images, Blobs: len(content.Blobs), Missing: len(content.Missing)}
+	serveErr := make(chan error, 1)
 	if opts.TLSCert != "" {
 		served.URL = "https://" + served.Host
-	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- reg.ListenAndServe() }()
-	if err := waitListening(ctx, dialHost(host, port), opts.TLSCert != "", serveErr); err != nil {
-		reg.Shutdown(context.Background())
-		return fmt.Errorf("listening on %s: %w", addr, err)
+		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
+		if err != nil {
+			return fmt.Errorf("loading the TLS certificate %s and key %s: %w", opts.TLSCert, opts.TLSKey, err)
+		}
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+		go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { serveErr <- srv.Serve(ln) }()
 	}
 	if opts.Ready != nil {
 		opts.Ready(served)
@@ -173,27 +187,61 @@ func Serve(ctx context.Context, from airgap.Target, opts Options) error {
 	// after a signal, so that a clean stop is an exit 0.
 	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := reg.Shutdown(stopCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := srv.Shutdown(stopCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("stopping the registry: %w", err)
 	}
+	srv.Close()
 	<-serveErr
 	return nil
 }
 
-// newRegistry builds the registry; the library panics on configuration it
-// cannot use, which becomes an error here (what it is given was checked
-// already, so this is a backstop).
-func newRegistry(ctx context.Context, config *configuration.Configuration) (reg *registry.Registry, err error) {
+// maxCatalogEntries is the most repositories a catalog page holds.
+const maxCatalogEntries = 1000
+
+// The server's bounds. serve is read-only: a request is a GET or HEAD
+// with no body (a push is refused without reading one), so a client gets
+// headerTimeout to send its headers and requestTimeout for the whole
+// request, or the connection is closed; an idle keep-alive connection is
+// closed after idleTimeout. No write timeout: a layer of gigabytes takes
+// as long as the site's network takes.
+var (
+	headerTimeout  = 10 * time.Second
+	requestTimeout = 30 * time.Second
+	idleTimeout    = 2 * time.Minute
+)
+
+// maxHeaderBytes bounds a request's headers: a registry client sends a
+// few short ones (basic auth, Accept, User-Agent).
+const maxHeaderBytes = 64 << 10
+
+// newServer is serve's HTTP server of handler.
+func newServer(handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: headerTimeout,
+		ReadTimeout:       requestTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          log.New(logrus.StandardLogger().WriterLevel(logrus.DebugLevel), "", 0),
+	}
+}
+
+// logLevels are the registry's log levels.
+var logLevels = map[string]logrus.Level{"error": logrus.ErrorLevel, "warn": logrus.WarnLevel, "info": logrus.InfoLevel, "debug": logrus.DebugLevel}
+
+// newApp builds distribution's registry application (its handlers, auth,
+// storage over the tree); the library panics on configuration it cannot
+// use, which becomes an error here (what it is given was checked
+// already, so this is a backstop). The HTTP server around it is serve's
+// own (newServer), which spares every command distribution's registry
+// package and what it links (OpenTelemetry exporters, gRPC).
+func newApp(ctx context.Context, config *configuration.Configuration) (app *handlers.App, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("starting the registry: %v", r)
 		}
 	}()
-	reg, err = registry.NewRegistry(ctx, config)
-	if err != nil {
-		return nil, fmt.Errorf("starting the registry: %w", err)
-	}
-	return reg, nil
+	return handlers.NewApp(ctx, config), nil
 }
 
 // plant puts every image into the tree under the repository mirror --to
@@ -309,17 +357,6 @@ func randomSecret() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// freePort checks that port is free on host, or asks the system for a
-// free one when port is 0.
-func freePort(host string, port int) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func unspecified(host string) bool {
 	ip := net.ParseIP(host)
 	return host == "" || (ip != nil && ip.IsUnspecified())
@@ -330,51 +367,6 @@ func displayHost(host string, port int) string {
 		host = "localhost"
 	}
 	return net.JoinHostPort(host, strconv.Itoa(port))
-}
-
-func dialHost(host string, port int) string {
-	switch {
-	case host == "::":
-		host = "::1"
-	case unspecified(host):
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, strconv.Itoa(port))
-}
-
-// waitListening returns once addr accepts connections, or with the
-// registry's error if it stopped first (a port in use, a certificate it
-// cannot load).
-func waitListening(ctx context.Context, addr string, withTLS bool, serveErr chan error) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case err := <-serveErr:
-			serveErr <- err
-			return unwrapListen(err)
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		default:
-		}
-		var c net.Conn
-		var err error
-		if withTLS {
-			// A whole handshake (the certificate is the one we loaded;
-			// nothing is trusted from it), so that the server does not
-			// log a failed one.
-			c, err = tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
-		} else {
-			c, err = net.DialTimeout("tcp", addr, time.Second)
-		}
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the registry did not answer within 30s: %w", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // unwrapListen shortens "listen tcp 127.0.0.1:5000: bind: address already

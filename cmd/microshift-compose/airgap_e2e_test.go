@@ -12,8 +12,7 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
-
-	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/render/registry"
 )
 
 // TestTwoHopAirgap is the disconnected flow end to end, with real parts:
@@ -85,10 +84,10 @@ func TestTwoHopAirgap(t *testing.T) {
 	// 4. The device's drop-in, parsed with containers/image: every image
 	// resolves to the mirror first.
 	confDir := filepath.Join(out, "files", "etc", "containers", "registries.conf.d")
-	conf := filepath.Join(confDir, filepath.Base(compose.MirrorConfPath))
+	conf := filepath.Join(confDir, filepath.Base(registry.MirrorConfPath))
 	emptyMain := filepath.Join(work, "registries.conf")
 	writeFileMode(t, emptyMain, nil, 0o644)
-	resolved, err := compose.ResolveThroughRegistriesConf(emptyMain, confDir, refs)
+	resolved, err := registry.ResolveThroughRegistriesConf(emptyMain, confDir, refs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +101,7 @@ func TestTwoHopAirgap(t *testing.T) {
 	// 5. Configured as the device is: the drop-in as registries.conf, the
 	// pull secret the blueprint carries, the CA build wrote for certs.d.
 	deviceSecret := filepath.Join(work, "device-pull-secret.json")
-	writeFileMode(t, deviceSecret, blueprintFile(t, filepath.Join(out, "blueprint.toml"), compose.PullSecretPath), 0o600)
+	writeFileMode(t, deviceSecret, blueprintFile(t, filepath.Join(out, "blueprint.toml"), registry.PullSecretPath), 0o600)
 	certDir := filepath.Join(out, "files", "etc", "containers", "certs.d", dst.Host)
 	device := newUserEnv(t)
 	for _, ref := range refs {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
@@ -118,8 +118,8 @@ func checkOutputDir(t *testing.T, dir, profile, arch, stream string) plan.Plan {
 	}
 	// The config file the lock names is in the output, at its device path.
 	if p.ConfigFile != "" {
-		if cfg := string(read(compose.OutputPath(p.ConfigFile))); !strings.Contains(cfg, "# MicroShift config for profile") {
-			t.Errorf("%s/%s is not the plan's MicroShift config:\n%s", dir, compose.OutputPath(p.ConfigFile), cfg)
+		if cfg := string(read(output.Path(p.ConfigFile))); !strings.Contains(cfg, "# MicroShift config for profile") {
+			t.Errorf("%s/%s is not the plan's MicroShift config:\n%s", dir, output.Path(p.ConfigFile), cfg)
 		}
 	}
 	return p

@@ -9,13 +9,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/provenance"
-	"github.com/microshift-compose/microshift-compose/compose/sbom"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/render/provenance"
+	"github.com/microshift-compose/microshift-compose/render/sbom"
+	"github.com/microshift-compose/microshift-compose/write"
 )
 
 func newBuildCmd() *cobra.Command {
@@ -218,7 +221,7 @@ flags describe instead of building, to save and use with -f.`,
 			if expectID != "" && out.Plan.ID != expectID {
 				return fmt.Errorf("composition ID %s is not %s (--expect-id): the catalog, the release files, the tool's release knowledge or the flags differ from those the composition was planned with; nothing written", out.Plan.ID, expectID)
 			}
-			dir, err := compose.ExpandOutput(outDir, out.Plan)
+			dir, err := write.Expand(outDir, out.Plan)
 			if err != nil {
 				return usageError{err}
 			}
@@ -233,14 +236,14 @@ flags describe instead of building, to save and use with -f.`,
 			// at once, and recorded with the build's other warnings.
 			warn := warnOnce(cmd.ErrOrStderr())
 			var written []string
-			writeOpts := compose.WriteOptions{Force: force, Warn: func(msg string) {
+			writeOpts := write.Options{Force: force, Warn: func(msg string) {
 				written = append(written, msg)
 				warn(msg)
 			}}
-			if err := compose.Write(cmd.Context(), dir, out, writeOpts); err != nil {
+			if err := write.Write(cmd.Context(), dir, out, writeOpts); err != nil {
 				return err
 			}
-			s := compose.Summarize(out, dir)
+			s := assemble.Summarize(out, dir)
 			s.AddWarnings(written...)
 			if format.json() {
 				if err := printJSON(cmd.OutOrStdout(), s); err != nil {
@@ -291,7 +294,7 @@ func checkBuildOutput(dir string) error {
 	case "json", "text":
 		return usageError{fmt.Errorf("--output %s: build's -o/--output is the output directory, not a format; for the summary as JSON use --format json (to write into a directory named %s, pass --output ./%s)", dir, dir, dir)}
 	}
-	if err := compose.CheckOutputTemplate(dir); err != nil {
+	if err := write.CheckTemplate(dir); err != nil {
 		return usageError{err}
 	}
 	return nil
@@ -322,7 +325,7 @@ type buildSteps struct {
 	sbom sbom.Options
 	// installer and installerInputs are build's installer options (nil in
 	// matrix, whose cells write no installer inputs).
-	installer       *compose.InstallerOptions
+	installer       *assemble.InstallerOptions
 	installerInputs func(*plan.Plan) error
 }
 
@@ -359,8 +362,8 @@ func (b *buildSteps) request(req *compose.Request) error {
 
 // build adds the device files (and sizes) to p and renders the outputs.
 // It prints nothing: the warnings of the device options are recorded in
-// the plan, osbuild's in the output, and compose.Summarize holds them all.
-func (b *buildSteps) build(ctx context.Context, p *plan.Plan) (*compose.Output, error) {
+// the plan, osbuild's in the output, and assemble.Summarize holds them all.
+func (b *buildSteps) build(ctx context.Context, p *plan.Plan) (*output.Dir, error) {
 	// The bootc image the device updates from, when build names it.
 	var osImage string
 	if b.installer != nil {
@@ -391,9 +394,9 @@ func (b *buildSteps) build(ctx context.Context, p *plan.Plan) (*compose.Output, 
 			return nil, err
 		}
 	}
-	opts := compose.BuildOptions{ImageType: b.bp.ImageType, Bootc: b.boot.Enabled, BootcImages: b.boot.Images, SBOM: b.sbom}
+	opts := assemble.Options{ImageType: b.bp.ImageType, Bootc: b.boot.Enabled, BootcImages: b.boot.Images, SBOM: b.sbom}
 	if b.installer != nil {
 		opts.Installer = *b.installer
 	}
-	return compose.Build(ctx, p, opts)
+	return assemble.Build(ctx, p, opts)
 }

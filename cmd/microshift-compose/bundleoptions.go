@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -111,7 +111,7 @@ func (o *bundleOptions) partSize() (int64, error) {
 func (o *bundleOptions) bases() ([]airgap.Base, error) {
 	var out []airgap.Base
 	for _, s := range o.Since {
-		if strings.HasPrefix(s, airgap.TransportOCI+":") || strings.HasPrefix(s, airgap.TransportArchive+":") || strings.HasPrefix(s, airgap.TransportDir+":") {
+		if isLayoutArg(s) {
 			t, err := airgap.ParseSource(s)
 			if err != nil {
 				return nil, usageError{fmt.Errorf("--since: %w", err)}
@@ -124,16 +124,54 @@ func (o *bundleOptions) bases() ([]airgap.Base, error) {
 			out = append(out, airgap.Base{Name: s, Refs: []string{s}, Image: s})
 			continue
 		}
+		if _, err := os.Stat(s); err != nil && looksLikeRegistryRef(s) {
+			return nil, usageError{fmt.Errorf("--since %s: a registry reference is not a base: --since names what the site holds, a compose.lock.json, an image pinned by digest (REF@sha256:…), an oci:DIR layout or an oci-archive:FILE; pin the image (%s@sha256:…) if the site runs it", clipArg(s), clipArg(registryRepo(s)))}
+		}
 		if st, err := os.Stat(s); err == nil && st.IsDir() || looksLikeArchive(s) {
 			return nil, usageError{fmt.Errorf("--since %s: name a layout as oci:%s or an archive as oci-archive:%s (a bare path is a compose.lock.json)", s, s, s)}
 		}
-		p, err := compose.LoadLock(s)
+		p, err := lockfile.Load(s)
 		if err != nil {
 			return nil, fmt.Errorf("--since: %w", err)
 		}
 		out = append(out, airgap.Base{Name: s, Refs: p.ImageRefs(), Composition: p.ID, Arch: releases.Arch(p.Arch)})
 	}
 	return out, nil
+}
+
+// looksLikeRegistryRef reports whether s, which is no file, names an
+// image in a registry (docker://REF, REPO:TAG, REPO@DIGEST) rather than a
+// lock file that is missing.
+func looksLikeRegistryRef(s string) bool {
+	if strings.HasPrefix(s, "docker://") {
+		return true
+	}
+	if strings.HasSuffix(s, ".json") {
+		return false
+	}
+	named, err := reference.ParseNamed(s)
+	return err == nil && !reference.IsNameOnly(named)
+}
+
+// registryRepo is the repository of a registry reference s (for the
+// message), s itself when it does not parse.
+func registryRepo(s string) string {
+	s = strings.TrimPrefix(s, "docker://")
+	if named, err := reference.ParseNamed(s); err == nil {
+		return named.Name()
+	}
+	return s
+}
+
+// isLayoutArg reports whether s names a layout by its transport: oci:,
+// oci-archive: or dir:.
+func isLayoutArg(s string) bool {
+	for _, tr := range []string{airgap.TransportOCI, airgap.TransportArchive, airgap.TransportDir} {
+		if strings.HasPrefix(s, tr+":") {
+			return true
+		}
+	}
+	return false
 }
 
 func looksLikeArchive(s string) bool {

@@ -17,7 +17,8 @@ import (
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/matrix"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
+	"github.com/microshift-compose/microshift-compose/matrix"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
@@ -47,18 +48,6 @@ var flagCompletions = map[string]cobra.CompletionFunc{
 		compose.CISLevel2+"\tCIS Level 2 - Server"),
 	"to":   completeTarget(destinationTransports),
 	"from": completeTarget(sourceTransports),
-}
-
-// formatValues are the values of --format and of -o/--output where it is
-// a format (formatOptions registers those itself: build's and matrix's
-// --output is a directory).
-var formatValues = []string{"text\tfor people", "json\tfor scripts"}
-
-// completeValues completes a flag that takes one of a fixed set of values.
-func completeValues(values ...string) cobra.CompletionFunc {
-	return func(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-		return values, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
-	}
 }
 
 // A transport of mirror's --to or --from, and what follows it.
@@ -349,7 +338,7 @@ func completeImageTypes(cmd *cobra.Command, _ []string, _ string) ([]string, cob
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
-	return blueprints.ImageTypes(distro, arch), cobra.ShellCompDirectiveNoFileComp
+	return distros.ImageTypes(distro, arch), cobra.ShellCompDirectiveNoFileComp
 }
 
 // bashCommaFixes patch cobra's bash completion script (v2) for completions

@@ -12,10 +12,11 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/sigverify"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/render/registry"
+	"github.com/microshift-compose/microshift-compose/render/trust"
 )
 
 // nextRelease pushes the next release of pushRelease's: cli and
@@ -275,9 +276,9 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 	// containers/image in process (sigverify, as TestSignedMirror), through
 	// the drop-in and the device's registries.d.
 	files := filepath.Join(day2, "files")
-	conf := filepath.Join(files, compose.MirrorConfPath)
+	conf := filepath.Join(files, registry.MirrorConfPath)
 	policy := filepath.Join(work, "device-policy.json")
-	writeFileMode(t, policy, bytes.ReplaceAll(mustReadFile(t, filepath.Join(files, compose.PolicyPath)), []byte(`"`+compose.SigstoreKeyDir), []byte(`"`+filepath.Join(files, compose.SigstoreKeyDir))), 0o644)
+	writeFileMode(t, policy, bytes.ReplaceAll(mustReadFile(t, filepath.Join(files, trust.PolicyPath)), []byte(`"`+trust.SigstoreKeyDir), []byte(`"`+filepath.Join(files, trust.SigstoreKeyDir))), 0o644)
 	if !strings.Contains(string(mustReadFile(t, policy)), `"`+osRepo+`"`) {
 		t.Fatalf("the device policy has no rule for the OS image's repository %s", osRepo)
 	}
@@ -287,12 +288,12 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	os3 := osRepo + "@" + strings.SplitN(unsigned, "@", 2)[1]
-	trust, err := sigverify.LoadPolicy(policy)
+	policyTrust, err := sigverify.LoadPolicy(policy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	trust.RegistriesDir = filepath.Join(files, filepath.Dir(compose.RegistriesDPath))
-	results, err := sigverify.Verify(context.Background(), trust, []string{switchTo[0], refs2[0], os3}, registryclient.Options{RegistriesConf: conf})
+	policyTrust.RegistriesDir = filepath.Join(files, filepath.Dir(trust.RegistriesDPath))
+	results, err := sigverify.Verify(context.Background(), policyTrust, []string{switchTo[0], refs2[0], os3}, registryclient.Options{RegistriesConf: conf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/render/registry"
 )
 
 // deviceOptions are how the device pulls its images: the pull secret and
@@ -22,8 +22,8 @@ type deviceOptions struct {
 
 func (o *deviceOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.PullSecret, "pull-secret", "", "auth file (podman login's, or console.redhat.com's pull secret) to place at "+compose.PullSecretPath+" (0600), where CRI-O reads it; only the blueprint holds its content")
-	f.StringVar(&o.Mirror, "mirror-registry", "", "REGISTRY[/PREFIX] the device pulls the images from first: writes "+compose.MirrorConfPath+" mapping every source registry of the plan to it, as 'mirror --to docker://REGISTRY/PREFIX' fills it")
+	f.StringVar(&o.PullSecret, "pull-secret", "", "auth file (podman login's, or console.redhat.com's pull secret) to place at "+registry.PullSecretPath+" (0600), where CRI-O reads it; only the blueprint holds its content")
+	f.StringVar(&o.Mirror, "mirror-registry", "", "REGISTRY[/PREFIX] the device pulls the images from first: writes "+registry.MirrorConfPath+" mapping every source registry of the plan to it, as 'mirror --to docker://REGISTRY/PREFIX' fills it")
 	f.StringVar(&o.MirrorCA, "mirror-ca", "", "PEM CA certificate of the mirror registry, placed at /etc/containers/certs.d/REGISTRY/ca.crt")
 	f.BoolVar(&o.MirrorInsecure, "mirror-insecure", false, "let the device reach the mirror registry over plain HTTP or without verifying its certificate")
 }
@@ -40,7 +40,7 @@ func (o *deviceOptions) Validate() error {
 // (the lock, build's summary and stderr show them); osImage is the bootc
 // image the device updates from (or "").
 func (o *deviceOptions) apply(p *plan.Plan, osImage string) error {
-	warnings, err := compose.AddDeviceRegistry(p, compose.DeviceRegistry{PullSecret: o.PullSecret, Mirror: o.Mirror, MirrorCA: o.MirrorCA, MirrorInsecure: o.MirrorInsecure, OSImage: osImage})
+	warnings, err := registry.Add(p, registry.Options{PullSecret: o.PullSecret, Mirror: o.Mirror, MirrorCA: o.MirrorCA, MirrorInsecure: o.MirrorInsecure, OSImage: osImage})
 	if err != nil {
 		return err
 	}

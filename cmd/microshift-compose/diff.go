@@ -7,9 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/transfer"
 	"github.com/microshift-compose/microshift-compose/lockdiff"
+	"github.com/microshift-compose/microshift-compose/output"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -56,12 +57,12 @@ for machines. To compare release files, use 'microshift-compose release diff'.`,
 			for i, arg := range args {
 				path := arg
 				if st, err := os.Stat(arg); err == nil && st.IsDir() {
-					path = filepath.Join(arg, compose.LockFile)
+					path = filepath.Join(arg, output.LockFile)
 					if _, err := os.Stat(path); err != nil {
-						return fmt.Errorf("%s has no %s: diff compares build outputs or their lock files (compare release directories with 'microshift-compose release diff')", arg, compose.LockFile)
+						return fmt.Errorf("%s has no %s: diff compares build outputs or their lock files (compare release directories with 'microshift-compose release diff')", arg, output.LockFile)
 					}
 				}
-				p, err := compose.LoadLock(path)
+				p, err := lockfile.Load(path)
 				if err != nil {
 					return err
 				}

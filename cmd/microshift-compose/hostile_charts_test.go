@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/microshift-compose/microshift-compose/compose/matrix"
+	"github.com/microshift-compose/microshift-compose/matrix"
 )
 
 // Round three of the hostile suite (issue 25), Helm charts: rendering

@@ -13,9 +13,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 // TestMirrorHostileRegistry mirrors from a registry that serves a 64 MiB
@@ -80,7 +80,7 @@ func TestMirrorHostileRegistry(t *testing.T) {
 			lock.Images = append(lock.Images, plan.Image{Ref: r, Pinned: true, Uses: []plan.ImageUse{{Component: "test"}}})
 		}
 		path := filepath.Join(work, name)
-		data, err := compose.EncodeLock(&lock)
+		data, err := lockfile.Encode(&lock)
 		if err != nil {
 			t.Fatal(err)
 		}

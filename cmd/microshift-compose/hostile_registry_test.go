@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 // writeRefsLock writes a lock file naming refs (pinned, x86_64), what
@@ -28,7 +28,7 @@ func writeRefsLock(t *testing.T, dir string, refs ...string) string {
 	for _, r := range refs {
 		lock.Images = append(lock.Images, plan.Image{Ref: r, Pinned: !strings.Contains(r[strings.LastIndex(r, "/")+1:], ":") || strings.Contains(r, "@")})
 	}
-	data, err := compose.EncodeLock(&lock)
+	data, err := lockfile.Encode(&lock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/sigverify"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
+	"github.com/microshift-compose/microshift-compose/render/trust"
 )
 
 // The identities the tests sign as.
@@ -237,25 +237,25 @@ func TestIdentityMirror(t *testing.T) {
 	// placed them; read by containers/image with those paths mapped into
 	// the output, it accepts the signed images.
 	files := filepath.Join(out, "files")
-	policyData := string(mustReadFile(t, filepath.Join(files, compose.PolicyPath)))
-	for _, want := range []string{`"caPath": "` + compose.SigstoreKeyDir + `/fulcio.pem"`, `"rekorPublicKeyPath": "` + compose.SigstoreKeyDir + `/rekor.pub"`, `"subjectEmail": "` + testIdentity + `"`, `"oidcIssuer": "` + testIssuer + `"`} {
+	policyData := string(mustReadFile(t, filepath.Join(files, trust.PolicyPath)))
+	for _, want := range []string{`"caPath": "` + trust.SigstoreKeyDir + `/fulcio.pem"`, `"rekorPublicKeyPath": "` + trust.SigstoreKeyDir + `/rekor.pub"`, `"subjectEmail": "` + testIdentity + `"`, `"oidcIssuer": "` + testIssuer + `"`} {
 		if !strings.Contains(policyData, want) {
 			t.Errorf("the device policy lacks %s:\n%s", want, policyData)
 		}
 	}
 	for placed, from := range map[string]string{"fulcio.pem": ss.CAPath, "rekor.pub": ss.RekorKeyPath} {
-		if got := mustReadFile(t, filepath.Join(files, compose.SigstoreKeyDir, placed)); string(got) != string(mustReadFile(t, from)) {
-			t.Errorf("%s/%s is not %s", compose.SigstoreKeyDir, placed, from)
+		if got := mustReadFile(t, filepath.Join(files, trust.SigstoreKeyDir, placed)); string(got) != string(mustReadFile(t, from)) {
+			t.Errorf("%s/%s is not %s", trust.SigstoreKeyDir, placed, from)
 		}
 	}
 	policyFile := filepath.Join(work, "device-policy.json")
-	writeFileMode(t, policyFile, []byte(strings.ReplaceAll(policyData, `"`+compose.SigstoreKeyDir, `"`+filepath.Join(files, compose.SigstoreKeyDir))), 0o644)
-	trust, err := sigverify.LoadPolicy(policyFile)
+	writeFileMode(t, policyFile, []byte(strings.ReplaceAll(policyData, `"`+trust.SigstoreKeyDir, `"`+filepath.Join(files, trust.SigstoreKeyDir))), 0o644)
+	policyTrust, err := sigverify.LoadPolicy(policyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	trust.RegistriesDir = filepath.Join(files, filepath.Dir(compose.RegistriesDPath))
-	results, err := sigverify.Verify(context.Background(), trust, refs, registryclient.Options{})
+	policyTrust.RegistriesDir = filepath.Join(files, filepath.Dir(trust.RegistriesDPath))
+	results, err := sigverify.Verify(context.Background(), policyTrust, refs, registryclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestIdentityMirror(t *testing.T) {
 		}
 	}
 	lockData := string(mustReadFile(t, lock))
-	for _, p := range []string{compose.PolicyPath, compose.SigstoreKeyDir + "/fulcio.pem", compose.SigstoreKeyDir + "/rekor.pub"} {
+	for _, p := range []string{trust.PolicyPath, trust.SigstoreKeyDir + "/fulcio.pem", trust.SigstoreKeyDir + "/rekor.pub"} {
 		if !strings.Contains(lockData, `"`+p+`"`) {
 			t.Errorf("the lock does not list %s", p)
 		}

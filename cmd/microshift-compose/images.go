@@ -1,9 +1,8 @@
 package main
 
 import (
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/spf13/cobra"
-
-	"github.com/microshift-compose/microshift-compose/compose"
 )
 
 func newImagesCmd() *cobra.Command {
@@ -39,7 +38,7 @@ func newImagesCmd() *cobra.Command {
 			if format.json() {
 				err = printJSON(cmd.OutOrStdout(), p.Images)
 			} else {
-				_, err = cmd.OutOrStdout().Write(compose.ImageList(p))
+				_, err = cmd.OutOrStdout().Write(assemble.ImageList(p))
 			}
 			if err == nil {
 				warnDevice(cmd, p)

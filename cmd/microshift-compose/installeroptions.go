@@ -5,11 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/installer"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/render/installer"
 )
 
 // installerOptions are how the composition is installed on a device: the
@@ -110,9 +110,9 @@ func (o *installerOptions) Validate(bootc, deviceUpdates bool) error {
 }
 
 // options reads the key file and returns the installer options of
-// compose.Build.
-func (o *installerOptions) options() (compose.InstallerOptions, error) {
-	out := compose.InstallerOptions{Kickstart: o.Kickstart, BIB: o.BIB, BootcImage: o.BootcImage, InstallationDevice: o.Device}
+// assemble.Build.
+func (o *installerOptions) options() (assemble.InstallerOptions, error) {
+	out := assemble.InstallerOptions{Kickstart: o.Kickstart, BIB: o.BIB, BootcImage: o.BootcImage, InstallationDevice: o.Device}
 	if o.OSTreeURL != "" {
 		out.OSTree = &blueprints.OSTreeOptions{URL: o.OSTreeURL, Ref: o.OSTreeRef}
 	}
@@ -153,5 +153,5 @@ func (o *installerOptions) apply(p *plan.Plan) error {
 		}
 		ports = append(ports, port)
 	}
-	return compose.AddInstallerInputs(p, compose.InstallerInputs{FirewallPorts: ports, CATrust: o.CATrust})
+	return installer.AddInputs(p, installer.Inputs{FirewallPorts: ports, CATrust: o.CATrust})
 }

@@ -18,9 +18,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 // TestMirrorKilledAndResumed SIGKILLs the real binary while it streams a
@@ -88,7 +88,7 @@ func TestMirrorKilledAndResumed(t *testing.T) {
 	}
 	work := t.TempDir()
 	lockPath := filepath.Join(work, "compose.lock.json")
-	data, err := compose.EncodeLock(&lock)
+	data, err := lockfile.Encode(&lock)
 	if err != nil {
 		t.Fatal(err)
 	}

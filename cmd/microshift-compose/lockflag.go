@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 // lockOptions is --lock: take the plan from a build's compose.lock.json
@@ -41,4 +41,4 @@ func (o *lockOptions) Validate(cmd *cobra.Command, keep ...string) error {
 	return nil
 }
 
-func (o *lockOptions) load() (*plan.Plan, error) { return compose.LoadLock(o.Path) }
+func (o *lockOptions) load() (*plan.Plan, error) { return lockfile.Load(o.Path) }

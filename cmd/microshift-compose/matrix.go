@@ -12,12 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/matrix"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/internal/k8sname"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/matrix"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/write"
 )
 
 // matrixOptions are the lists a matrix spans and how it runs.
@@ -286,28 +287,28 @@ flags given on the command line win over the file's keys.`,
 			if err := steps.request(&base); err != nil {
 				return err
 			}
-			cell := func(ctx context.Context, c matrix.Cell) (compose.Summary, error) {
+			cell := func(ctx context.Context, c matrix.Cell) (assemble.Summary, error) {
 				req := base
 				req.Profile, req.Arch = c.Profile, c.Arch
-				p, err := compose.Resolve(ctx, catalog, c.Release.Release, req)
+				p, err := assemble.Plan(ctx, catalog, c.Release.Release, req)
 				if err != nil {
-					return compose.Summary{}, err
+					return assemble.Summary{}, err
 				}
 				file.record(p)
 				out, err := steps.build(ctx, p)
 				if err != nil {
-					return compose.Summary{}, err
+					return assemble.Summary{}, err
 				}
 				if mx.Emit != "" {
-					return compose.Summarize(out, ""), nil
+					return assemble.Summarize(out, ""), nil
 				}
 				dir := filepath.Join(mx.Output, c.Name)
 				// What writing says joins the cell's warnings.
 				var written []string
-				if err := compose.Write(ctx, dir, out, compose.WriteOptions{Force: mx.Force, Warn: func(msg string) { written = append(written, msg) }}); err != nil {
-					return compose.Summary{}, err
+				if err := write.Write(ctx, dir, out, write.Options{Force: mx.Force, Warn: func(msg string) { written = append(written, msg) }}); err != nil {
+					return assemble.Summary{}, err
 				}
-				s := compose.Summarize(out, dir)
+				s := assemble.Summarize(out, dir)
 				s.AddWarnings(written...)
 				return s, nil
 			}

@@ -16,9 +16,11 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/matrix"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/matrix"
+	"github.com/microshift-compose/microshift-compose/output"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 // workflow is the part of an emitted GitHub workflow the tests read.
@@ -292,7 +294,7 @@ func TestMatrixEmitGitHub(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("the cell's build step %q: exit %d\n%s", script, code, out)
 	}
-	lock, err := compose.LoadLock(filepath.Join(repo, "out", cell["cell"], compose.LockFile))
+	lock, err := lockfile.Load(filepath.Join(repo, "out", cell["cell"], output.LockFile))
 	if err != nil || lock.ID != cell["id"] {
 		t.Fatalf("the cell's build step wrote ID %q (%v), planned %s", lock.ID, err, cell["id"])
 	}
@@ -487,7 +489,7 @@ func TestMatrixEmitTekton(t *testing.T) {
 		t.Fatalf("task 2 runs %q with %v", argv, params)
 	}
 	r := runBinary(t, bin, t.TempDir(), argv[1:]...)
-	var s compose.Summary
+	var s assemble.Summary
 	if err := json.Unmarshal([]byte(r.stdout), &s); r.code != 0 || err != nil || s.ID != params["id"] || s.Output != filepath.Join(workspace, "microshift-compose-matrix-x7k2p", params["cell"]) {
 		t.Fatalf("task 2 (%q): exit %d, summary %+v (%v), want ID %s under the run's directory\n%s", argv, r.code, s, err, params["id"], r.stderr)
 	}

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/matrix"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/matrix"
+	"github.com/microshift-compose/microshift-compose/output"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 var updateGolden = os.Getenv("UPDATE_GOLDEN") != ""
@@ -45,14 +47,14 @@ func runWarned(t *testing.T, args ...string) string {
 func TestBuildFormatJSON(t *testing.T) {
 	parent := t.TempDir()
 	stdout := runWarned(t, "build", "--profile", "storage-only", "--arch", "aarch64", "--release", "4.19", "--output", filepath.Join(parent, "{id}"), "--format", "json")
-	var s compose.Summary
+	var s assemble.Summary
 	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
 		t.Fatalf("build --format json printed no summary: %v\n%s", err, stdout)
 	}
 	if s.Output != filepath.Join(parent, s.ID) {
 		t.Errorf("output %s, want %s/<id>", s.Output, parent)
 	}
-	lock, err := compose.LoadLock(filepath.Join(s.Output, compose.LockFile))
+	lock, err := lockfile.Load(filepath.Join(s.Output, output.LockFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func TestMatrix(t *testing.T) {
 			}
 			continue
 		}
-		lock, err := compose.LoadLock(filepath.Join(out, c.Cell, compose.LockFile))
+		lock, err := lockfile.Load(filepath.Join(out, c.Cell, output.LockFile))
 		if err != nil || lock.ID != c.ID || lock.Release.Rules != c.Rules {
 			t.Errorf("cell %s: lock %v id %q rules %q, summary id %q rules %q", c.Cell, err, lock.ID, lock.Release.Rules, c.ID, c.Rules)
 		}
@@ -207,9 +209,9 @@ func TestMatrixRedBoot(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Cells) != 1 || sum.Cells[0].Cell != "5.0-full-x86_64" {
 		t.Fatalf("matrix without --release: %v\n%s", err, stdout)
 	}
-	build := runWarned(t, "build", "--profile", "full", "--arch", "x86_64", "--output", filepath.Join(t.TempDir(), "b"), "--format", "json")
-	var s compose.Summary
-	if err := json.Unmarshal([]byte(build), &s); err != nil || s.ID != sum.Cells[0].ID {
+	built := runWarned(t, "build", "--profile", "full", "--arch", "x86_64", "--output", filepath.Join(t.TempDir(), "b"), "--format", "json")
+	var s assemble.Summary
+	if err := json.Unmarshal([]byte(built), &s); err != nil || s.ID != sum.Cells[0].ID {
 		t.Errorf("build without --release has ID %q (%v), matrix without it %q", s.ID, err, sum.Cells[0].ID)
 	}
 }

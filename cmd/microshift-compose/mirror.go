@@ -199,6 +199,9 @@ Day 2, across the air gap:
 			if err := bnd.Validate(target, sel.AllowUnpinned); err != nil {
 				return err
 			}
+			if err := checkInputsKept(target, mirrorInputs(&lock, &bnd, &trust, &sign, &file)); err != nil {
+				return err
+			}
 			if sign.Key != "" && target.Transport != airgap.TransportArchive {
 				return usageError{fmt.Errorf("--sign-key signs an oci-archive:FILE bundle, and --to is %s: sign images with cosign sign", target)}
 			}
@@ -355,6 +358,34 @@ Day 2, across the air gap:
 	f.BoolVar(&referrers, "referrers", false, "copy what is attached to each image with it: OCI 1.1 referrers (cosign signature bundles, attestations, SBOMs; through the referrers API or the sha256-<digest> tag) and cosign's sha256-<digest>.sig, .att and .sbom tags (default: on with --policy or --verify-key)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
+}
+
+// mirrorInputs are the files mirror reads, by the flag that names them:
+// none of them may be what --to replaces. The layouts of --from and
+// --since are airgap.Mirror's to check (it compares them as layouts).
+func mirrorInputs(lock *lockOptions, bnd *bundleOptions, trust *trustOptions, sign *signOptions, file *fileOptions) [][2]string {
+	in := [][2]string{{"-f", file.Path}, {"--lock", lock.Path}, {"--policy", trust.Policy}, {"--sign-key", sign.Key}}
+	for _, k := range trust.Keys {
+		in = append(in, [2]string{"--verify-key", k})
+	}
+	for _, s := range bnd.Since {
+		if !isLayoutArg(s) {
+			in = append(in, [2]string{"--since", s})
+		}
+	}
+	return in
+}
+
+// checkInputsKept refuses a destination that would replace or change a
+// file the command reads (each input is {flag, path}): resolved, so that
+// "./x" and "x", symlinks and hard links are one file.
+func checkInputsKept(to airgap.Target, inputs [][2]string) error {
+	for _, in := range inputs {
+		if to.Replaces(in[1]) {
+			return usageError{fmt.Errorf("--to %s would replace %s %s, which this command reads: write to another destination", to, in[0], in[1])}
+		}
+	}
+	return nil
 }
 
 // verifyBundleSignature checks the signature of the bundle src names with

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -15,14 +12,18 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
 	"github.com/microshift-compose/microshift-compose/compose/plugin"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
+	"github.com/microshift-compose/microshift-compose/render/healthcheck"
 )
 
 // catalogOptions select the component catalog.
@@ -209,7 +210,7 @@ func (o *renderOptions) addFlags(cmd *cobra.Command) {
 // show the device files.
 func (o *renderOptions) addHealthFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.BoolVar(&o.HealthCheck.Disabled, "no-health-checks", false, "do not write the greenboot check "+compose.HealthCheckPath+" that waits for the workloads of the rendered manifests")
+	f.BoolVar(&o.HealthCheck.Disabled, "no-health-checks", false, "do not write the greenboot check "+healthcheck.Path+" that waits for the workloads of the rendered manifests")
 	f.DurationVar(&o.HealthCheck.Timeout, "health-check-timeout", 0, "how long the greenboot check waits for the workloads, in whole seconds up to 9999s (default: greenboot's MICROSHIFT_WAIT_TIMEOUT_SEC, 600s, times the boot attempt)")
 }
 
@@ -224,13 +225,6 @@ func (o *renderOptions) Validate() error {
 		return usageError{err}
 	}
 	return nil
-}
-
-func hostArch() string {
-	if runtime.GOARCH == "arm64" {
-		return string(releases.AArch64)
-	}
-	return string(releases.X86_64)
 }
 
 // blueprintOptions choose the distro the plan is built for and what
@@ -275,11 +269,11 @@ func (o *versionOptions) apply(req *compose.Request) error {
 	}
 	path := o.UpgradeFrom
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, compose.LockFile)
+		path = filepath.Join(path, output.LockFile)
 	} else if err != nil {
 		return usageError{fmt.Errorf("--upgrade-from %s: neither a release (4.16, 4.16.3) nor a lock file or build output", o.UpgradeFrom)}
 	}
-	p, err := compose.LoadLock(path)
+	p, err := lockfile.Load(path)
 	if err != nil {
 		return fmt.Errorf("--upgrade-from: %w", err)
 	}
@@ -351,32 +345,11 @@ func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, s
 	if err != nil {
 		return nil, err
 	}
-	p, err := compose.Resolve(cmd.Context(), catalog, release, req)
+	p, err := assemble.Plan(cmd.Context(), catalog, release, req)
 	if err != nil {
 		return nil, err
 	}
 	return p, nil
-}
-
-// warn prints a user-facing warning: one "warning: ..." line on stderr,
-// whatever -v says, escaped like errors. It is the one way a command warns
-// (slog is for -v diagnostics; what libraries log at warning level is
-// printed in this style too, see newLogHandler and routeLogrus).
-func warn(stderr io.Writer, msg string) {
-	io.WriteString(stderr, warningLine(msg))
-}
-
-// warnOnce returns a warn that prints each distinct message once: a
-// command that warns from several places (writing the output, then the
-// summary that records it) prints every warning exactly once.
-func warnOnce(stderr io.Writer) func(msg string) {
-	seen := map[string]bool{}
-	return func(msg string) {
-		if !seen[msg] {
-			seen[msg] = true
-			warn(stderr, msg)
-		}
-	}
 }
 
 // warnDevice prints the plans' device-level warnings (no CNI, tag-only
@@ -389,15 +362,6 @@ func warnDevice(cmd *cobra.Command, plans ...*plan.Plan) {
 			w(msg)
 		}
 	}
-}
-
-// printJSON writes v as indented JSON, the --output json form of every
-// listing command.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // fileSelectOptions narrow the release files a release command works on.

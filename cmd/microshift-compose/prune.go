@@ -8,7 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 func newPruneCmd() *cobra.Command {
@@ -25,9 +26,11 @@ func newPruneCmd() *cobra.Command {
 		Long: `prune removes from an OCI image layout (what mirror --to oci:DIR or a
 differential bundle applied to it filled) every image that none of the
 --keep compositions names, and every blob no kept image reaches: the
-layout keeps only what the site still runs. The sigstore signatures
-mirror copied with a kept image stay with it; --image keeps an image no
-lock names (the bootc OS image mirror --image carried).
+layout keeps only what the site still runs. What mirror --referrers
+copied with a kept image stays with it: cosign's sha256-<digest>.sig,
+.att and .sbom tags and OCI 1.1 referrers whose subject it is (sigstore
+bundles, SBOMs), and what is attached to those in turn; --image keeps an
+image no lock names (the bootc OS image mirror --image carried).
 
 Without --apply nothing is removed: prune prints the images that would go,
 how many blobs and the bytes freed (--output json lists every blob) (a dry run, as for 'podman image prune'
@@ -46,9 +49,9 @@ killed mirror left half written; other files are left alone.
 docker://REGISTRY/PREFIX (where mirror pushed) is reported on, never
 pruned: prune checks that the registry serves every kept image whole,
 lists the repositories under PREFIX (the registry's catalog API) and their
-tags no kept image has, and the bytes only those tags reach. Deleting is
-the registry's: 'skopeo delete docker://REPO:TAG', then its garbage
-collection. mirror pushes pinned images by digest only, untagged, so a
+tags no kept image has (its cosign and referrers tags, attached to it,
+stay), and the bytes only those tags reach. Deleting is the registry's:
+'skopeo delete docker://REPO:TAG', then its garbage collection. mirror pushes pinned images by digest only, untagged, so a
 collection that deletes untagged manifests ('registry garbage-collect
 --delete-untagged') would remove kept images too; and such manifests of
 images no longer kept are not listed by the API, so the bytes reported are
@@ -68,18 +71,15 @@ a lower bound. A kept image the registry lacks makes the report exit 1.`,
 			if len(keep) == 0 && len(images) == 0 {
 				return usageError{fmt.Errorf("prune: %w: give --keep compose.lock.json (repeatable) for every composition the site still runs; prune removes everything else", airgap.ErrNothingKept)}
 			}
-			target, err := airgap.ParseDestination(args[0])
+			target, err := parsePruneTarget(args[0])
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			if err := reg.Validate(); err != nil {
 				return err
 			}
-			switch {
-			case target.Transport == airgap.TransportDocker && apply:
+			if target.Transport == airgap.TransportDocker && apply {
 				return usageError{fmt.Errorf("prune reports on a registry and removes nothing from it: drop --apply, then delete what it lists with 'skopeo delete' and run the registry's garbage collection")}
-			case target.Transport != airgap.TransportOCI && target.Transport != airgap.TransportDocker:
-				return usageError{fmt.Errorf("prune takes oci:DIR, an OCI image layout, or docker://REGISTRY/PREFIX to report on; %s is neither (an archive is written anew by mirror)", target)}
 			}
 			for _, ref := range images {
 				if err := checkExtraImage(ref, true); err != nil {
@@ -88,7 +88,7 @@ a lower bound. A kept image the registry lacks makes the report exit 1.`,
 			}
 			var kept []airgap.Kept
 			for _, path := range keep {
-				p, err := compose.LoadLock(path)
+				p, err := lockfile.Load(path)
 				if err != nil {
 					return fmt.Errorf("--keep: %w", err)
 				}
@@ -139,6 +139,27 @@ a lower bound. A kept image the registry lacks makes the report exit 1.`,
 	return cmd
 }
 
+// parsePruneTarget parses prune's argument: what prune acts on is checked
+// first, so that the message names only oci:DIR and docker://, never the
+// destinations mirror writes that prune refuses.
+func parsePruneTarget(s string) (airgap.Target, error) {
+	if !strings.HasPrefix(s, airgap.TransportOCI+":") && !strings.HasPrefix(s, "docker://") {
+		why := ""
+		switch {
+		case strings.HasPrefix(s, airgap.TransportArchive+":"):
+			why = " (an archive is written anew by mirror, not pruned)"
+		case strings.HasPrefix(s, airgap.TransportDir+":"):
+			why = " (a dir: layout is written anew by mirror for each build, not pruned)"
+		}
+		return airgap.Target{}, usageError{fmt.Errorf("prune takes oci:DIR, an OCI image layout to prune, or docker://REGISTRY/PREFIX, a registry to report on; %q is neither%s", clipArg(s), why)}
+	}
+	t, err := airgap.ParseDestination(s)
+	if err != nil {
+		return airgap.Target{}, usageError{err}
+	}
+	return t, nil
+}
+
 func printPrune(w io.Writer, r *airgap.PruneReport) {
 	verb, blobs := "would remove", "would free"
 	if r.Applied {
@@ -154,8 +175,8 @@ func printPrune(w io.Writer, r *airgap.PruneReport) {
 	if len(r.Partials) > 0 {
 		fmt.Fprintf(w, "%s %d partial files an interrupted mirror left\n", verb, len(r.Partials))
 	}
-	fmt.Fprintf(w, "%s: kept %d images and %d signatures (%d blobs, %s); %s %d images and %d blobs: %s %s\n",
-		r.Layout, r.KeptImages, r.KeptSignatures, r.KeptBlobs, humanBytes(r.KeptBytes), verb, len(r.Images), len(r.Blobs)+len(r.Partials), blobs, humanBytes(r.Freed))
+	fmt.Fprintf(w, "%s: kept %d images and %d %s (%d signatures; %d blobs, %s); %s %d images and %d blobs: %s %s\n",
+		r.Layout, r.KeptImages, r.KeptAttachments, text.Plural(r.KeptAttachments, "attachment", "attachments"), r.KeptSignatures, r.KeptBlobs, humanBytes(r.KeptBytes), verb, len(r.Images), len(r.Blobs)+len(r.Partials), blobs, humanBytes(r.Freed))
 }
 
 func printRegistryReport(w io.Writer, r *airgap.RegistryReport) {

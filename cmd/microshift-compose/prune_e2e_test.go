@@ -18,9 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 // writeTestLock writes a compose.lock.json of refs for x86_64.
@@ -30,7 +30,7 @@ func writeTestLock(t *testing.T, path string, refs []string) {
 	for _, r := range refs {
 		lock.Images = append(lock.Images, plan.Image{Ref: r, Pinned: true, Uses: []plan.ImageUse{{Component: "test"}}})
 	}
-	data, err := compose.EncodeLock(&lock)
+	data, err := lockfile.Encode(&lock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestPruneCommand(t *testing.T) {
 	out := must(append(keep, "oci:site")...)
 	// Kept: 4 manifests, 4 configs, 4 layers and the shared base; day 1's
 	// api and web go: a manifest, a config and a layer each.
-	if !regexp.MustCompile(`(?m)^oci:site: kept 4 images and 0 signatures \(13 blobs, [0-9.]+ KiB\); would remove 2 images and 6 blobs: would free [0-9.]+ KiB$`).MatchString(out) ||
+	if !regexp.MustCompile(`(?m)^oci:site: kept 4 images and 0 attachments \(0 signatures; 13 blobs, [0-9.]+ KiB\); would remove 2 images and 6 blobs: would free [0-9.]+ KiB$`).MatchString(out) ||
 		strings.Count(out, "would remove image ") != 2 || !strings.Contains(out, "would remove image "+day1[0]+" ("+strings.SplitN(day1[0], "@", 2)[1]+")") {
 		t.Errorf("dry run printed %q", out)
 	}

@@ -26,9 +26,10 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/airgap"
 	"github.com/microshift-compose/microshift-compose/blueprints"
-	"github.com/microshift-compose/microshift-compose/installer"
+	"github.com/microshift-compose/microshift-compose/internal/distros"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/render/installer"
 )
 
 // quickstartHeading is the README section whose commands
@@ -586,7 +587,7 @@ func (q *quickstart) startOSTree(args []string) {
 	}
 	file, typ := q.blueprints[pos[0]], pos[1]
 	distro, arch := b.plan.Target.Distro, releases.Arch(b.plan.Arch)
-	if _, err := blueprints.ImageType(distro, typ, arch); err != nil {
+	if _, err := distros.ImageType(distro, typ, arch); err != nil {
 		q.errorf("compose start-ostree ... %s: %v", typ, err)
 	}
 	ref, err := blueprints.CommitRef(distro, typ, arch)
@@ -708,7 +709,8 @@ func TestREADMEHostileCounts(t *testing.T) {
 		fmt.Sprintf("Round three (issue 25) adds %d of them", round3+charts),
 		fmt.Sprintf("(%d cases: `trust/*`, `refs/*`, `rough/round3`)", round3),
 		fmt.Sprintf("the Helm chart classes (%d)", charts),
-		fmt.Sprintf("Issue 34's classes about fetching, decompressing and sizes add %d (`fetch/credentials`, `bounds/decompression`, `sizes/overflow`, `messages/round4`)", fetching),
+		fmt.Sprintf("Round four's airgap part (issue 34) adds %d", len(round4AirgapCases())),
+		fmt.Sprintf("Round four's fetching part (issue 34) adds %d (`fetch/credentials`, `bounds/decompression`, `sizes/overflow`, `messages/round4`)", fetching),
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README does not say %q", want)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,13 +12,6 @@ import (
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
-
-func or(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
-}
 
 func newReleaseCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -158,7 +152,7 @@ func newReleaseListCmd() *cobra.Command {
 					}
 					distros = append(distros, n)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Stream, j.Version, j.Kind, or(j.Kubernetes, "-"), strings.Join(distros, ","), config, strings.Join(arches, ","), len(j.Files), src)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Stream, j.Version, j.Kind, cmp.Or(j.Kubernetes, "-"), strings.Join(distros, ","), config, strings.Join(arches, ","), len(j.Files), src)
 			}
 			return tw.Flush()
 		},

@@ -11,7 +11,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
 )
@@ -104,8 +104,8 @@ func loadReleaseArg(arg string) (*releases.Release, string, error) {
 	st, err := os.Stat(arg)
 	switch {
 	case err == nil && st.IsDir():
-		if _, err := os.Stat(filepath.Join(arg, compose.LockFile)); err == nil {
-			return nil, "", fmt.Errorf("%s is a build output (it holds %s); compare builds with 'microshift-compose diff'", arg, compose.LockFile)
+		if _, err := os.Stat(filepath.Join(arg, output.LockFile)); err == nil {
+			return nil, "", fmt.Errorf("%s is a build output (it holds %s); compare builds with 'microshift-compose diff'", arg, output.LockFile)
 		}
 		r, err := releases.LoadDir(arg)
 		return r, arg, err

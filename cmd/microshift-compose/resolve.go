@@ -3,7 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
+	"github.com/microshift-compose/microshift-compose/render/describe"
 )
 
 func newResolveCmd() *cobra.Command {
@@ -40,7 +41,7 @@ func newResolveCmd() *cobra.Command {
 			}
 			file.record(p)
 			if format.json() {
-				lock, err := compose.EncodeLock(p)
+				lock, err := lockfile.Encode(p)
 				if err != nil {
 					return err
 				}
@@ -50,7 +51,7 @@ func newResolveCmd() *cobra.Command {
 				return err
 			}
 			// The text form lists the warnings itself.
-			return compose.Describe(cmd.OutOrStdout(), p, explain)
+			return describe.Plan(cmd.OutOrStdout(), p, explain)
 		},
 	}
 	cat.addFlags(cmd)

@@ -12,22 +12,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
-
-// Exit codes, documented in README.md.
-const (
-	exitOK    = 0
-	exitError = 1 // bad input, resolution or validation failure
-	exitUsage = 2 // unknown command or flag, wrong arguments
-)
-
-// usageError marks mistakes in how the command was called.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
 
 // run executes the CLI and returns the exit code; the error, if any, is
 // printed once, on one line.
@@ -147,28 +133,6 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 	return root
 }
 
-// noArgs is cobra.NoArgs with messages that say what went wrong: an unknown
-// subcommand (with a suggestion) for commands that have subcommands, an
-// unexpected argument for the others, which take only flags.
-func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return nil
-	}
-	if cmd.HasAvailableSubCommands() {
-		var names []string
-		for _, c := range cmd.Commands() {
-			if c.IsAvailableCommand() {
-				names = append(names, c.Name())
-			}
-		}
-		if m := suggest.Closest(args[0], names); m != "" {
-			return fmt.Errorf("unknown command %q for %q; did you mean %q?", args[0], cmd.CommandPath(), m)
-		}
-		return fmt.Errorf("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())
-	}
-	return fmt.Errorf("unexpected argument %q: %s takes only flags (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())
-}
-
 // wrapArgs makes argument-count errors usage errors (exit 2), recursively.
 func wrapArgs(c *cobra.Command) {
 	if c.Args != nil {
@@ -208,10 +172,6 @@ func (f logrusFormatter) Format(e *logrus.Entry) ([]byte, error) {
 		return []byte(warningLine(e.Message)), nil
 	}
 	return f.debug.Format(e)
-}
-
-func warningLine(msg string) string {
-	return "warning: " + text.Escape(text.OneLine(msg)) + "\n"
 }
 
 // newLogHandler logs -v diagnostics as "level=DEBUG msg=... key=value"

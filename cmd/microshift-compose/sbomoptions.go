@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/sbom"
+	"github.com/microshift-compose/microshift-compose/output"
+	"github.com/microshift-compose/microshift-compose/render/sbom"
 )
 
 // sourceDateEpoch is the reproducible-builds variable build reads for the
@@ -33,7 +33,7 @@ func sbomOptions() (sbom.Options, error) {
 
 // addSBOMFormatFlag binds build's --sbom-format.
 func addSBOMFormatFlag(cmd *cobra.Command, formats *[]string) {
-	cmd.Flags().StringSliceVar(formats, "sbom-format", *formats, "SBOMs to write, comma-separated: spdx ("+compose.SBOMFile+", SPDX 2.3), cyclonedx ("+compose.CycloneDXFile+", CycloneDX 1.6)")
+	cmd.Flags().StringSliceVar(formats, "sbom-format", *formats, "SBOMs to write, comma-separated: spdx ("+output.SBOMFile+", SPDX 2.3), cyclonedx ("+output.CycloneDXFile+", CycloneDX 1.6)")
 	_ = cmd.RegisterFlagCompletionFunc("sbom-format", completeValues(string(sbom.FormatSPDX), string(sbom.FormatCycloneDX)))
 }
 

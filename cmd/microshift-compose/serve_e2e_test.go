@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/render/registry"
 )
 
 // TestServeE2E is the far side without a registry: build for a mirror at
@@ -79,7 +79,7 @@ func TestServeE2E(t *testing.T) {
 
 	// The device: the drop-in as its registries.conf, the pull secret, the
 	// CA build wrote for certs.d; images named by their source references.
-	conf := filepath.Join(out, "files", "etc", "containers", "registries.conf.d", filepath.Base(compose.MirrorConfPath))
+	conf := filepath.Join(out, "files", "etc", "containers", "registries.conf.d", filepath.Base(registry.MirrorConfPath))
 	certDir := filepath.Join(out, "files", "etc", "containers", "certs.d", host)
 	device := newUserEnv(t)
 	for _, ref := range refs {

@@ -15,11 +15,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/sigverify"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
+	"github.com/microshift-compose/microshift-compose/render/trust"
 )
 
 // The signature tests use the real cosign, built pinned from the Go module
@@ -251,16 +251,16 @@ func TestSignedMirror(t *testing.T) {
 	// with the key paths mapped into the output; the device's registries.d
 	// is what finds the signatures (in the mirror, as a device would).
 	files := filepath.Join(out, "files")
-	policy := strings.ReplaceAll(string(mustReadFile(t, filepath.Join(files, compose.PolicyPath))), `"`+compose.SigstoreKeyDir, `"`+filepath.Join(files, compose.SigstoreKeyDir))
+	policy := strings.ReplaceAll(string(mustReadFile(t, filepath.Join(files, trust.PolicyPath))), `"`+trust.SigstoreKeyDir, `"`+filepath.Join(files, trust.SigstoreKeyDir))
 	policyFile := filepath.Join(work, "device-policy.json")
 	writeFileMode(t, policyFile, []byte(policy), 0o644)
-	trust, err := sigverify.LoadPolicy(policyFile)
+	policyTrust, err := sigverify.LoadPolicy(policyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	trust.RegistriesDir = filepath.Join(files, filepath.Dir(compose.RegistriesDPath))
+	policyTrust.RegistriesDir = filepath.Join(files, filepath.Dir(trust.RegistriesDPath))
 	rc := registryclient.Options{RegistriesConf: conf}
-	results, err := sigverify.Verify(context.Background(), trust, refs, rc)
+	results, err := sigverify.Verify(context.Background(), policyTrust, refs, rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,8 +271,8 @@ func TestSignedMirror(t *testing.T) {
 	}
 	// Without the registries.d entry, no signature is found: the entry is
 	// what makes the device look for attachments.
-	trust.RegistriesDir = t.TempDir()
-	results, err = sigverify.Verify(context.Background(), trust, refs[:1], rc)
+	policyTrust.RegistriesDir = t.TempDir()
+	results, err = sigverify.Verify(context.Background(), policyTrust, refs[:1], rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestSignedMirror(t *testing.T) {
 	}
 	// The lock lists the device's trust files.
 	lockData := string(mustReadFile(t, lock))
-	for _, p := range []string{compose.PolicyPath, compose.SigstoreKeyDir + "/release.pub", compose.RegistriesDPath} {
+	for _, p := range []string{trust.PolicyPath, trust.SigstoreKeyDir + "/release.pub", trust.RegistriesDPath} {
 		if !strings.Contains(lockData, `"`+p+`"`) {
 			t.Errorf("the lock does not list %s", p)
 		}

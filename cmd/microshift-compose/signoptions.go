@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/attest"
-	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/provenance"
+	"github.com/microshift-compose/microshift-compose/output"
+	"github.com/microshift-compose/microshift-compose/render/provenance"
 )
 
 // signOptions is build's --sign-key: sign a statement of the output.
@@ -19,7 +19,7 @@ type signOptions struct {
 }
 
 func (o *signOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.Key, "sign-key", "", "cosign private key (cosign.key) to sign "+compose.StatementFile+" with: an in-toto statement (SLSA provenance v1) of every file written and every image; the key's password is read from $"+attest.PasswordEnv)
+	cmd.Flags().StringVar(&o.Key, "sign-key", "", "cosign private key (cosign.key) to sign "+output.StatementFile+" with: an in-toto statement (SLSA provenance v1) of every file written and every image; the key's password is read from $"+attest.PasswordEnv)
 }
 
 // addMirrorFlags binds --sign-key for mirror, which signs an oci-archive

@@ -19,9 +19,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 // signedImage pushes an image and a sigstore attachment beside it
@@ -109,7 +109,7 @@ func TestTrustFilesRSS(t *testing.T) {
 		return p
 	}
 	lock := plan.Plan{Schema: plan.Schema, Arch: "x86_64", Profile: "trust", Images: []plan.Image{{Ref: ref, Pinned: true, Uses: []plan.ImageUse{{Component: "test", Key: "signed"}}}}}
-	data, err := compose.EncodeLock(&lock)
+	data, err := lockfile.Encode(&lock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/sigverify"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/render/trust"
 )
 
 // trustOptions are what an image must be signed with: a containers policy
@@ -53,9 +53,9 @@ func (o *trustOptions) addFlags(cmd *cobra.Command, what string) {
 // device.
 func (o *trustOptions) addBuildFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.Policy, "policy", "", "containers-policy.json to place at "+compose.PolicyPath+" on the device, as it is (default: none is placed; the device keeps its own)")
-	f.StringSliceVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) to place at "+compose.SigstoreKeyDir+"/<name>.pub, repeatable; without --policy, the device's policy.json requires a sigstore signature by one of them for every repository of the plan and rejects every other image")
-	o.addIdentityFlags(cmd, "the device's policy.json, with the certificates and the Rekor key placed in "+compose.SigstoreKeyDir)
+	f.StringVar(&o.Policy, "policy", "", "containers-policy.json to place at "+trust.PolicyPath+" on the device, as it is (default: none is placed; the device keeps its own)")
+	f.StringSliceVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) to place at "+trust.SigstoreKeyDir+"/<name>.pub, repeatable; without --policy, the device's policy.json requires a sigstore signature by one of them for every repository of the plan and rejects every other image")
+	o.addIdentityFlags(cmd, "the device's policy.json, with the certificates and the Rekor key placed in "+trust.SigstoreKeyDir)
 }
 
 // applyDevice adds the device's policy, keys and registries.d entry to the
@@ -66,7 +66,7 @@ func (o *trustOptions) applyDevice(p *plan.Plan, mirror string, bootc bool, osIm
 	if !o.enabled() {
 		return nil
 	}
-	if err := compose.AddDeviceTrust(p, compose.DeviceTrust{Policy: o.Policy, Keys: o.Keys, Identity: o.Identity, Mirror: mirror, OSImage: osImage}); err != nil {
+	if err := trust.Add(p, trust.Options{Policy: o.Policy, Keys: o.Keys, Identity: o.Identity, Mirror: mirror, OSImage: osImage}); err != nil {
 		return err
 	}
 	if o.Policy == "" && bootc && osImage == "" {
@@ -74,7 +74,7 @@ func (o *trustOptions) applyDevice(p *plan.Plan, mirror string, bootc bool, osIm
 		if o.Identity.Enabled() {
 			from = "--certificate-identity"
 		}
-		p.Warnings = append(p.Warnings, "the device's "+compose.PolicyPath+" from "+from+" rejects every image outside the plan's repositories, the bootc image that 'bootc upgrade' pulls included: name it with --bootc-image (its repository then needs a signature by the key) or give your own --policy")
+		p.Warnings = append(p.Warnings, "the device's "+trust.PolicyPath+" from "+from+" rejects every image outside the plan's repositories, the bootc image that 'bootc upgrade' pulls included: name it with --bootc-image (its repository then needs a signature by the key) or give your own --policy")
 	}
 	return nil
 }
@@ -109,11 +109,11 @@ func (o *trustOptions) options() sigverify.Options {
 // image and the rule (one line each on stderr, the first in the error),
 // when any is refused. what is the action that will not happen.
 func (o *trustOptions) verify(ctx context.Context, stderr io.Writer, refs []string, reg registryclient.Options, what string) error {
-	trust, err := sigverify.Load(o.options(), refs)
+	policyTrust, err := sigverify.Load(o.options(), refs)
 	if err != nil {
 		return err
 	}
-	results, err := sigverify.Verify(ctx, trust, refs, reg)
+	results, err := sigverify.Verify(ctx, policyTrust, refs, reg)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (o *trustOptions) verify(ctx context.Context, stderr io.Writer, refs []stri
 	if len(bad) > 1 {
 		more = fmt.Sprintf(" (and %d more of %d %s refused, listed above)", len(bad)-1, len(refs), text.Plural(len(refs), "image", "images"))
 	}
-	return fmt.Errorf("verifying signatures with %s: %s: %w%s; %s", trust.Source, bad[0].Ref, bad[0].Err, more, what)
+	return fmt.Errorf("verifying signatures with %s: %s: %w%s; %s", policyTrust.Source, bad[0].Ref, bad[0].Err, more, what)
 }
 
 // signatureTag matches the sigstore attachments mirror copies with the

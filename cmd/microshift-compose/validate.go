@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/components"
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -58,7 +58,7 @@ Tag-only image references and what osbuild warns about are warnings: one
 				}
 				rels = []*releases.Release{r}
 			}
-			rep, err := compose.Validate(cmd.Context(), catalog, rels, compose.ValidateOptions{Distro: bp.Distro, ImageType: bp.ImageType})
+			rep, err := assemble.Validate(cmd.Context(), catalog, rels, assemble.ValidateOptions{Distro: bp.Distro, ImageType: bp.ImageType})
 			if err != nil {
 				return err
 			}
@@ -89,7 +89,7 @@ Tag-only image references and what osbuild warns about are warnings: one
 	return cmd
 }
 
-func printReport(cmd *cobra.Command, rep *compose.Report) {
+func printReport(cmd *cobra.Command, rep *assemble.Report) {
 	w := cmd.OutOrStdout()
 	warnings, skipped := 0, 0
 	for _, c := range rep.Checks {
@@ -115,7 +115,7 @@ func printReport(cmd *cobra.Command, rep *compose.Report) {
 
 // warnChecks prints the report's warnings on stderr, as every command
 // warns: one "warning:" line each, naming its check.
-func warnChecks(cmd *cobra.Command, rep *compose.Report) {
+func warnChecks(cmd *cobra.Command, rep *assemble.Report) {
 	warn := warnOnce(cmd.ErrOrStderr())
 	for _, c := range rep.Checks {
 		for _, w := range c.Warnings {

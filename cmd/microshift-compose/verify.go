@@ -7,8 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/attest"
-	"github.com/microshift-compose/microshift-compose/compose"
-	"github.com/microshift-compose/microshift-compose/compose/provenance"
+	"github.com/microshift-compose/microshift-compose/output"
+	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/render/provenance"
 )
 
 func newVerifyCmd() *cobra.Command {
@@ -20,12 +21,12 @@ func newVerifyCmd() *cobra.Command {
 		Use:   "verify DIR --key KEY",
 		Short: "Check a signed build output against its statement, offline",
 		Long: `verify checks the output directory of 'build --sign-key' against the statement
-build signed, ` + compose.StatementFile + `, with the signer's public key, offline (no
+build signed, ` + output.StatementFile + `, with the signer's public key, offline (no
 transparency log, no network):
 
   the DSSE envelope's signature, with --key (cosign.pub);
   the statement: in-toto Statement v1 whose predicate is SLSA provenance v1 of a
-    microshift-compose build, for the composition DIR/` + compose.LockFile + ` names;
+    microshift-compose build, for the composition DIR/` + output.LockFile + ` names;
   every file: each file the statement names is in DIR with its sha256, and DIR
     holds no file the statement does not name (a mirrored images/ layout, which
     mirror fills after build, is not checked);
@@ -37,8 +38,8 @@ verify writes nothing. On success it prints one line; --output json prints the
 composition ID, the key and the counts of files and images checked.
 
 cosign reads the same statement: 'cosign verify-blob-attestation --key cosign.pub
---signature DIR/` + compose.StatementFile + ` --type slsaprovenance1
---insecure-ignore-tlog DIR/` + compose.LockFile + `' (any file of the statement does as
+--signature DIR/` + output.StatementFile + ` --type slsaprovenance1
+--insecure-ignore-tlog DIR/` + output.LockFile + `' (any file of the statement does as
 the blob).`,
 		Example: `  microshift-compose verify out/ --key cosign.pub
   microshift-compose verify out/ --key cosign.pub --output json`,
@@ -62,7 +63,7 @@ the blob).`,
 				return printJSON(cmd.OutOrStdout(), res)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "verified %s: composition %s, %d files and %d images as signed with %s\n",
-				res.Dir, compose.ShortID(res.CompositionID), res.Files, res.Images, res.Key)
+				res.Dir, plan.ShortID(res.CompositionID), res.Files, res.Images, res.Key)
 			return nil
 		},
 	}

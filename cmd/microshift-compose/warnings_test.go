@@ -18,7 +18,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
@@ -200,7 +200,7 @@ func TestBuildWarnings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := t.TempDir()
-			run := func(format string) (stderr string, summary compose.Summary, lock plan.Plan) {
+			run := func(format string) (stderr string, summary assemble.Summary, lock plan.Plan) {
 				t.Helper()
 				out := filepath.Join(base, format, "out")
 				if tc.setup != nil {

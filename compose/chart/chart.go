@@ -1,6 +1,12 @@
-// Package chart renders a component's Helm chart offline, in process, with
-// Helm's own chart loader, values coalescing and template engine: no helm
-// binary, no cluster, no network. The rendered resources go through the
+// Package chart renders a component's Helm chart offline, in process, as
+// `helm install` would: Helm's chart loader, and the rest written here over
+// text/template and Sprig (engine.go: Helm's function map, include, tpl;
+// values.go: values coalescing and dependencies; manifests.go: hooks and
+// install order; schema.go: values.schema.json), each checked against the
+// pinned `helm template` in the tests. No helm binary, no cluster, no
+// network; it links none of Helm's engine, chartutil or releaseutil, which
+// bring client-go's scheme and a JSON-schema validator whose package
+// initialisation every start of the binary would pay. The rendered resources go through the
 // same kustomize path as a component's manifests/ (images pinned to the
 // release digests, cross-checked against the plan), and the chart archive
 // is kept beside the images so a rebuild, or the device, has it offline.

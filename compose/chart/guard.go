@@ -15,7 +15,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/microshift-compose/microshift-compose/compose/chart/internal/engine"
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 )
 
@@ -215,7 +214,8 @@ const (
 	leaveFunc = "microshiftComposeLeave"
 )
 
-// guard is one rendering's engine.Guard: it counts and bounds, and keeps
+// guard is one rendering's bounds, which the engine (engine.go) calls at
+// every function, parse tree, write and tpl: it counts and bounds, and keeps
 // the first limit crossed or function refused.
 type guard struct {
 	ctx      context.Context
@@ -243,8 +243,6 @@ type guard struct {
 	// the engine made of it.
 	err error
 }
-
-var _ engine.Guard = (*guard)(nil)
 
 func newGuard(ctx context.Context, lim Limits, strict func(file string) bool) *guard {
 	if strict == nil {
@@ -893,5 +891,3 @@ func (g *guard) Enter(kind string, t *template.Template) error {
 	}
 	return nil
 }
-
-func (g *guard) Leave() {}

@@ -8,10 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/releaseutil"
 )
 
 // maxHookProbes bounds how many of the chart's values hookError tries
@@ -23,7 +19,7 @@ const maxHookProbes = 24
 // chart again with each true boolean of its values set to false (the most
 // likely first: those whose words the hook's template or name shares) and
 // seeing which hook is gone.
-func hookError(ctx context.Context, l *Loaded, o Options, hooks []*release.Hook) error {
+func hookError(ctx context.Context, l *Loaded, o Options, hooks []*hook) error {
 	switches := hookSwitches(ctx, l, o, hooks)
 	valuesFile := "the values file ([chart] values)"
 	if l.Values != "" {
@@ -31,12 +27,8 @@ func hookError(ctx context.Context, l *Loaded, o Options, hooks []*release.Hook)
 	}
 	var parts []string
 	for _, h := range hooks {
-		events := make([]string, len(h.Events))
-		for i, e := range h.Events {
-			events[i] = e.String()
-		}
-		part := fmt.Sprintf("%s %s (%s, %s)", h.Kind, h.Name, h.Path, strings.Join(events, ","))
-		if sw, ok := switches[hookKey(h)]; ok {
+		part := fmt.Sprintf("%s %s (%s, %s)", h.kind, h.name, h.file, strings.Join(h.events, ","))
+		if sw, ok := switches[h.key()]; ok {
 			part += fmt.Sprintf(": set %s: false in %s to leave it out", sw, valuesFile)
 		} else {
 			part += ": no value of the chart leaves it out"
@@ -46,10 +38,8 @@ func hookError(ctx context.Context, l *Loaded, o Options, hooks []*release.Hook)
 	return fmt.Errorf("chart hooks have no meaning for MicroShift's manifest loader, which applies the manifests once with no install or upgrade event: %s", strings.Join(parts, "; "))
 }
 
-func hookKey(h *release.Hook) string { return h.Kind + "/" + h.Name + "/" + h.Path }
-
 // hookSwitches maps each hook to a value path whose false leaves it out.
-func hookSwitches(ctx context.Context, l *Loaded, o Options, hooks []*release.Hook) map[string]string {
+func hookSwitches(ctx context.Context, l *Loaded, o Options, hooks []*hook) map[string]string {
 	out := map[string]string{}
 	// The probes together get what one rendering may take, at most.
 	ctx, cancel := context.WithTimeout(ctx, min(o.Limits.Timeout, 10*time.Second))
@@ -58,16 +48,16 @@ func hookSwitches(ctx context.Context, l *Loaded, o Options, hooks []*release.Ho
 	if err != nil {
 		return out
 	}
-	vals := chartutil.Values{}
+	vals := Values{}
 	if l.values != nil {
-		if vals, err = chartutil.ReadValues(l.values); err != nil {
+		if vals, err = readValues(l.values); err != nil {
 			return out
 		}
 	}
-	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
+	if err := processDependencies(ch, vals); err != nil {
 		return out
 	}
-	merged, err := chartutil.CoalesceValues(ch, vals)
+	merged, err := coalesceValues(ch, vals)
 	if err != nil {
 		return out
 	}
@@ -85,7 +75,7 @@ func hookSwitches(ctx context.Context, l *Loaded, o Options, hooks []*release.Ho
 				}
 			case map[string]any:
 				walk(prefix+k+".", v)
-			case chartutil.Values:
+			case Values:
 				walk(prefix+k+".", v)
 			}
 		}
@@ -111,20 +101,20 @@ func hookSwitches(ctx context.Context, l *Loaded, o Options, hooks []*release.Ho
 		if len(out) == len(hooks) || ctx.Err() != nil {
 			break
 		}
-		_, rendered, _, err := renderTemplates(ctx, l, o, func(v chartutil.Values) { setFalse(v, strings.Split(c, ".")) }, nil)
+		_, rendered, _, err := renderTemplates(ctx, l, o, func(v Values) { setFalse(v, strings.Split(c, ".")) }, nil)
 		if err != nil {
 			continue
 		}
-		left, _, err := releaseutil.SortManifests(rendered, nil, releaseutil.InstallOrder)
+		left, _, err := sortRendered(rendered)
 		if err != nil {
 			continue
 		}
 		for _, h := range hooks {
-			k := hookKey(h)
+			k := h.key()
 			if _, found := out[k]; found {
 				continue
 			}
-			if !slices.ContainsFunc(left, func(x *release.Hook) bool { return hookKey(x) == k }) {
+			if !slices.ContainsFunc(left, func(x *hook) bool { return x.key() == k }) {
 				out[k] = c
 			}
 		}
@@ -134,11 +124,11 @@ func hookSwitches(ctx context.Context, l *Loaded, o Options, hooks []*release.Ho
 
 // hookWords are the words of the hooks' templates, names and kinds, for
 // ranking the values that may turn them off.
-func hookWords(hooks []*release.Hook) []string {
+func hookWords(hooks []*hook) []string {
 	seen := map[string]bool{"hook": true, "hooks": true}
 	for _, h := range hooks {
-		base := strings.TrimSuffix(path.Base(h.Path), path.Ext(h.Path))
-		for _, w := range strings.FieldsFunc(strings.ToLower(base+"-"+h.Name+"-"+h.Kind), func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		base := strings.TrimSuffix(path.Base(h.file), path.Ext(h.file))
+		for _, w := range strings.FieldsFunc(strings.ToLower(base+"-"+h.name+"-"+h.kind), func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
 			if len(w) >= 3 {
 				seen[w] = true
 			}

@@ -1,17 +1,9 @@
 package lvmdconfig
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-
-	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
-	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
@@ -183,79 +175,3 @@ func nameProblem(s string) string {
 }
 
 var dns1123Subdomain = lazyregexp.New(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-
-// Manifests renders the StorageClasses and VolumeSnapshotClasses of
-// classes as one YAML stream, typed with the Kubernetes storage/v1 and
-// the CSI snapshotter's snapshot/v1 API types; nil when there are none.
-func Manifests(classes []Class, rules *knowledge.LVMSStorageClasses) ([]byte, error) {
-	var docs [][]byte
-	reclaim := corev1.PersistentVolumeReclaimPolicy(rules.ReclaimPolicy)
-	binding := storagev1.VolumeBindingMode(rules.VolumeBindingMode)
-	for _, cl := range classes {
-		if cl.StorageClass == "" {
-			continue
-		}
-		expand := rules.AllowVolumeExpansion
-		sc := storagev1.StorageClass{
-			TypeMeta:    metav1.TypeMeta{APIVersion: storagev1.SchemeGroupVersion.String(), Kind: "StorageClass"},
-			ObjectMeta:  metav1.ObjectMeta{Name: cl.StorageClass},
-			Provisioner: rules.Provisioner,
-			Parameters: map[string]string{
-				rules.FSTypeParameter:      cl.FSType,
-				rules.DeviceClassParameter: cl.DeviceClass,
-			},
-			ReclaimPolicy:        &reclaim,
-			VolumeBindingMode:    &binding,
-			AllowVolumeExpansion: &expand,
-		}
-		data, err := marshal(sc)
-		if err != nil {
-			return nil, fmt.Errorf("encoding StorageClass %s: %w", cl.StorageClass, err)
-		}
-		docs = append(docs, data)
-	}
-	for _, cl := range classes {
-		if cl.SnapshotClass == "" {
-			continue
-		}
-		vsc := snapshotv1.VolumeSnapshotClass{
-			TypeMeta:       metav1.TypeMeta{APIVersion: snapshotv1.SchemeGroupVersion.String(), Kind: "VolumeSnapshotClass"},
-			ObjectMeta:     metav1.ObjectMeta{Name: cl.SnapshotClass},
-			Driver:         rules.Provisioner,
-			DeletionPolicy: snapshotv1.DeletionPolicy(rules.SnapshotDeletionPolicy),
-		}
-		data, err := marshal(vsc)
-		if err != nil {
-			return nil, fmt.Errorf("encoding VolumeSnapshotClass %s: %w", cl.SnapshotClass, err)
-		}
-		docs = append(docs, data)
-	}
-	if len(docs) == 0 {
-		return nil, nil
-	}
-	return bytes.Join(docs, []byte("---\n")), nil
-}
-
-// marshal encodes an API object as YAML without the fields a client never
-// sets (metadata.creationTimestamp: null, an empty status).
-func marshal(obj any) ([]byte, error) {
-	js, err := yaml.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(js, &m); err != nil {
-		return nil, err
-	}
-	if md, ok := m["metadata"].(map[string]any); ok {
-		for k, v := range md {
-			if v == nil {
-				delete(md, k)
-			}
-		}
-	}
-	if len(m) == 0 {
-		return nil, errors.New("empty object")
-	}
-	return yaml.Marshal(m)
-}

@@ -24,9 +24,9 @@ import (
 	"os"
 	"sync"
 
-	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
 func main() {
@@ -121,7 +121,7 @@ func writeLock(path string, refs []string) error {
 	for _, r := range refs {
 		lock.Images = append(lock.Images, plan.Image{Ref: r, Pinned: true, Uses: []plan.ImageUse{{Component: "bench"}}})
 	}
-	data, err := compose.EncodeLock(&lock)
+	data, err := lockfile.Encode(&lock)
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"sigs.k8s.io/yaml"
 
-	"github.com/microshift-compose/microshift-compose/compose/matrix"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/matrix"
 )
 
 // podmanStore is a podman container store of the test's own, so that the

@@ -18,7 +18,7 @@ var cdxSchema struct {
 
 // CycloneDXSchema returns the CycloneDX 1.6 JSON schema (with the SPDX
 // license list and JSF schemas it references) kept in
-// compose/sbom/testdata/cyclonedx, compiled once, with its formats
+// render/sbom/testdata/cyclonedx, compiled once, with its formats
 // (date-time, iri-reference, idn-email) asserted.
 func CycloneDXSchema(t testing.TB) *jsonschema.Schema {
 	t.Helper()
@@ -27,7 +27,7 @@ func CycloneDXSchema(t testing.TB) *jsonschema.Schema {
 	if cdxSchema.schema != nil {
 		return cdxSchema.schema
 	}
-	dir := filepath.Join(Root(t), "compose", "sbom", "testdata", "cyclonedx")
+	dir := filepath.Join(Root(t), "render", "sbom", "testdata", "cyclonedx")
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
 	for _, f := range []string{"bom-1.6.schema.json", "spdx.schema.json", "jsf-0.82.schema.json"} {

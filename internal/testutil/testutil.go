@@ -237,3 +237,50 @@ func MarkupOutsideCode(md string) string {
 	}
 	return ""
 }
+
+// ReadFile reads path, failing the test on error.
+func ReadFile(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// WriteFile writes data to path (0644), creating its directory, failing
+// the test on error.
+func WriteFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestdataDir is a path under the module's top-level testdata directory,
+// relative to the test's package directory, so that paths in error
+// messages are the same on every machine.
+func TestdataDir(t testing.TB, elem ...string) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, filepath.Join(Root(t), "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(append([]string{rel}, elem...)...)
+}
+
+// Lines splits a newline-terminated file into its lines.
+func Lines(data []byte) []string {
+	s := strings.TrimSuffix(string(data), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}

@@ -5,6 +5,7 @@ package text
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode"
@@ -176,4 +177,17 @@ func MarkdownText(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// ConfigValue shows a config value in a message: JSON for a scalar or a
+// list, "a mapping" for a mapping (its leaves are named one by one).
+func ConfigValue(v any) string {
+	if _, ok := v.(map[string]any); ok {
+		return "a mapping"
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
 }

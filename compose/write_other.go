@@ -1,7 +1,0 @@
-//go:build !linux
-
-package compose
-
-import "errors"
-
-func exchange(a, b string) error { return errors.New("atomic exchange not supported") }
