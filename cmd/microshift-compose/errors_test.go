@@ -310,7 +310,7 @@ var badInputs = []badInput{
 	{
 		name: "plugin timeout not positive",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--plugin-timeout", "0s", "--output", "{out}"},
-		want: `--plugin-timeout must be positive, got 0s`,
+		want: `--plugin-timeout must be positive, got 0s: leave it out for the default`,
 		code: exitUsage,
 	},
 

@@ -91,10 +91,16 @@ func (o *installerOptions) Validate(bootc, deviceUpdates bool) error {
 	if o.BIB && !bootc {
 		return usageError{fmt.Errorf("--bib writes the bootc-image-builder config of the bootc image: add --bootc")}
 	}
+	var filesystems []installer.Filesystem
 	for _, s := range o.Filesystems {
-		if _, err := installer.ParseFilesystem(s); err != nil {
+		fs, err := installer.ParseFilesystem(s)
+		if err != nil {
 			return usageError{err}
 		}
+		filesystems = append(filesystems, fs)
+	}
+	if err := installer.CheckFilesystems(filesystems); err != nil {
+		return usageError{err}
 	}
 	for _, s := range o.Ports {
 		if _, err := installer.ParseFirewallPort(s); err != nil {
