@@ -178,10 +178,37 @@ func EncodeBIBConfig(p *plan.Plan, o BIBOptions) ([]byte, error) {
 	b.WriteString("#   --type TYPE --config /config.toml IMAGE\n\n")
 	enc := toml.NewEncoder(&b)
 	enc.Indent = ""
-	if err := enc.Encode(BIBConfig{Customizations: c}); err != nil {
+	if err := enc.Encode(configTOML{Customizations: customizationsTOML{User: c.User, FIPS: c.FIPS, Installer: c.Installer, Disk: (*diskTOML)(c.Disk)}}); err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", BIBConfigFile, err)
 	}
 	return b.Bytes(), nil
+}
+
+// configTOML is BIBConfig as config.toml is written: only what the config
+// sets, no zero value standing for a default (osbuild/blueprint's
+// DiskCustomization tags start_offset and sector_size omitempty, which the
+// TOML encoder keeps for a 0).
+type configTOML struct {
+	Customizations customizationsTOML `toml:"customizations"`
+}
+
+// customizationsTOML are the customizations config.toml takes, in
+// blueprint.Customizations' order.
+type customizationsTOML struct {
+	User      []blueprint.UserCustomization     `toml:"user,omitempty"`
+	Disk      *diskTOML                         `toml:"disk,omitempty"`
+	FIPS      *bool                             `toml:"fips,omitempty"`
+	Installer *blueprint.InstallerCustomization `toml:"installer,omitempty"`
+}
+
+// diskTOML is blueprint.DiskCustomization, converted, with every number
+// omitted when zero.
+type diskTOML struct {
+	Type        string                             `toml:"type,omitempty"`
+	MinSize     uint64                             `toml:"minsize,omitzero"`
+	Partitions  []blueprint.PartitionCustomization `toml:"partitions,omitempty"`
+	StartOffset uint64                             `toml:"start_offset,omitzero"`
+	SectorSize  uint64                             `toml:"sector_size,omitzero"`
 }
 
 // writeDiskComment says in words what the disk layout below is.
