@@ -173,9 +173,11 @@ func EncodeBIBConfig(p *plan.Plan, o BIBOptions) ([]byte, error) {
 		b.WriteString("# For the disk image types (--type qcow2, raw, ami, vmdk...).\n")
 		writeDiskComment(&b, disk, c.Disk.MinSize)
 	}
-	b.WriteString("# Build with: podman run --rm --privileged -v ./config.toml:/config.toml:ro -v ./output:/output \\\n")
-	b.WriteString("#   -v /var/lib/containers/storage:/var/lib/containers/storage registry.redhat.io/rhel9/bootc-image-builder \\\n")
-	b.WriteString("#   --type TYPE --config /config.toml IMAGE\n\n")
+	b.WriteString("# Build with image-builder, which bootc-image-builder became (the image in root's container storage):\n")
+	b.WriteString("#   podman run --rm --privileged --security-opt label=type:unconfined_t -v ./config.toml:/config.toml:ro -v ./output:/output \\\n")
+	b.WriteString("#     -v /var/lib/containers/storage:/var/lib/containers/storage " + ImageBuilderImage + " \\\n")
+	b.WriteString("#     build --bootc-ref IMAGE --blueprint /config.toml --output-dir /output TYPE\n")
+	b.WriteString("# or with the bootc-image-builder image of the release's RHEL: ... registry.redhat.io/rhel9/bootc-image-builder --type TYPE --config /config.toml IMAGE\n\n")
 	enc := toml.NewEncoder(&b)
 	enc.Indent = ""
 	if err := enc.Encode(configTOML{Customizations: customizationsTOML{User: c.User, FIPS: c.FIPS, Installer: c.Installer, Disk: (*diskTOML)(c.Disk)}}); err != nil {
@@ -183,6 +185,13 @@ func EncodeBIBConfig(p *plan.Plan, o BIBOptions) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// ImageBuilderImage is osbuild's image-builder as a container, which builds
+// a bootc image's disk images and installer from this config
+// (`image-builder build --bootc-ref IMAGE --blueprint config.toml TYPE`):
+// bootc-image-builder was merged into it, and MicroShift's own CI builds its
+// installers with it.
+const ImageBuilderImage = "ghcr.io/osbuild/image-builder-cli:latest"
 
 // configTOML is BIBConfig as config.toml is written: only what the config
 // sets, no zero value standing for a default (osbuild/blueprint's
