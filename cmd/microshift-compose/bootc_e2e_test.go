@@ -49,7 +49,10 @@ func TestBootcImageBuild(t *testing.T) {
 			if !strings.Contains(cf, "--secret id=pullsecret,src=pull-secret.json") {
 				t.Errorf("the Containerfile does not say how to pass the pull secret:\n%s", cf)
 			}
-			image := pm.build(t, out, filepath.Join(out, "Containerfile"), base, ps)
+			image, buildLog := pm.buildTagged(t, out, filepath.Join(out, "Containerfile"), base, ps)
+			if !strings.Contains(buildLog, "(test base) /usr/bin/bootc container lint") {
+				t.Errorf("the image build did not end with bootc container lint:\n%s", buildLog)
+			}
 
 			// What the device does before MicroShift starts, then the check.
 			refs := nonEmptyLines(string(mustReadFile(t, filepath.Join(out, "images.txt"))))
@@ -197,7 +200,7 @@ func (p *podman) testBase(t *testing.T, skopeoBin string, src *secureRegistry) s
 	if data, err := os.ReadFile("/lib/x86_64-linux-gnu/libnss_files.so.2"); err == nil {
 		add("/lib/x86_64-linux-gnu/libnss_files.so.2", data, 0o755)
 	}
-	for _, fake := range []string{"dnf", "systemctl", "firewall-offline-cmd"} {
+	for _, fake := range []string{"dnf", "systemctl", "firewall-offline-cmd", "bootc"} {
 		add("/usr/bin/"+fake, []byte("#!/bin/sh\necho \"(test base) $0 $*\"\n"), 0o755)
 	}
 	policy, err := os.ReadFile("/etc/containers/policy.json")

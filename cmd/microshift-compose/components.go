@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -22,8 +25,15 @@ type componentJSON struct {
 	Packages    []string `json:"packages"`
 	ImageFile   string   `json:"image_file"`
 	ImageKeys   []string `json:"image_keys"`
-	// Available says whether the selected release ships the component.
+	// Available says whether build takes the component on the selected
+	// release, on every arch it supports, as things are: the release ships
+	// it, its release file is there and pins its images.
 	Available bool `json:"available"`
+	// AllowUnpinned says that build takes it only with --allow-unpinned:
+	// the release names some of its images by tag only.
+	AllowUnpinned bool `json:"allow_unpinned,omitempty"`
+	// Refused says, per arch, why build refuses the component there.
+	Refused map[string]string `json:"refused,omitempty"`
 	// AlwaysDeployed says why the release deploys it whatever the plan
 	// says (a selection that leaves it out is refused).
 	AlwaysDeployed string `json:"always_deployed,omitempty"`
@@ -37,11 +47,15 @@ func newComponentsCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "components",
-		Short: "List the components of the catalog and whether the release ships them",
+		Short: "List the components of the catalog and whether build takes them on the release",
 		Long: `components lists the catalog's components as they are for the selected release
-(its [[variant]] applied: packages, image keys), and whether that release ships
-them: yes, no, or always (the release deploys it whatever the plan says, so a
-selection that leaves it out is refused).`,
+(its [[variant]] applied: packages, image keys), and whether build takes them on
+that release, on each arch they support, as build resolves them (with what they
+require): yes; no (the release does not ship it, or its release file is missing
+or incomplete: --output json says why, per arch); unpinned (build takes it only
+with --allow-unpinned: the release names images by tag only); or always (the
+release deploys it whatever the plan says, so a selection that leaves it out is
+refused).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := format.Validate(); err != nil {
@@ -55,7 +69,9 @@ selection that leaves it out is refused).`,
 			if err != nil {
 				return err
 			}
-			// Packages, image keys and the like as they are for the release.
+			// Packages, image keys and the like as they are for the release;
+			// what build takes is asked of the catalog as given.
+			full := catalog
 			catalog = catalog.ForRelease(release.Version)
 			list := []componentJSON{}
 			for _, n := range catalog.ComponentNames() {
@@ -66,12 +82,26 @@ selection that leaves it out is refused).`,
 						arches = append(arches, string(a))
 					}
 				}
-				list = append(list, componentJSON{
+				j := componentJSON{
 					Name: n, Order: c.Order, Description: c.Description, Arches: arches, Release: c.Release,
 					Provides: nonNil(c.Provides), Requires: nonNil(c.Requires), Conflicts: nonNil(c.Conflicts),
 					Packages: nonNil(c.Packages), ImageFile: releases.FileName(c.Images.File, "<arch>"),
-					ImageKeys: nonNil(c.Images.Keys), Available: c.SupportsRelease(release), AlwaysDeployed: c.AlwaysDeployed,
-				})
+					ImageKeys: nonNil(c.Images.Keys), AlwaysDeployed: c.AlwaysDeployed,
+				}
+				for _, a := range arches {
+					switch err := compose.Availability(cmd.Context(), full, release, releases.Arch(a), n); {
+					case err == nil:
+					case errors.Is(err, compose.ErrUnpinned):
+						j.AllowUnpinned = true
+					default:
+						if j.Refused == nil {
+							j.Refused = map[string]string{}
+						}
+						j.Refused[a] = text.OneLine(err.Error())
+					}
+				}
+				j.Available = len(j.Refused) == 0 && !j.AllowUnpinned && len(arches) > 0
+				list = append(list, j)
 			}
 			if format.json() {
 				return printJSON(cmd.OutOrStdout(), list)
@@ -82,6 +112,10 @@ selection that leaves it out is refused).`,
 			for _, c := range list {
 				avail := "yes"
 				switch {
+				case len(c.Refused) > 0:
+					avail = "no"
+				case c.AllowUnpinned:
+					avail = "unpinned"
 				case !c.Available:
 					avail = "no"
 				case c.AlwaysDeployed != "":

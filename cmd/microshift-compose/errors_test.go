@@ -35,7 +35,7 @@ var badInputs = []badInput{
 	{
 		name: "catalog/unknown key",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/unknown-key", "--output", "{out}"},
-		want: `{bad}/catalogs/unknown-key/components/edge-agent/component.toml: unknown key "pacakges"; did you mean "packages"?`,
+		want: `{bad}/catalogs/unknown-key/components/edge-agent/component.toml: line 5: unknown key "pacakges"; did you mean "packages"?`,
 		code: exitError,
 	},
 	{

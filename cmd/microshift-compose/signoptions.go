@@ -43,7 +43,11 @@ func (o *signOptions) start() (func() (*attest.Signer, error), error) {
 	if err != nil {
 		return nil, err
 	}
-	password := []byte(os.Getenv(attest.PasswordEnv))
+	// An unset variable is not an empty password: the message says which.
+	var password []byte
+	if v, ok := os.LookupEnv(attest.PasswordEnv); ok {
+		password = []byte(v)
+	}
 	type result struct {
 		s   *attest.Signer
 		err error

@@ -105,9 +105,9 @@ dir = "out/{id}"
 func TestParseErrors(t *testing.T) {
 	dir, file := fixture(t)
 	for _, tc := range []struct{ name, data, want string }{
-		{"unknown key", "profile = 'full'\nwtih = ['multus']\n", `device.toml: unknown key "wtih"; did you mean "with"?`},
-		{"unknown section key", "[registry]\npull_secert = 'ps.json'\n", `device.toml: unknown key "registry.pull_secert"; did you mean "registry.pull_secret"?`},
-		{"unknown section", "[hardening]\nfips = true\n", `device.toml: unknown key "hardening"`},
+		{"unknown key", "profile = 'full'\nwtih = ['multus']\n", `device.toml: line 2: unknown key "wtih"; did you mean "with"?`},
+		{"unknown section key", "[registry]\npull_secert = 'ps.json'\n", `device.toml: line 2: unknown key "registry.pull_secert"; did you mean "registry.pull_secret"?`},
+		{"unknown section", "[hardening]\nfips = true\n", `device.toml: line 1: unknown key "hardening"`},
 		{"wrong type", "profile = 'full'\nwith = 'multus'\n", `device.toml: line 2: key "with": must be an array, got a string`},
 		{"wrong type in a section", "[bootc]\nenabled = 'yes'\n", `device.toml: line 2: key "bootc.enabled": must be a boolean, got a string`},
 		{"release as a number", "release = 4.18\n", `device.toml: line 1: key "release": must be a string, got a number`},

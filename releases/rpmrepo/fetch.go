@@ -134,9 +134,12 @@ func pickCore(all []found, version string, repos []*Repo) (found, error) {
 		return *best, nil
 	}
 	slices.SortFunc(versions, rpmutils.Vercmp)
-	return found{}, &versionNotFound{fmt.Sprintf("%s has no %s %s; nearest: %s (%d versions, %s to %s)",
-		strings.Join(ids, ", "), CorePackage, version, strings.Join(Nearest(versions, version, 5), ", "),
-		len(versions), versions[0], versions[len(versions)-1])}
+	span := fmt.Sprintf("1 version, %s", versions[0])
+	if len(versions) > 1 {
+		span = fmt.Sprintf("%d versions, %s to %s", len(versions), versions[0], versions[len(versions)-1])
+	}
+	return found{}, &versionNotFound{fmt.Sprintf("%s has no %s %s; nearest: %s (%s)",
+		strings.Join(ids, ", "), CorePackage, version, strings.Join(Nearest(versions, version, 5), ", "), span)}
 }
 
 // Nearest returns up to n of sorted (rpm version order) around where
