@@ -136,12 +136,6 @@ func (p *podman) buildTagged(t *testing.T, context, containerfile, base, secret 
 	return tag, p.run(t, nil, args...)
 }
 
-func (p *podman) build(t *testing.T, context, containerfile, base, secret string) string {
-	t.Helper()
-	tag, _ := p.buildTagged(t, context, containerfile, base, secret)
-	return tag
-}
-
 // testBase imports a base image made of this machine's programs: bash,
 // the coreutils the Containerfile uses, skopeo and its libraries, the
 // containers policy, vfs storage, and the source registry's CA; dnf,
