@@ -206,6 +206,19 @@ func TestLoadEmbeddedOnly(t *testing.T) {
 	}
 }
 
+// TestEmbeddedCatalogProblems checks the catalog the binary embeds, which
+// Default does not check at run time: this test is what keeps a catalog
+// with problems out of the binary.
+func TestEmbeddedCatalogProblems(t *testing.T) {
+	cat, err := components.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range cat.Problems() {
+		t.Errorf("embedded catalog: %v", p)
+	}
+}
+
 // TestLoadOverlay: a user's catalog replaces an embedded component (olm)
 // and adds a component and a profile; everything else stays embedded.
 func TestLoadOverlay(t *testing.T) {

@@ -85,6 +85,34 @@ func TestEmbeddedMatchesReference(t *testing.T) {
 	}
 }
 
+// TestEmbeddedReleasesChecked: a release selected from the embedded ones
+// is parsed without checking its image references (the binary embeds it),
+// so each is parsed here with every check, and must be the same release.
+func TestEmbeddedReleasesChecked(t *testing.T) {
+	rels, err := releases.Embedded()
+	if err != nil {
+		t.Fatalf("Embedded() = %v", err)
+	}
+	for _, want := range rels {
+		t.Run(want.Stream(), func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("data", want.Stream()+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := releases.ParseBundle(want.Stream(), data); err != nil {
+				t.Errorf("ParseBundle(%s) = %v", want.Stream(), err)
+			}
+			got, err := releases.SelectEmbedded(want.Stream())
+			if err != nil {
+				t.Fatalf("SelectEmbedded(%s) = %v", want.Stream(), err)
+			}
+			if !got.Version.Equal(want.Version) || got.Origin != want.Origin || got.Development != want.Development || !reflect.DeepEqual(got.Files(), want.Files()) {
+				t.Errorf("SelectEmbedded(%s) differs from the checked parse of the same bundle", want.Stream())
+			}
+		})
+	}
+}
+
 func TestBundleRoundTrip(t *testing.T) {
 	paths, err := filepath.Glob("data/*.json")
 	if err != nil || len(paths) != 11 {

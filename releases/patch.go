@@ -15,7 +15,7 @@ import (
 // same image keys in the same order as data: Patch changes values, never
 // keys. display names the file in errors.
 func Patch(display string, data []byte, updated *File) ([]byte, error) {
-	old, spans, err := parseFile(display, updated.Name, data)
+	old, spans, err := parseFile(display, updated.Name, data, true)
 	if err != nil {
 		return nil, err
 	}

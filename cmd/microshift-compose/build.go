@@ -215,7 +215,8 @@ flags describe instead of building, to save and use with -f.`,
 			if err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, hard.apply, steps.request)
+			defer steps.settle()
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, steps.lookAhead, ver.apply, hard.apply, steps.request)
 			if err != nil {
 				return err
 			}
@@ -333,6 +334,24 @@ type buildSteps struct {
 	// matrix, whose cells write no installer inputs).
 	installer       *assemble.InstallerOptions
 	installerInputs func(*plan.Plan) error
+	// lookedAhead waits for the distro lookup lookAhead started; nil when
+	// none was.
+	lookedAhead func()
+}
+
+// lookAhead starts osbuild's lookup of the image type the blueprint will
+// be validated for as soon as the release is known (assemble.LookAhead),
+// to overlap with resolving; settle waits for it.
+func (b *buildSteps) lookAhead(rel *releases.Release, req compose.Request) {
+	b.lookedAhead = assemble.LookAhead(rel, req, b.bp.ImageType)
+}
+
+// settle waits for what lookAhead started, so that the command does not
+// end while osbuild's definitions are being written to the cache.
+func (b *buildSteps) settle() {
+	if b.lookedAhead != nil {
+		b.lookedAhead()
+	}
 }
 
 func (b *buildSteps) addFlags(cmd *cobra.Command) {

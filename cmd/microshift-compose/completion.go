@@ -293,6 +293,7 @@ func completeReleases(cmd *cobra.Command, _ []string, toComplete string) ([]stri
 // selects (--release, --release-dir; default the newest embedded; a
 // matrix's first).
 func releaseFacts(cmd *cobra.Command) (*knowledge.Release, error) {
+	go knowledge.Default() // parsed beside the release; its result is kept for the call below
 	rels, err := selectedReleases(cmd)
 	if err != nil {
 		return nil, err

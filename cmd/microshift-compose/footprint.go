@@ -85,7 +85,7 @@ compose.lock.json.`,
 					if err := s.Validate(); err != nil {
 						return err
 					}
-					p, err := resolvePlan(cmd, &cat, &rel, &s, &rnd)
+					p, err := resolvePlan(cmd, &cat, &rel, &s, &rnd, nil)
 					if err != nil {
 						return err
 					}

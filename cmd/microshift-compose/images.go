@@ -31,7 +31,7 @@ func newImagesCmd() *cobra.Command {
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply)
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, nil, ver.apply)
 			if err != nil {
 				return err
 			}

@@ -474,5 +474,5 @@ func planFrom(cmd *cobra.Command, lock *lockOptions, cat *catalogOptions, rel *r
 	if err := sel.Validate(); err != nil {
 		return nil, err
 	}
-	return resolvePlan(cmd, cat, rel, sel, rnd)
+	return resolvePlan(cmd, cat, rel, sel, rnd, nil)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 	"github.com/microshift-compose/microshift-compose/releases/rebase"
 	"github.com/microshift-compose/microshift-compose/render/healthcheck"
 )
@@ -321,8 +322,13 @@ func (o *formatOptions) json() bool { return o.Format == "json" }
 
 // resolvePlan loads the catalog, release and user config and resolves the
 // selection: what build, resolve and images share.
-// adjust functions set the request fields of options a command adds.
-func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, sel *selectionOptions, rnd *renderOptions, adjust ...func(*compose.Request) error) (*plan.Plan, error) {
+// adjust functions set the request fields of options a command adds;
+// loaded, when not nil, is called with the release and the request as soon
+// as both are known, while the catalog is still loading and before the
+// plan is resolved (build starts osbuild's distro lookup there).
+func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, sel *selectionOptions, rnd *renderOptions, loaded func(*releases.Release, compose.Request), adjust ...func(*compose.Request) error) (*plan.Plan, error) {
+	// Resolving reads the release knowledge: parsed beside the rest.
+	go knowledge.Default() // its result is kept for resolving's own call
 	if err := rnd.Validate(); err != nil {
 		return nil, err
 	}
@@ -337,11 +343,11 @@ func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, s
 		}
 	}
 	req.HealthCheck = rnd.HealthCheck
-	catalog, err := cat.load()
-	if err != nil {
-		return nil, err
-	}
-	release, err := rel.load()
+	catalog, release, err := loadInputs(cat, rel, func(r *releases.Release) {
+		if loaded != nil {
+			loaded(r, req)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -350,6 +356,34 @@ func resolvePlan(cmd *cobra.Command, cat *catalogOptions, rel *releaseOptions, s
 		return nil, err
 	}
 	return p, nil
+}
+
+// loadInputs loads the catalog and the release at once (each is parsed
+// once per process, and on two cores they overlap), calling loaded with
+// the release as soon as it is there. A catalog error is reported before
+// a release error, as when they were loaded one after the other.
+func loadInputs(cat *catalogOptions, rel *releaseOptions, loaded func(*releases.Release)) (*components.Catalog, *releases.Release, error) {
+	var (
+		catalog *components.Catalog
+		catErr  error
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		catalog, catErr = cat.load()
+	}()
+	release, relErr := rel.load()
+	if relErr == nil {
+		loaded(release)
+	}
+	<-done
+	if catErr != nil {
+		return nil, nil, catErr
+	}
+	if relErr != nil {
+		return nil, nil, relErr
+	}
+	return catalog, release, nil
 }
 
 // warnDevice prints the plans' device-level warnings (no CNI, tag-only

@@ -35,7 +35,7 @@ func newResolveCmd() *cobra.Command {
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, hard.apply)
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, nil, ver.apply, hard.apply)
 			if err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
+	"github.com/microshift-compose/microshift-compose/internal/startgc"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
@@ -59,6 +60,9 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			if !keepsStartGC(cmd) {
+				startgc.Done()
+			}
 			level := slog.LevelWarn
 			if verbose {
 				level = slog.LevelDebug
@@ -131,6 +135,25 @@ Exit codes: 0 success, 1 error (bad input, resolution or validation failure),
 	registerCompletions(root)
 	wrapArgs(root)
 	return root
+}
+
+// startGCCommands are the commands that keep the garbage collector's
+// raised first goal (internal/startgc, which every process starts with):
+// those that read the embedded data, decide and end, for which collecting
+// was a fifth of the CPU. Every other command (mirror, serve, release
+// fetch, prune...) holds memory within its own bounds and collects from
+// its start as before, so that its peak stays what it was.
+var startGCCommands = []string{"build", "resolve", "images", "profiles", "components", "version", "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd}
+
+// keepsStartGC reports whether cmd is one of startGCCommands (or the root).
+func keepsStartGC(cmd *cobra.Command) bool {
+	if !cmd.HasParent() {
+		return true
+	}
+	for cmd.Parent().HasParent() {
+		cmd = cmd.Parent()
+	}
+	return slices.Contains(startGCCommands, cmd.Name())
 }
 
 // wrapArgs makes argument-count errors usage errors (exit 2), recursively.

@@ -37,6 +37,13 @@ Tag-only image references and what osbuild warns about are warnings: one
 				return err
 			}
 			catalog, err := cat.load()
+			if err == nil && cat.Dir == "" {
+				// The embedded catalog is loaded unchecked (its tests
+				// check it); validate checks it all the same.
+				if probs := catalog.Problems(); len(probs) > 0 {
+					err = &components.ProblemsError{Problems: probs}
+				}
+			}
 			if err != nil {
 				var pe *components.ProblemsError
 				if errors.As(err, &pe) && !format.json() {

@@ -180,8 +180,11 @@ func treeDigest(files map[string][]byte) string {
 var pinnedDefs string
 
 // pinnedDigest is the digest of the reduced definitions of distroName and
-// imageType this binary pins, when it pins them for the definitions it
-// embeds (the first line of defs.sha256 is defsDigest of those).
+// imageType this binary pins. The first line of defs.sha256 is defsDigest
+// of the definitions the table was made from; TestReducedDefsPinned checks
+// that they are the ones built in, so it is not hashed again at each start
+// (a stale table would only leave the cache unused: what is written and
+// what is read must hash to the pinned digests).
 func pinnedDigest(distroName, imageType string) (string, bool) {
 	sum, ok := pinnedTable()[distroName+"/"+imageType]
 	return sum, ok
@@ -189,7 +192,7 @@ func pinnedDigest(distroName, imageType string) (string, bool) {
 
 var pinnedTable = sync.OnceValue(func() map[string]string {
 	lines := strings.Split(strings.TrimSpace(pinnedDefs), "\n")
-	if len(lines) == 0 || lines[0] != "defs "+defsDigest() {
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "defs ") {
 		return nil
 	}
 	table := map[string]string{}
@@ -202,10 +205,13 @@ var pinnedTable = sync.OnceValue(func() map[string]string {
 })
 
 // reducedTree is osbuild's definitions with distroName and imageType only,
-// by path: what writeReducedDefs writes.
+// by path: what writeReducedDefs writes. Of the image type directories only
+// the distro's own (its defs_path) is kept: osbuild reads no other for it.
 func reducedTree(distroName, imageType string) (map[string][]byte, error) {
 	files := map[string][]byte{}
+	var typeFiles []string
 	found, distroFound := false, false
+	defsPath := ""
 	// WalkDir visits the top-level files in name order, the order osbuild
 	// reads them in (fs.Glob), so the first file listing the distro is the
 	// one osbuild takes it from.
@@ -213,25 +219,24 @@ func reducedTree(distroName, imageType string) (map[string][]byte, error) {
 		if err != nil || d.IsDir() {
 			return err
 		}
+		// Image types live in <family>/*.yaml, read once the distro
+		// says which family; the top-level files list the distros.
+		if path.Dir(p) != "." {
+			typeFiles = append(typeFiles, p)
+			return nil
+		}
 		data, err := fs.ReadFile(distrodefs.Data, p)
 		if err != nil {
 			return err
 		}
-		// Image types live in <family>/*.yaml; the top-level files list
-		// the distros themselves.
-		if path.Dir(p) == "." && path.Ext(p) == ".yaml" {
-			reduced, has, err := reduceDistros(data, distroName, distroFound)
+		if path.Ext(p) == ".yaml" {
+			reduced, dp, has, err := reduceDistros(data, distroName, distroFound)
 			if err != nil {
 				return fmt.Errorf("%s: %w", p, err)
 			}
-			distroFound = distroFound || has
-			data = reduced
-		} else if path.Ext(p) == ".yaml" && path.Base(p)[0] != '_' {
-			reduced, has, err := reduceImageTypes(data, imageType)
-			if err != nil {
-				return fmt.Errorf("%s: %w", p, err)
+			if has {
+				distroFound, defsPath = true, dp
 			}
-			found = found || has
 			data = reduced
 		}
 		files[p] = data
@@ -239,6 +244,24 @@ func reducedTree(distroName, imageType string) (map[string][]byte, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range typeFiles {
+		if defsPath != "" && path.Dir(p) != defsPath {
+			continue
+		}
+		data, err := fs.ReadFile(distrodefs.Data, p)
+		if err != nil {
+			return nil, err
+		}
+		if path.Ext(p) == ".yaml" && path.Base(p)[0] != '_' {
+			reduced, has, err := reduceImageTypes(data, imageType)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", p, err)
+			}
+			found = found || has
+			data = reduced
+		}
+		files[p] = data
 	}
 	if !found || !distroFound {
 		return nil, errors.New("no definition has the distro and image type")
@@ -354,14 +377,15 @@ func reduceImageTypes(data []byte, keep string) (out []byte, has bool, err error
 // entries defining anchors that one uses; when an earlier file already had
 // the distro (taken), none. Entries osbuild would have passed over are the
 // only others kept, so it takes the same one. has reports whether this
-// file has the distro.
-func reduceDistros(data []byte, name string, taken bool) (out []byte, has bool, err error) {
+// file has the distro, and defsPath is then the directory of its image
+// types ("" when the entry does not say).
+func reduceDistros(data []byte, name string, taken bool) (out []byte, defsPath string, has bool, err error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, false, errors.New("not a mapping")
+		return nil, "", false, errors.New("not a mapping")
 	}
 	top := doc.Content[0]
 	var list *yaml.Node
@@ -371,30 +395,31 @@ func reduceDistros(data []byte, name string, taken bool) (out []byte, has bool, 
 		}
 	}
 	if list == nil {
-		return nil, false, errors.New("no distros list")
+		return nil, "", false, errors.New("no distros list")
 	}
 	winner := -1
 	if !taken {
 		for i, entry := range list.Content {
 			var id struct {
-				Name  string `yaml:"name"`
-				Match string `yaml:"match"`
+				Name     string `yaml:"name"`
+				Match    string `yaml:"match"`
+				DefsPath string `yaml:"defs_path"`
 			}
 			if err := entry.Decode(&id); err != nil {
-				return nil, false, err
+				return nil, "", false, err
 			}
 			if id.Name == name {
-				winner = i
+				winner, defsPath = i, id.DefsPath
 				break
 			}
 			if id.Match != "" {
 				// osbuild matches the whole name (pkg/distro/defs).
 				re, err := regexp.Compile("^" + id.Match + "$")
 				if err != nil {
-					return nil, false, err
+					return nil, "", false, err
 				}
 				if re.MatchString(name) {
-					winner = i
+					winner, defsPath = i, id.DefsPath
 					break
 				}
 			}
@@ -433,7 +458,7 @@ func reduceDistros(data []byte, name string, taken bool) (out []byte, has bool, 
 	}
 	list.Content = kept
 	out, err = encodeYAML(&doc)
-	return out, winner >= 0, err
+	return out, defsPath, winner >= 0, err
 }
 
 // encodeYAML writes a document back in osbuild's indentation.

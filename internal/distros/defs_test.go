@@ -161,15 +161,21 @@ func TestReduceDistros(t *testing.T) {
   - &first
     name: first-1
     packages: &pkgs [a, b]
+    defs_path: one
   - &second
     name: "second-{{.MajorVersion}}"
     match: 'second-[0-9]+'
+    defs_path: two
   - name: wanted-1
     match: 'wanted-[0-9]+'
     packages: *pkgs
+    defs_path: three
   - <<: *second
     name: also-wanted-1
     match: 'wanted-1'
+  - <<: *second
+    name: merged-1
+    match: 'merged-1'
 other: &other {x: 1}
 `
 	names := func(out []byte) []string {
@@ -191,30 +197,33 @@ other: &other {x: 1}
 		return n
 	}
 	for _, tc := range []struct {
-		name    string
-		taken   bool
-		want    []string
-		wantHas bool
+		name     string
+		taken    bool
+		want     []string
+		wantHas  bool
+		defsPath string
 	}{
 		// the first entry whose whole name matches wins; the entry
-		// defining the anchor it uses stays, the rest go
-		{"wanted-1", false, []string{"first-1", "wanted-1"}, true},
-		{"first-1", false, []string{"first-1"}, true},
-		{"second-7", false, []string{"second-{{.MajorVersion}}"}, true},
-		{"wanted-12x", false, nil, false}, // "match" is anchored
-		{"absent", false, nil, false},
-		{"wanted-1", true, nil, false}, // an earlier file had it
+		// defining the anchor it uses stays, the rest go; its
+		// defs_path (merged in too) names its image types' directory
+		{"wanted-1", false, []string{"first-1", "wanted-1"}, true, "three"},
+		{"first-1", false, []string{"first-1"}, true, "one"},
+		{"second-7", false, []string{"second-{{.MajorVersion}}"}, true, "two"},
+		{"merged-1", false, []string{"second-{{.MajorVersion}}", "merged-1"}, true, "two"},
+		{"wanted-12x", false, nil, false, ""}, // "match" is anchored
+		{"absent", false, nil, false, ""},
+		{"wanted-1", true, nil, false, ""}, // an earlier file had it
 	} {
-		out, has, err := reduceDistros([]byte(doc), tc.name, tc.taken)
+		out, defsPath, has, err := reduceDistros([]byte(doc), tc.name, tc.taken)
 		if err != nil {
 			t.Fatalf("reduceDistros(%q) = %v", tc.name, err)
 		}
-		if got := names(out); has != tc.wantHas || !slices.Equal(got, tc.want) {
-			t.Errorf("reduceDistros(%q, taken %v) = %v, has %v; want %v, %v", tc.name, tc.taken, got, has, tc.want, tc.wantHas)
+		if got := names(out); has != tc.wantHas || !slices.Equal(got, tc.want) || defsPath != tc.defsPath {
+			t.Errorf("reduceDistros(%q, taken %v) = %v, defs_path %q, has %v; want %v, %q, %v", tc.name, tc.taken, got, defsPath, has, tc.want, tc.defsPath, tc.wantHas)
 		}
 	}
 	for _, bad := range []string{"[]", "distros: {}", "x: 1", "distros:\n  - match: '('\n"} {
-		if _, _, err := reduceDistros([]byte(bad), "wanted-1", false); err == nil {
+		if _, _, _, err := reduceDistros([]byte(bad), "wanted-1", false); err == nil {
 			t.Errorf("reduceDistros(%q) = no error, want one (the full definitions are used then)", bad)
 		}
 	}

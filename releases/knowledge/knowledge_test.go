@@ -231,6 +231,31 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestEmbeddedKnowledgeChecked runs Parse, with its check of every release
+// the data covers, on the files the binary embeds, which Default does not
+// check at run time.
+func TestEmbeddedKnowledgeChecked(t *testing.T) {
+	rel, err := os.ReadFile("data/releases.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile("data/config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := knowledge.Parse("data/releases.toml", rel, "data/config.toml", cfg)
+	if err != nil {
+		t.Fatalf("Parse(embedded data) = %v", err)
+	}
+	def, err := knowledge.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Digest != def.Digest {
+		t.Errorf("the data checked (digest %s) is not the data Default embeds (%s)", k.Digest, def.Digest)
+	}
+}
+
 // Every release range of the embedded data is covered once: each known
 // stream has exactly one config file, one default distro and a Kubernetes
 // version.

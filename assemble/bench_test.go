@@ -1,4 +1,4 @@
-package compose_test
+package assemble_test
 
 import (
 	"context"
@@ -14,9 +14,10 @@ import (
 
 // BenchmarkBuildFull runs what `build --profile full --arch x86_64 --output
 // DIR` does, in-process: load the catalog and the newest embedded release,
-// resolve, render and validate with osbuild, and write (replacing the
-// previous iteration's output). Loading is cached per process, as in the
-// binary, so the first iteration pays for it.
+// plan (resolve and render the device files), render and validate with
+// osbuild, and write (replacing the previous iteration's output). Loading
+// is cached per process, as in the binary, so the first iteration pays
+// for it.
 func BenchmarkBuildFull(b *testing.B) {
 	ctx := context.Background()
 	dir := filepath.Join(b.TempDir(), "out")
@@ -30,7 +31,7 @@ func BenchmarkBuildFull(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := compose.Resolve(ctx, cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64})
+		p, err := assemble.Plan(ctx, cat, rel, compose.Request{Profile: "full", Arch: releases.X86_64})
 		if err != nil {
 			b.Fatal(err)
 		}
