@@ -57,11 +57,21 @@ type Build struct {
 }
 
 // Lack is what a build does not have, and why: RPMs of MicroShift's spec
-// it does not build, keys of the core release file whose images it leaves
-// as another build's, hosts of RPM repositories it cannot reach.
+// it does not build, keys of the core release file and components' release
+// files (release-<file>-<arch>.json) whose images it leaves as another
+// build's, hosts of RPM repositories it cannot reach.
 type Lack struct {
-	Packages, Images, Hosts []string
-	Why                     string
+	Packages, Images, Files, Hosts []string
+	Why                            string
+}
+
+// Needs are what a component needs of a build: its RPMs, its release file
+// ("" for the core file) and keys, its repositories' URLs.
+type Needs struct {
+	Packages     []string
+	ImageFile    string
+	ImageKeys    []string
+	Repositories []string
 }
 
 // BuildRepository is an RPM repository a build's plans need besides the
@@ -89,11 +99,12 @@ func (b *Build) OwnsImage(ref string) bool {
 	return false
 }
 
-// LacksImage returns why the build leaves the core release file's key as
-// another build's image; "" when it does not.
-func (b *Build) LacksImage(key string) string {
+// LacksImage returns why the build leaves an image of a release file
+// (file: its component, "" for the core file) as another build's: a key
+// of the core file, or a component's whole file; "" when it does not.
+func (b *Build) LacksImage(file, key string) string {
 	for _, l := range b.Lacks {
-		if slices.Contains(l.Images, key) {
+		if file == "" && slices.Contains(l.Images, key) || file != "" && slices.Contains(l.Files, file) {
 			return l.Why
 		}
 	}
@@ -198,24 +209,27 @@ func (k *Knowledge) ForBuild(v *semver.Version, build string) (*Release, error) 
 }
 
 // Lacking says what of a component's needs the release's build lacks and
-// why: an RPM of pkgs, a key of the core release file of coreKeys, the
-// host of a repository URL of repos. Both are "" when it lacks none.
-func (r *Release) Lacking(pkgs, coreKeys, repos []string) (what, why string) {
+// why: an RPM, an image of its release file, the host of a repository.
+// Both are "" when it lacks none.
+func (r *Release) Lacking(n Needs) (what, why string) {
 	if r.Build == nil {
 		return "", ""
 	}
 	for _, l := range r.Build.Lacks {
-		for _, p := range pkgs {
+		for _, p := range n.Packages {
 			if slices.Contains(l.Packages, p) {
 				return "RPM " + p, l.Why
 			}
 		}
-		for _, k := range coreKeys {
-			if slices.Contains(l.Images, k) {
+		if n.ImageFile != "" && slices.Contains(l.Files, n.ImageFile) && len(n.ImageKeys) > 0 {
+			return "the images of release-" + n.ImageFile + "-<arch>.json", l.Why
+		}
+		for _, k := range n.ImageKeys {
+			if n.ImageFile == "" && slices.Contains(l.Images, k) {
 				return "image " + k, l.Why
 			}
 		}
-		for _, raw := range repos {
+		for _, raw := range n.Repositories {
 			if u, err := url.Parse(raw); err == nil && slices.Contains(l.Hosts, u.Hostname()) {
 				return "the repository at " + u.Hostname(), l.Why
 			}
@@ -239,6 +253,7 @@ type buildsTOML struct {
 		Lacks       []struct {
 			Packages []string `toml:"packages"`
 			Images   []string `toml:"images"`
+			Files    []string `toml:"files"`
 			Hosts    []string `toml:"hosts"`
 			Why      string   `toml:"why"`
 		} `toml:"lacks"`
@@ -336,10 +351,10 @@ func (k *Knowledge) ParseBuilds(file string, data []byte) error {
 			b.Registries = append(b.Registries, reg)
 		}
 		for j, l := range d.Lacks {
-			if strings.TrimSpace(l.Why) == "" || len(l.Packages)+len(l.Images)+len(l.Hosts) == 0 {
-				return fmt.Errorf("%s: %s: lacks[%d]: list packages, images or hosts, and say why", file, where, j)
+			if strings.TrimSpace(l.Why) == "" || len(l.Packages)+len(l.Images)+len(l.Files)+len(l.Hosts) == 0 {
+				return fmt.Errorf("%s: %s: lacks[%d]: list packages, images, files or hosts, and say why", file, where, j)
 			}
-			b.Lacks = append(b.Lacks, Lack{Packages: l.Packages, Images: l.Images, Hosts: l.Hosts, Why: oneLine(l.Why)})
+			b.Lacks = append(b.Lacks, Lack{Packages: l.Packages, Images: l.Images, Files: l.Files, Hosts: l.Hosts, Why: oneLine(l.Why)})
 		}
 		for _, n := range slices.Sorted(maps.Keys(d.Packages)) {
 			r, err := rng(where+": packages."+n, d.Packages[n])

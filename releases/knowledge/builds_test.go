@@ -75,13 +75,19 @@ func TestForBuild(t *testing.T) {
 			if len(r.Repositories) != 1 || !strings.HasSuffix(r.Repositories[0].BaseURL, tc.depsBaseURL) {
 				t.Errorf("repositories %+v, want the dependencies mirror %s", r.Repositories, tc.depsBaseURL)
 			}
-			if what, why := r.Lacking(nil, []string{"lvms_operator"}, nil); what != "image lvms_operator" || !strings.Contains(why, "OKD") {
+			if what, why := r.Lacking(knowledge.Needs{ImageKeys: []string{"lvms_operator"}}); what != "image lvms_operator" || !strings.Contains(why, "OKD") {
 				t.Errorf("Lacking(lvms_operator) = %q, %q", what, why)
 			}
-			if what, _ := r.Lacking([]string{"microshift-olm"}, []string{"pod"}, []string{"https://mirror.openshift.com/x"}); what != "" {
+			if what, _ := r.Lacking(knowledge.Needs{ImageFile: "olm", ImageKeys: []string{"lvms_operator"}}); what != "" {
+				t.Errorf("Lacking(lvms_operator of the OLM file) = %q", what)
+			}
+			if what, _ := r.Lacking(knowledge.Needs{ImageFile: "metrics-server", ImageKeys: []string{"metrics_server"}}); what != "the images of release-metrics-server-<arch>.json" {
+				t.Errorf("Lacking(metrics-server) = %q", what)
+			}
+			if what, _ := r.Lacking(knowledge.Needs{Packages: []string{"microshift-olm"}, ImageKeys: []string{"pod"}, Repositories: []string{"https://mirror.openshift.com/x"}}); what != "" {
 				t.Errorf("Lacking(what the build has) = %q", what)
 			}
-			if what, _ := r.Lacking(nil, nil, []string{"https://cdn.redhat.com/content/dist/layered/rhel9/x86_64/gitops/1.16/os"}); what != "the repository at cdn.redhat.com" {
+			if what, _ := r.Lacking(knowledge.Needs{Repositories: []string{"https://cdn.redhat.com/content/dist/layered/rhel9/x86_64/gitops/1.16/os"}}); what != "the repository at cdn.redhat.com" {
 				t.Errorf("Lacking(cdn.redhat.com) = %q", what)
 			}
 			rh, err := k.ForBuild(semver.MustParse(tc.version), "")
@@ -92,7 +98,7 @@ func TestForBuild(t *testing.T) {
 			if rh.Distro != plain.Distro || len(rh.Repositories) != 0 || !slices.Equal(rh.Packages(), plain.Packages()) || rh.Build.Name != "redhat" {
 				t.Errorf("ForBuild(%s, default) differs from For", tc.version)
 			}
-			if what, _ := rh.Lacking([]string{"microshift-gateway-api"}, []string{"lvms_operator"}, nil); what != "" {
+			if what, _ := rh.Lacking(knowledge.Needs{Packages: []string{"microshift-gateway-api"}, ImageKeys: []string{"lvms_operator"}}); what != "" {
 				t.Errorf("Red Hat's build lacks %s", what)
 			}
 		})
