@@ -1,13 +1,15 @@
 package components_test
 
 import (
+	"path/filepath"
 	"reflect"
-
-	"github.com/Masterminds/semver/v3"
 	"sort"
 	"testing"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -18,8 +20,8 @@ func TestDefault(t *testing.T) {
 	}
 	// Apply order: order prefix, then name.
 	wantOrder := []string{
-		"core", "olm", "gateway-api", "low-latency", "multus", "networking-ovnk", "observability",
-		"storage-hostpath", "storage-lvms", "snapshot-controller", "gitops", "ai-model-serving", "cert-manager", "sriov",
+		"core", "olm", "gateway-api", "low-latency", "multus", "networking-ovnk", "kindnet", "observability",
+		"topolvm", "storage-hostpath", "storage-lvms", "snapshot-controller", "gitops", "ai-model-serving", "cert-manager", "sriov",
 		"metrics-server", "kube-state-metrics", "node-exporter",
 	}
 	if got := cat.ComponentNames(); !reflect.DeepEqual(got, wantOrder) {
@@ -48,11 +50,11 @@ func TestDefault(t *testing.T) {
 		t.Errorf("CapabilityNames() = %v", got)
 	}
 	for _, tc := range []struct {
-		capability, def string
-		providers       []string
+		capability, def, microshiftIO string
+		providers                     []string
 	}{
-		{"cni", "networking-ovnk", []string{"networking-ovnk"}},
-		{"csi", "storage-lvms", []string{"storage-hostpath", "storage-lvms"}},
+		{"cni", "networking-ovnk", "kindnet", []string{"kindnet", "networking-ovnk"}},
+		{"csi", "storage-lvms", "topolvm", []string{"storage-hostpath", "storage-lvms", "topolvm"}},
 	} {
 		c := cat.Capabilities[tc.capability]
 		if c == nil || c.Default != tc.def {
@@ -60,6 +62,10 @@ func TestDefault(t *testing.T) {
 		}
 		if got := cat.Providers(tc.capability); !reflect.DeepEqual(got, tc.providers) {
 			t.Errorf("Providers(%s) = %v, want %v", tc.capability, got, tc.providers)
+		}
+		// microshift-io's build has its own default provider.
+		if got, rh := cat.DefaultProvider(tc.capability, "microshift-io"), cat.DefaultProvider(tc.capability, "redhat"); got != tc.microshiftIO || rh != tc.def {
+			t.Errorf("DefaultProvider(%s) = %s on microshift-io's build, %s on Red Hat's; want %s, %s", tc.capability, got, rh, tc.microshiftIO, tc.def)
 		}
 	}
 	if got := cat.Providers("gpu"); got != nil {
@@ -288,5 +294,37 @@ func TestDefaultClaimsPartitionReleases(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A catalog's digest for a build of MicroShift leaves out the components
+// of other builds: the embedded catalog's Red Hat digest is its Digest,
+// microshift-io's differs, and changing a component for microshift-io only
+// changes microshift-io's.
+func TestDigestForBuild(t *testing.T) {
+	cat, err := components.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cat.DigestFor("redhat") != cat.Digest || cat.DigestFor("microshift-io") == cat.Digest || len(cat.DigestFor("microshift-io")) != 64 {
+		t.Errorf("DigestFor: redhat %s, microshift-io %s, Digest %s", cat.DigestFor("redhat"), cat.DigestFor("microshift-io"), cat.Digest)
+	}
+	overlay := func(description string) *components.Catalog {
+		dir := t.TempDir()
+		testutil.WriteFile(t, filepath.Join(dir, "components", "extra", "component.toml"), []byte(`name = "extra"
+description = "`+description+`"
+order = 90
+builds = ["microshift-io"]
+requires = ["core"]
+`))
+		c, err := components.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := overlay("one"), overlay("two")
+	if a.DigestFor("redhat") != b.DigestFor("redhat") || a.DigestFor("microshift-io") == b.DigestFor("microshift-io") {
+		t.Errorf("a microshift-io component changed: redhat %s -> %s, microshift-io %s -> %s", a.DigestFor("redhat"), b.DigestFor("redhat"), a.DigestFor("microshift-io"), b.DigestFor("microshift-io"))
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/stricttoml"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 // Limits on what a catalog directory may hold (README.md, "Limits").
@@ -61,7 +62,7 @@ var loadDefault = sync.OnceValues(func() (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	if parts.digest, err = embeddedDigest(); err != nil {
+	if parts.digests, err = embeddedDigests(); err != nil {
 		return nil, err
 	}
 	return parts.finish()
@@ -98,7 +99,7 @@ func Load(dir string) (*Catalog, error) {
 	for n, p := range over.profiles {
 		base.profiles[n] = p
 	}
-	if base.digest, err = overlayDigest(over.digest); err != nil {
+	if base.digests, err = overlayDigests(over.digests); err != nil {
 		return nil, err
 	}
 	return base.finish()
@@ -140,7 +141,7 @@ func loadDir(dir string) (*parts, error) {
 	if len(p.components) == 0 && len(p.capabilities) == 0 && len(p.profiles) == 0 {
 		return nil, fmt.Errorf("%s: not a catalog: no %s and no %s/<name>/%s", dir, catalogFile, componentsDir, componentFile)
 	}
-	if p.digest, err = digestFS(fsys); err != nil {
+	if p.digests, err = p.buildDigests(fsys); err != nil {
 		return nil, fmt.Errorf("reading catalog %s: %w", dir, unwrapPath(err))
 	}
 	return p, nil
@@ -150,12 +151,15 @@ type parts struct {
 	components   map[string]*Component
 	capabilities map[string]*Capability
 	profiles     map[string]*Profile
-	// digest is the content digest (Catalog.Digest).
-	digest string
+	// digests are the content digests by build (Catalog.DigestFor).
+	digests map[string]string
 }
 
 func (p *parts) finish() (*Catalog, error) {
-	c := &Catalog{Components: p.components, Capabilities: p.capabilities, Profiles: p.profiles, Digest: p.digest}
+	c := &Catalog{Components: p.components, Capabilities: p.capabilities, Profiles: p.profiles, digests: p.digests}
+	if k, err := knowledge.Default(); err == nil && p.digests != nil {
+		c.Digest = p.digests[k.DefaultBuild().Name]
+	}
 	c.names = c.sortNames()
 	if probs := c.Problems(); len(probs) > 0 {
 		return nil, &ProblemsError{Problems: probs}
@@ -371,17 +375,15 @@ type componentTOML struct {
 	Order        *int             `toml:"order"`
 	Arches       []string         `toml:"arches"`
 	Release      string           `toml:"release"`
+	Builds       []string         `toml:"builds"`
+	DefaultFor   []string         `toml:"default_for"`
 	Provides     []string         `toml:"provides"`
 	Requires     []string         `toml:"requires"`
 	Conflicts    []string         `toml:"conflicts"`
 	Packages     []string         `toml:"packages"`
 	Repositories []repositoryTOML `toml:"repositories"`
-	Images       struct {
-		File string   `toml:"file"`
-		Keys []string `toml:"keys"`
-		From string   `toml:"from"`
-	} `toml:"images"`
-	Config struct {
+	Images       imagesTOML       `toml:"images"`
+	Config       struct {
 		Selected map[string]any `toml:"selected"`
 		Omitted  map[string]any `toml:"omitted"`
 	} `toml:"config"`
@@ -414,16 +416,31 @@ type variantTOML struct {
 	Release      string            `toml:"release"`
 	Packages     *[]string         `toml:"packages"`
 	Repositories *[]repositoryTOML `toml:"repositories"`
-	Images       *struct {
-		File string   `toml:"file"`
-		Keys []string `toml:"keys"`
-		From string   `toml:"from"`
-	} `toml:"images"`
-	Config *struct {
+	Images       *imagesTOML       `toml:"images"`
+	Config       *struct {
 		Selected map[string]any `toml:"selected"`
 		Omitted  map[string]any `toml:"omitted"`
 	} `toml:"config"`
 	AlwaysDeployed string `toml:"always_deployed"`
+}
+
+type imagesTOML struct {
+	File string   `toml:"file"`
+	Keys []string `toml:"keys"`
+	From string   `toml:"from"`
+	Also []struct {
+		File string   `toml:"file"`
+		Keys []string `toml:"keys"`
+		From string   `toml:"from"`
+	} `toml:"also"`
+}
+
+func (im imagesTOML) images() Images {
+	out := Images{File: im.File, Keys: im.Keys, From: im.From}
+	for _, a := range im.Also {
+		out.Also = append(out.Also, Images{File: a.File, Keys: a.Keys, From: a.From})
+	}
+	return out
 }
 
 type repositoryTOML struct {
@@ -450,11 +467,13 @@ func decodeComponent(display string, data []byte) (*Component, error) {
 		Name:        doc.Name,
 		Description: doc.Description,
 		Release:     doc.Release,
+		Builds:      doc.Builds,
+		DefaultFor:  doc.DefaultFor,
 		Provides:    doc.Provides,
 		Requires:    doc.Requires,
 		Conflicts:   doc.Conflicts,
 		Packages:    doc.Packages,
-		Images:      Images{File: doc.Images.File, Keys: doc.Images.Keys, From: doc.Images.From},
+		Images:      doc.Images.images(),
 		Config:      Config{Selected: doc.Config.Selected, Omitted: doc.Config.Omitted},
 		Services:    Services{Enabled: doc.Services.Enabled, Disabled: doc.Services.Disabled},
 		Firewall: Firewall{
@@ -517,7 +536,8 @@ func decodeComponent(display string, data []byte) (*Component, error) {
 			vr.Repositories = repositories(*v.Repositories)
 		}
 		if v.Images != nil {
-			vr.Images = &Images{File: v.Images.File, Keys: v.Images.Keys, From: v.Images.From}
+			im := v.Images.images()
+			vr.Images = &im
 		}
 		if v.Config != nil {
 			vr.Config = &Config{Selected: v.Config.Selected, Omitted: v.Config.Omitted}
