@@ -30,11 +30,15 @@ func chooseTarget(_ context.Context, in *inputs, p soFar) (soFar, error) {
 			if m := suggest.Closest(want, names); m != "" && distros.ImageTypes(want, in.req.Arch) == nil {
 				hint = fmt.Sprintf("; did you mean %q?", m)
 			}
-			return p, &CannotHonourError{fmt.Sprintf("release %s is not built for distro %q: MicroShift %s is built and tested for %s%s",
-				in.rel, want, in.rel.Stream(), strings.Join(names, ", "), hint)}
+			what := "MicroShift " + in.rel.Stream()
+			if b := in.facts.Build; b != nil && !b.Default {
+				what = b.Title + " of MicroShift " + in.rel.Stream()
+			}
+			return p, &CannotHonourError{fmt.Sprintf("release %s is not built for distro %q: %s is built and tested for %s%s",
+				in.rel, want, what, strings.Join(names, ", "), hint)}
 		}
 	}
-	p.Target = plan.Target{Distro: d.Name, ImageType: d.ImageType, BootcBase: d.BootcBase}
+	p.Target = plan.Target{Distro: d.Name, ImageType: d.ImageType, BootcBase: d.BootcBase, OSBuild: d.OSBuild}
 	if in.req.BootcBase != "" {
 		p.Target.BootcBase = in.req.BootcBase
 	}

@@ -16,6 +16,19 @@ func pinVersion(_ context.Context, in *inputs, p soFar) (soFar, error) {
 	base := in.rel.Base(in.req.Arch)
 	kind := releases.BaseKind(base)
 	p.Release.Kind = kind
+	if b := in.facts.Build; b != nil && !b.Default {
+		// Another build's RPMs are not versioned X.Y.Z: the version its
+		// recorded release-info RPMs carry is the one to pin.
+		pb := &plan.Build{Name: b.Name, Title: b.Title, PullSecret: b.PullSecret, RPMSource: b.RPMSource}
+		if v := in.rel.MicroShiftIO; v != nil {
+			pb.OKD, pb.Version = v.OKD, in.rel.RPMVersion()
+		}
+		p.Release.Build = pb
+		if pb.Version != "" {
+			p.Release.Pin = plan.PinExact
+			return p, nil
+		}
+	}
 	if kind == releases.Shipped {
 		p.Release.Pin = plan.PinExact
 		return p, nil

@@ -102,7 +102,7 @@ func newReleaseListCmd() *cobra.Command {
 			list := []releaseJSON{}
 			for _, r := range rels {
 				j := releaseJSON{Stream: r.Stream(), Version: r.Version.String(), Source: r.Source, Origin: r.Origin, Development: r.Development, RPMs: r.RPMs, Bases: map[string]string{}, Files: []string{}}
-				facts, err := know.For(r.Version)
+				facts, err := know.ForBuild(r.Version, r.Build)
 				if err != nil {
 					return fmt.Errorf("release %s: %w", r, err)
 				}
