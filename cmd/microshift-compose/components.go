@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 type componentJSON struct {
@@ -22,8 +24,12 @@ type componentJSON struct {
 	Packages    []string `json:"packages"`
 	ImageFile   string   `json:"image_file"`
 	ImageKeys   []string `json:"image_keys"`
-	// Available says whether the selected release ships the component.
-	Available bool `json:"available"`
+	// Builds are the builds of MicroShift it is for (none: every build).
+	Builds []string `json:"builds,omitempty"`
+	// Available says whether the selected release ships the component;
+	// Unavailable why not.
+	Available   bool   `json:"available"`
+	Unavailable string `json:"unavailable,omitempty"`
 	// AlwaysDeployed says why the release deploys it whatever the plan
 	// says (a selection that leaves it out is refused).
 	AlwaysDeployed string `json:"always_deployed,omitempty"`
@@ -41,7 +47,11 @@ func newComponentsCmd() *cobra.Command {
 		Long: `components lists the catalog's components as they are for the selected release
 (its [[variant]] applied: packages, image keys), and whether that release ships
 them: yes, no, or always (the release deploys it whatever the plan says, so a
-selection that leaves it out is refused).`,
+selection that leaves it out is refused). A component is not available on
+another build of MicroShift than its own (kindnet and TopoLVM are
+microshift-io's), nor where the release's build lacks what it needs (Red
+Hat's RPMs and images on microshift-io's build): the lines after the table
+say why.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := format.Validate(); err != nil {
@@ -55,6 +65,14 @@ selection that leaves it out is refused).`,
 			if err != nil {
 				return err
 			}
+			know, err := knowledge.Default()
+			if err != nil {
+				return err
+			}
+			facts, err := know.ForBuild(release.Version, release.Build)
+			if err != nil {
+				return fmt.Errorf("release %s: %w", release, err)
+			}
 			// Packages, image keys and the like as they are for the release.
 			catalog = catalog.ForRelease(release.Version)
 			list := []componentJSON{}
@@ -66,11 +84,18 @@ selection that leaves it out is refused).`,
 						arches = append(arches, string(a))
 					}
 				}
+				files := []string{releases.FileName(c.Images.File, "<arch>")}
+				keys := nonNil(c.Images.Keys)
+				for _, also := range c.Images.Also {
+					files = append(files, releases.FileName(also.File, "<arch>"))
+					keys = append(keys, also.Keys...)
+				}
+				why := compose.Unavailable(c, release, facts, know)
 				list = append(list, componentJSON{
 					Name: n, Order: c.Order, Description: c.Description, Arches: arches, Release: c.Release,
 					Provides: nonNil(c.Provides), Requires: nonNil(c.Requires), Conflicts: nonNil(c.Conflicts),
-					Packages: nonNil(c.Packages), ImageFile: releases.FileName(c.Images.File, "<arch>"),
-					ImageKeys: nonNil(c.Images.Keys), Available: c.SupportsRelease(release), AlwaysDeployed: c.AlwaysDeployed,
+					Packages: nonNil(c.Packages), ImageFile: strings.Join(files, ","), ImageKeys: keys, Builds: c.Builds,
+					Available: why == "", Unavailable: why, AlwaysDeployed: c.AlwaysDeployed,
 				})
 			}
 			if format.json() {
@@ -90,7 +115,17 @@ selection that leaves it out is refused).`,
 				fmt.Fprintf(tw, "%03d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Order, c.Name, dash(c.Provides), dash(c.Requires),
 					strings.Join(c.Arches, ","), dashStr(c.Release), avail, c.Description)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			// Why a build's component is not available (the RELEASE column
+			// says it for a release range).
+			for _, c := range list {
+				if c.Unavailable != "" && (c.Builds != nil || !facts.Build.Default) {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: not available: %s\n", c.Name, c.Unavailable)
+				}
+			}
+			return nil
 		},
 	}
 	cat.addFlags(cmd)

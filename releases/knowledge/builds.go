@@ -43,7 +43,10 @@ type Build struct {
 	PullSecret bool
 	// RPMSource says where its MicroShift RPMs are, for a build no bootc
 	// base enables a repository of; "" for the default build.
-	RPMSource    string
+	RPMSource string
+	// ResolveTags says its release files name images by tag (TopoLVM's,
+	// microshift-io's): release fetch resolves them to digests.
+	ResolveTags  bool
 	Lacks        []Lack
 	Packages     map[string]Range
 	Configs      []PackageConfig
@@ -249,6 +252,7 @@ type buildsTOML struct {
 		Registries  []string          `toml:"registries"`
 		PullSecret  bool              `toml:"pull_secret"`
 		RPMSource   string            `toml:"rpm_source"`
+		ResolveTags bool              `toml:"resolve_tags"`
 		Packages    map[string]string `toml:"packages"`
 		Lacks       []struct {
 			Packages []string `toml:"packages"`
@@ -317,7 +321,7 @@ func (k *Knowledge) ParseBuilds(file string, data []byte) error {
 		h.Write(sum[:])
 		h.Write([]byte("\x00" + d.Name))
 		b := &Build{Name: d.Name, Title: oneLine(d.Title), Description: oneLine(d.Description), Default: d.Default, VersionForm: d.VersionForm,
-			PullSecret: d.PullSecret, RPMSource: oneLine(d.RPMSource), Packages: map[string]Range{}, Digest: hex.EncodeToString(h.Sum(nil))}
+			PullSecret: d.PullSecret, RPMSource: oneLine(d.RPMSource), ResolveTags: d.ResolveTags, Packages: map[string]Range{}, Digest: hex.EncodeToString(h.Sum(nil))}
 		if d.Default {
 			defaults++
 			if d.Release != "" || len(d.Distro)+len(d.Repository)+len(d.Lacks)+len(d.Packages)+len(d.PackageConfig)+len(d.PackageFile) > 0 {
