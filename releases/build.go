@@ -2,6 +2,7 @@ package releases
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
@@ -71,10 +72,20 @@ func identify(source string, files map[string]*File, list []*File) (string, erro
 			fits = append(fits, b)
 		}
 	}
-	if len(fits) == 1 {
+	switch len(fits) {
+	case 0:
+		return "", mixError(source, owned, owned[0].build, files)
+	case 1:
 		return fits[0].Name, nil
 	}
-	return "", mixError(source, owned, owned[0].build, files)
+	// Several builds may have these images (only what one leaves as the
+	// other's): the build whose registries hold one, else the default.
+	for _, b := range fits {
+		if slices.ContainsFunc(owned, func(o imageOwner) bool { return o.build == b }) {
+			return b.Name, nil
+		}
+	}
+	return k.DefaultBuild().Name, nil
 }
 
 // mixError says which two images of two builds a release mixes.
