@@ -173,6 +173,21 @@ func (r *Release) setBuildOfRPMs() error {
 	return r.SetBuild(name, v)
 }
 
+// RPMDist is the dist tag of the release-info RPMs r was taken from ("el9"
+// of 1.el9); "" when none were recorded or their release has none.
+func (r *Release) RPMDist() string {
+	_, rel, ok := strings.Cut(r.RPMVersion(), "-")
+	if !ok {
+		return ""
+	}
+	for _, part := range strings.Split(rel, ".") {
+		if n, ok := strings.CutPrefix(part, "el"); ok && digits(n, 1, 3) {
+			return part
+		}
+	}
+	return ""
+}
+
 // RPMVersion is the version-release of the release-info RPMs r was taken
 // from ("4.21.0_..._okd_scos.6-1.el9"); "" when none were recorded.
 func (r *Release) RPMVersion() string {

@@ -276,6 +276,7 @@ type buildsTOML struct {
 			Release   string `toml:"release"`
 			Name      string `toml:"name"`
 			OSBuild   string `toml:"osbuild"`
+			Dist      string `toml:"dist"`
 			Default   bool   `toml:"default"`
 			ImageType string `toml:"image_type"`
 			BootcBase string `toml:"bootc_base"`
@@ -404,7 +405,7 @@ func (k *Knowledge) ParseBuilds(file string, data []byte) error {
 					return fmt.Errorf("%s: %s: bootc_base %q is not an image reference: %v", file, w, dd.BootcBase, err)
 				}
 			}
-			b.Distros = append(b.Distros, Distro{Range: r, Name: dd.Name, OSBuild: dd.OSBuild, Default: dd.Default, ImageType: dd.ImageType, BootcBase: dd.BootcBase})
+			b.Distros = append(b.Distros, Distro{Range: r, Name: dd.Name, OSBuild: dd.OSBuild, Dist: dd.Dist, Default: dd.Default, ImageType: dd.ImageType, BootcBase: dd.BootcBase})
 		}
 		for j, rp := range d.Repository {
 			w := fmt.Sprintf("%s: repository[%d]", where, j)

@@ -93,6 +93,9 @@ type Distro struct {
 	// OSBuild is osbuild's name for the distro when it is not Name
 	// ("centos-9" for centos-stream-9).
 	OSBuild string
+	// Dist is the dist tag of the RPMs the distro takes ("el9"); "" when
+	// the knowledge does not say.
+	Dist string
 	// Default marks the distro a plan targets without --distro.
 	Default bool
 	// ImageType is the osbuild image type a blueprint is validated for by
