@@ -9,6 +9,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -100,6 +101,8 @@ func TestResolveMicroShiftIORefusals(t *testing.T) {
 			`microshift-io's build lacks the repository at cdn.redhat.com: Red Hat's CDN serves subscribed hosts only`, true, ""},
 		{"a distro it is not built for", io, compose.Request{Profile: "minimal", Distro: "rhel-9.6"},
 			`release 4.21 (fetched) is not built for distro "rhel-9.6": microshift-io's build of MicroShift 4.21 is built and tested for centos-stream-9, centos-stream-10`, true, ""},
+		{"an el9 build for CentOS Stream 10", io, compose.Request{Profile: "minimal", Distro: "centos-stream-10"},
+			`release 4.21 (fetched) is not built for distro "centos-stream-10": its RPMs are el9 builds (microshift-release-info-` + testutil.MicroShiftIOVersion("4.21.0") + `-1.el9.noarch), and centos-stream-10 takes el10 ones`, true, ""},
 		{"--with a capability lists the build's providers", io, compose.Request{Profile: "minimal", With: []string{"csi"}},
 			`--with csi: "csi" is a capability; name a component that provides it (storage-hostpath, storage-lvms, topolvm)`, false, ""},
 		{"--with a capability on Red Hat's", rh, compose.Request{Profile: "minimal", With: []string{"cni"}},
