@@ -125,17 +125,14 @@ type Images struct {
 	Also []Images
 }
 
-// ImageSets are the component's images file by file: Images, then Also;
-// a set without keys is left out.
+// ImageSets are the component's images file by file, Images then Also,
+// but a set without keys.
 func (c *Component) ImageSets() []Images {
-	var out []Images
-	for _, im := range append([]Images{c.Images}, c.Images.Also...) {
-		if len(im.Keys) > 0 {
-			out = append(out, im)
-		}
-	}
-	return out
+	return slices.DeleteFunc(c.Images.files(), func(im Images) bool { return len(im.Keys) == 0 })
 }
+
+// files are im and its Also.
+func (im Images) files() []Images { return append([]Images{im}, im.Also...) }
 
 // Repository is an RPM repository a component's packages come from
 // besides the OS's and MicroShift's own (rhocp, fast-datapath): the build
@@ -388,23 +385,6 @@ func (c *Catalog) ProfileNames() []string { return slices.Sorted(maps.Keys(c.Pro
 
 // CapabilityNames returns capability names sorted.
 func (c *Catalog) CapabilityNames() []string { return slices.Sorted(maps.Keys(c.Capabilities)) }
-
-// DefaultProvider is the provider of capability that profiles and
-// requirements take on the build of MicroShift named build: a component
-// for that build that is its default there (default_for), else the
-// capability's default.
-func (c *Catalog) DefaultProvider(capability, build string) string {
-	for _, n := range c.ComponentNames() {
-		comp := c.Components[n]
-		if len(comp.Builds) > 0 && slices.Contains(comp.Builds, build) && slices.Contains(comp.DefaultFor, capability) {
-			return n
-		}
-	}
-	if cp := c.Capabilities[capability]; cp != nil {
-		return cp.Default
-	}
-	return ""
-}
 
 // Providers returns the components that provide capability, sorted.
 func (c *Catalog) Providers(capability string) []string {

@@ -3,6 +3,7 @@ package components_test
 import (
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestDefault(t *testing.T) {
 	}
 	// Apply order: order prefix, then name.
 	wantOrder := []string{
-		"core", "olm", "gateway-api", "low-latency", "multus", "networking-ovnk", "kindnet", "observability",
+		"core", "olm", "gateway-api", "low-latency", "multus", "networking-ovnk", "observability", "kindnet",
 		"topolvm", "storage-hostpath", "storage-lvms", "snapshot-controller", "gitops", "ai-model-serving", "cert-manager", "sriov",
 		"metrics-server", "kube-state-metrics", "node-exporter",
 	}
@@ -64,8 +65,8 @@ func TestDefault(t *testing.T) {
 			t.Errorf("Providers(%s) = %v, want %v", tc.capability, got, tc.providers)
 		}
 		// microshift-io's build has its own default provider.
-		if got, rh := cat.DefaultProvider(tc.capability, "microshift-io"), cat.DefaultProvider(tc.capability, "redhat"); got != tc.microshiftIO || rh != tc.def {
-			t.Errorf("DefaultProvider(%s) = %s on microshift-io's build, %s on Red Hat's; want %s, %s", tc.capability, got, rh, tc.microshiftIO, tc.def)
+		if own := cat.Components[tc.microshiftIO]; own == nil || !slices.Equal(own.DefaultFor, []string{tc.capability}) || !slices.Equal(own.Builds, []string{"microshift-io"}) {
+			t.Errorf("%s is not microshift-io's default %s provider: %+v", tc.microshiftIO, tc.capability, own)
 		}
 	}
 	if got := cat.Providers("gpu"); got != nil {

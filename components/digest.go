@@ -6,11 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
-	"strings"
-	"sync"
-
-	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 // digestFS hashes every regular file under fsys by its slash-separated
@@ -54,60 +49,4 @@ func digestFS(fsys fs.FS, skip map[string]bool) (string, error) {
 		return "", fmt.Errorf("hashing catalog: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// A catalog's digest is a plan's for the build of MicroShift the plan's
-// release is: the components of other builds (builds = [...] without it)
-// are left out, so that a component added for one build does not change
-// the composition IDs of another's plans.
-
-// buildDigests hashes fsys for every build of MicroShift, leaving out the
-// directories of p's components that are not for it.
-func (p *parts) buildDigests(fsys fs.FS) (map[string]string, error) {
-	k, err := knowledge.Default()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, b := range k.Builds {
-		skip := map[string]bool{}
-		for n, c := range p.components {
-			if !c.ForBuild(b.Name) {
-				skip[path.Join(componentsDir, n)] = true
-			}
-		}
-		if out[b.Name], err = digestFS(fsys, skip); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// embeddedDigests are the embedded catalog's digests by build, computed
-// once.
-var embeddedDigests = sync.OnceValues(func() (map[string]string, error) {
-	sub, err := fs.Sub(embedded, "data")
-	if err != nil {
-		return nil, err
-	}
-	p, err := loadParts(sub, "embedded catalog", "")
-	if err != nil {
-		return nil, err
-	}
-	return p.buildDigests(sub)
-})
-
-// overlayDigests are the digests of the embedded catalog with an overlay
-// whose own digests are over, by build.
-func overlayDigests(over map[string]string) (map[string]string, error) {
-	base, err := embeddedDigests()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for b, d := range base {
-		sum := sha256.Sum256([]byte(strings.Join([]string{"embedded", d, "overlay", over[b]}, "\x00")))
-		out[b] = hex.EncodeToString(sum[:])
-	}
-	return out, nil
 }

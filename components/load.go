@@ -1,7 +1,9 @@
 package components
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -62,7 +64,7 @@ var loadDefault = sync.OnceValues(func() (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	if parts.digests, err = embeddedDigests(); err != nil {
+	if parts.digests, err = parts.buildDigests(sub); err != nil {
 		return nil, err
 	}
 	return parts.finish()
@@ -86,6 +88,10 @@ func Load(dir string) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
+	embeddedDigests, err := base.buildDigests(sub)
+	if err != nil {
+		return nil, err
+	}
 	over, err := loadDir(dir)
 	if err != nil {
 		return nil, err
@@ -99,9 +105,7 @@ func Load(dir string) (*Catalog, error) {
 	for n, p := range over.profiles {
 		base.profiles[n] = p
 	}
-	if base.digests, err = overlayDigests(over.digests); err != nil {
-		return nil, err
-	}
+	base.digests = overlayDigests(embeddedDigests, over.digests)
 	return base.finish()
 }
 
@@ -554,4 +558,42 @@ func nonNilStrings(list []string) []string {
 		return []string{}
 	}
 	return list
+}
+
+// A catalog's digest is a plan's for the build of MicroShift the plan's
+// release is: the components of other builds (builds = [...] without it)
+// are left out, so that a component added for one build does not change
+// the composition IDs of another's plans.
+
+// buildDigests hashes fsys for every build of MicroShift, leaving out the
+// directories of p's components that are not for it.
+func (p *parts) buildDigests(fsys fs.FS) (map[string]string, error) {
+	k, err := knowledge.Default()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, b := range k.Builds {
+		skip := map[string]bool{}
+		for n, c := range p.components {
+			if !c.ForBuild(b.Name) {
+				skip[path.Join(componentsDir, n)] = true
+			}
+		}
+		if out[b.Name], err = digestFS(fsys, skip); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// overlayDigests are the digests, by build, of the embedded catalog (its
+// own are base) with an overlay (over).
+func overlayDigests(base, over map[string]string) map[string]string {
+	out := map[string]string{}
+	for b, d := range base {
+		sum := sha256.Sum256([]byte(strings.Join([]string{"embedded", d, "overlay", over[b]}, "\x00")))
+		out[b] = hex.EncodeToString(sum[:])
+	}
+	return out
 }

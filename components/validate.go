@@ -187,15 +187,10 @@ func (comp *Component) problems() []string {
 	checkNames("requires", comp.Requires)
 	checkNames("conflicts", comp.Conflicts)
 	checkNames("default_for", comp.DefaultFor)
-	if len(comp.Builds) > 0 {
-		if k, err := knowledge.Default(); err == nil {
-			seen := map[string]bool{}
-			for _, b := range comp.Builds {
-				if k.Build(b) == nil || seen[b] {
-					add("builds: %q is not a build of MicroShift microshift-compose knows (%s), or is listed twice", b, strings.Join(k.BuildNames(), ", "))
-				}
-				seen[b] = true
-			}
+	k, _ := knowledge.Default()
+	for i, b := range comp.Builds {
+		if k != nil && k.Build(b) == nil || slices.Index(comp.Builds, b) < i {
+			add("builds: %q is not a build of MicroShift microshift-compose knows (%s), or is listed twice", b, strings.Join(k.BuildNames(), ", "))
 		}
 	}
 	for _, c := range comp.DefaultFor {
@@ -462,29 +457,17 @@ func (comp *Component) variantProblems() []string {
 
 // allImageKeys is every key the component draws, whatever the release.
 func (comp *Component) allImageKeys() []string {
-	var keys []string
-	add := func(im Images) {
-		keys = append(keys, im.Keys...)
-		for _, a := range im.Also {
-			keys = append(keys, a.Keys...)
-		}
-	}
-	add(comp.Images)
+	all := comp.Images.files()
 	for _, v := range comp.Variants {
 		if v.Images != nil {
-			add(*v.Images)
+			all = append(all, v.Images.files()...)
 		}
 	}
-	return keys
-}
-
-// sets are an Images and its also, each file with its keys.
-func sets(im Images) []Images {
-	out := []Images{im}
-	for _, a := range im.Also {
-		out = append(out, a)
+	var keys []string
+	for _, im := range all {
+		keys = append(keys, im.Keys...)
 	}
-	return out
+	return keys
 }
 
 // claimProblems finds image keys two components claim for one release (a
@@ -516,7 +499,7 @@ func (c *Catalog) claimProblems() []string {
 			varying = append(varying, n)
 			continue
 		}
-		for _, im := range sets(comp.Images) {
+		for _, im := range comp.Images.files() {
 			for _, k := range im.Keys {
 				id := im.File + "\x00" + k
 				if other, dup := static[id]; dup && other != n {
@@ -537,7 +520,7 @@ func (c *Catalog) claimProblems() []string {
 			if !comp.supportsVersion(ver) {
 				continue
 			}
-			for _, im := range sets(comp.imagesFor(ver)) {
+			for _, im := range comp.imagesFor(ver).files() {
 				for _, k := range im.Keys {
 					id := im.File + "\x00" + k
 					other, dup := claims[id]
@@ -622,12 +605,12 @@ func (comp *Component) manifestProblems() []string {
 	}
 	for _, f := range comp.ReleaseFiles {
 		where := ReleaseDir + "/" + f.Name
-		i := slices.IndexFunc(sets(comp.Images), func(im Images) bool { return im.File == f.Component })
+		i := slices.IndexFunc(comp.Images.files(), func(im Images) bool { return im.File == f.Component })
 		if i < 0 {
 			add("%s: a component may bring only its own %s files (images.file is %q)", where, describeFile(comp.Images.File), comp.Images.File)
 			continue
 		}
-		im := sets(comp.Images)[i]
+		im := comp.Images.files()[i]
 		if !comp.SupportsArch(f.Arch) {
 			add("%s: the component does not support %s (arches)", where, f.Arch)
 		}

@@ -206,10 +206,21 @@ func (in *inputs) providers(capability string) []string {
 	return out
 }
 
-// defaultProvider is the provider of capability profiles and requirements
-// take on the release's build.
+// defaultProvider is the provider of capability that profiles and
+// requirements take on the release's build of MicroShift: a component for
+// that build that is its default there (default_for), else the
+// capability's catalog-wide default.
 func (in *inputs) defaultProvider(capability string) string {
-	return in.cat.DefaultProvider(capability, in.rel.Build)
+	for _, n := range in.cat.ComponentNames() {
+		c := in.cat.Components[n]
+		if len(c.Builds) > 0 && slices.Contains(c.Builds, in.rel.Build) && slices.Contains(c.DefaultFor, capability) {
+			return n
+		}
+	}
+	if cp := in.cat.Capabilities[capability]; cp != nil {
+		return cp.Default
+	}
+	return ""
 }
 
 // expandArch replaces dnf's $basearch with the plan's arch.

@@ -19,7 +19,7 @@ import (
 // hold it.
 type imageOwner struct {
 	file, key, ref string
-	build          *knowledge.Build
+	build          *knowledge.BuildFacts
 }
 
 // owners lists the images of files that some build's registries hold.
@@ -41,7 +41,7 @@ func owners(k *knowledge.Knowledge, files []*File) []imageOwner {
 // foreign returns the first image of owned that build b may not have: one of
 // another build's registries, unless b leaves that key of the core file as
 // another's.
-func foreign(b *knowledge.Build, owned []imageOwner, files map[string]*File) *imageOwner {
+func foreign(b *knowledge.BuildFacts, owned []imageOwner, files map[string]*File) *imageOwner {
 	for i, o := range owned {
 		if o.build == b {
 			continue
@@ -66,7 +66,7 @@ func identify(source string, files map[string]*File, list []*File) (string, erro
 	if len(owned) == 0 {
 		return k.DefaultBuild().Name, nil
 	}
-	var fits []*knowledge.Build
+	var fits []*knowledge.BuildFacts
 	for _, b := range k.Builds {
 		if foreign(b, owned, files) == nil {
 			fits = append(fits, b)
@@ -89,7 +89,7 @@ func identify(source string, files map[string]*File, list []*File) (string, erro
 }
 
 // mixError says which two images of two builds a release mixes.
-func mixError(source string, owned []imageOwner, b *knowledge.Build, files map[string]*File) error {
+func mixError(source string, owned []imageOwner, b *knowledge.BuildFacts, files map[string]*File) error {
 	first := owned[0]
 	other := foreign(b, owned, files)
 	if first.build != b {

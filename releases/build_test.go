@@ -150,9 +150,14 @@ func TestRecordedMicroShiftIO(t *testing.T) {
 			t.Errorf("WriteRecorded(resolved %v) = %v", bad, err)
 		}
 	}
-	// RPMs of Red Hat's version with microshift-io's files: refused.
+	// RPMs of Red Hat's version with microshift-io's files: refused when
+	// the directory is read.
 	rh := []releases.RPM{{NEVRA: "microshift-release-info-4.21.0-1.el9.noarch", SHA256: strings.Repeat("a", 64)}}
-	if _, err := releases.WriteRecorded(filepath.Join(t.TempDir(), "y"), files, releases.Record{RPMs: rh}, false); err == nil || !strings.Contains(err.Error(), "the release-info RPMs are Red Hat's build") {
-		t.Errorf("WriteRecorded(Red Hat's RPMs, microshift-io's files) = %v", err)
+	y := filepath.Join(t.TempDir(), "y")
+	if _, err := releases.WriteRecorded(y, files, releases.Record{RPMs: rh}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := releases.LoadDir(y); err == nil || !strings.Contains(err.Error(), "the release-info RPMs are Red Hat's build") {
+		t.Errorf("LoadDir(Red Hat's RPMs, microshift-io's files) = %v", err)
 	}
 }

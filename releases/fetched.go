@@ -106,10 +106,6 @@ func WriteRecorded(dir string, files map[string][]byte, r Record, force bool) (*
 	if err := checkResolved(dir, rel, r.Resolved); err != nil {
 		return nil, err
 	}
-	rel.RPMs = r.RPMs
-	if err := rel.setBuildOfRPMs(); err != nil {
-		return nil, err
-	}
 	rec := rpmRecord{Version: rel.Version.String(), RPMs: r.RPMs, Files: map[string]string{}, Resolved: r.Resolved}
 	for n, data := range files {
 		rec.Files[n] = fileDigest(data)

@@ -23,9 +23,9 @@ const (
 	VersionFormMicroShiftIO = "microshift-io"
 )
 
-// Build is one build of MicroShift (data/builds.toml): who built a
+// BuildFacts are one build of MicroShift (data/builds.toml): who built a
 // release's RPMs and images, and what follows from it.
-type Build struct {
+type BuildFacts struct {
 	Name string
 	// Title names it in messages: "microshift-io's build".
 	Title       string
@@ -88,7 +88,7 @@ type BuildRepository struct {
 
 // OwnsImage reports whether ref names an image of one of the build's
 // registries.
-func (b *Build) OwnsImage(ref string) bool {
+func (b *BuildFacts) OwnsImage(ref string) bool {
 	r, err := name.ParseReference(ref, name.StrictValidation)
 	if err != nil {
 		return false
@@ -105,7 +105,7 @@ func (b *Build) OwnsImage(ref string) bool {
 // LacksImage returns why the build leaves an image of a release file
 // (file: its component, "" for the core file) as another build's: a key
 // of the core file, or a component's whole file; "" when it does not.
-func (b *Build) LacksImage(file, key string) string {
+func (b *BuildFacts) LacksImage(file, key string) string {
 	for _, l := range b.Lacks {
 		if file == "" && slices.Contains(l.Images, key) || file != "" && slices.Contains(l.Files, file) {
 			return l.Why
@@ -115,10 +115,10 @@ func (b *Build) LacksImage(file, key string) string {
 }
 
 // Matches reports whether the build exists for release v.
-func (b *Build) Matches(v *semver.Version) bool { return b.Range == nil || b.Range.Matches(v) }
+func (b *BuildFacts) Matches(v *semver.Version) bool { return b.Range == nil || b.Range.Matches(v) }
 
 // Build returns the build named n, or nil.
-func (k *Knowledge) Build(n string) *Build {
+func (k *Knowledge) Build(n string) *BuildFacts {
 	for _, b := range k.Builds {
 		if b.Name == n {
 			return b
@@ -128,7 +128,7 @@ func (k *Knowledge) Build(n string) *Build {
 }
 
 // DefaultBuild is the build the rest of the knowledge describes.
-func (k *Knowledge) DefaultBuild() *Build {
+func (k *Knowledge) DefaultBuild() *BuildFacts {
 	for _, b := range k.Builds {
 		if b.Default {
 			return b
@@ -321,7 +321,7 @@ func (k *Knowledge) ParseBuilds(file string, data []byte) error {
 		h := sha256.New()
 		h.Write(sum[:])
 		h.Write([]byte("\x00" + d.Name))
-		b := &Build{Name: d.Name, Title: oneLine(d.Title), Description: oneLine(d.Description), Default: d.Default, VersionForm: d.VersionForm,
+		b := &BuildFacts{Name: d.Name, Title: oneLine(d.Title), Description: oneLine(d.Description), Default: d.Default, VersionForm: d.VersionForm,
 			PullSecret: d.PullSecret, RPMSource: oneLine(d.RPMSource), ResolveTags: d.ResolveTags, Packages: map[string]Range{}, Digest: hex.EncodeToString(h.Sum(nil))}
 		if d.Default {
 			defaults++

@@ -60,7 +60,7 @@ type Knowledge struct {
 	CIS    []CIS
 	// Builds are the builds of MicroShift (builds.go), in data/builds.toml
 	// order.
-	Builds []*Build
+	Builds []*BuildFacts
 	// Digest is the sha256 (hex) of the data files the knowledge was
 	// parsed from (releases.toml and config.toml; a build other than the
 	// default adds its own, Build.Digest): part of a plan's composition ID.
@@ -208,7 +208,7 @@ type Release struct {
 	Newer bool
 	// Build is the build of MicroShift the facts are for (ForBuild): the
 	// default build's for For.
-	Build *Build
+	Build *BuildFacts
 	// Repositories are the RPM repositories the build's plans need
 	// besides the OS's; none for the default build.
 	Repositories []BuildRepository
