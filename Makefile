@@ -26,8 +26,11 @@ LDFLAGS  = -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DA
 
 all: lint build test
 
+# hack/build.sh runs go build and, when the build takes more than a few
+# seconds (the first on a machine compiles every dependency), says so and
+# how far it is.
 build:
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) $(PKG)
+	@GO=$(GO) ./hack/build.sh $(BIN) $(PKG) "$(LDFLAGS)"
 
 # The main job: compose the full profile for x86_64 from the embedded catalog.
 run: build
@@ -191,7 +194,7 @@ image: build image-rootfs
 
 # make bench runs every section of hack/bench.sh; make bench rss (or any
 # other section names after bench: make bench day2) runs those.
-BENCH_SECTIONS := resolve render scale validate matrix verify mirror registry rss rss_inputs day2 day2_bundles day2_split attest
+BENCH_SECTIONS := resolve render scale validate matrix verify mirror registry rss rss_inputs day2 day2_bundles day2_split attest deps
 bench: build
 	./hack/bench.sh $(filter build $(BENCH_SECTIONS),$(filter-out bench,$(MAKECMDGOALS)))
 ifneq ($(filter bench,$(MAKECMDGOALS)),)

@@ -2,11 +2,13 @@ package airgap
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/microshift-compose/microshift-compose/internal/sizes"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
@@ -33,10 +35,14 @@ func Footprint(ctx context.Context, p *plan.Plan, opts Options) (*plan.Footprint
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return footprintOf(p, images), nil
+	return footprintOf(p, images)
 }
 
-func footprintOf(p *plan.Plan, images []*image) *plan.Footprint {
+// footprintOf adds up the sizes the registries state, each checked and
+// every sum checked (internal/sizes): a size out of range, or sums past
+// sizes.MaxTotal, are an error naming the image and blob.
+func footprintOf(p *plan.Plan, images []*image) (*plan.Footprint, error) {
+	var sum sizes.Sum
 	fp := &plan.Footprint{Images: []plan.ImageFootprint{}, Components: []plan.ComponentFootprint{}}
 	size := map[v1.Hash]int64{}
 	users := map[v1.Hash]map[string]bool{} // blob -> components
@@ -44,8 +50,16 @@ func footprintOf(p *plan.Plan, images []*image) *plan.Footprint {
 	compImages := map[string]int{}
 	for i, pim := range p.Images {
 		im := images[i]
-		fp.Images = append(fp.Images, plan.ImageFootprint{Ref: pim.Ref, Manifest: im.Platform.String(), Blobs: len(im.Blobs), Compressed: im.Bytes()})
-		fp.Total.Compressed += im.Bytes()
+		var bytes int64
+		for _, b := range im.Blobs {
+			what := fmt.Sprintf("%s: blob %s", pim.Ref, b.Digest)
+			if sum.Blob(what, b.Size) {
+				// The total passes the bound first: it sums every size.
+				sum.Add(&fp.Total.Compressed, what+": with it the images", b.Size)
+				sum.Add(&bytes, what, b.Size)
+			}
+		}
+		fp.Images = append(fp.Images, plan.ImageFootprint{Ref: pim.Ref, Manifest: im.Platform.String(), Blobs: len(im.Blobs), Compressed: bytes})
 		var comps []string
 		for _, u := range pim.Uses {
 			if !slices.Contains(comps, u.Component) {
@@ -71,10 +85,14 @@ func footprintOf(p *plan.Plan, images []*image) *plan.Footprint {
 	}
 	fp.Total.Images = len(p.Images)
 	fp.Total.Blobs = len(size)
+	if err := sum.Err(); err != nil {
+		return nil, err
+	}
+	// Each of the sums below is a part of the total checked above.
 	for d, n := range size {
-		fp.Total.Unique += n
+		sum.Add(&fp.Total.Unique, "the distinct blobs", n)
 		if len(users[d]) > 1 {
-			fp.SharedBetweenComponents += n
+			sum.Add(&fp.SharedBetweenComponents, "the shared blobs", n)
 		}
 	}
 	for _, c := range p.Components {
@@ -84,12 +102,15 @@ func footprintOf(p *plan.Plan, images []*image) *plan.Footprint {
 		}
 		cf := plan.ComponentFootprint{Name: c.Name, Images: compImages[c.Name]}
 		for d := range blobs {
-			cf.Compressed += size[d]
+			sum.Add(&cf.Compressed, "component "+c.Name, size[d])
 			if len(users[d]) == 1 {
-				cf.Unique += size[d]
+				sum.Add(&cf.Unique, "component "+c.Name, size[d])
 			}
 		}
 		fp.Components = append(fp.Components, cf)
 	}
-	return fp
+	if err := sum.Err(); err != nil {
+		return nil, err
+	}
+	return fp, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
+	"github.com/microshift-compose/microshift-compose/internal/sizes"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -198,7 +199,7 @@ func walk(ctx context.Context, src source, im *image, m manifestBlob, sel select
 			im.Platform = m.Digest
 		}
 	case m.MediaType.IsSchema1():
-		return fmt.Errorf("%w: %s is a Docker schema 1 manifest, which cannot be stored with its digest; rebuild or re-push the image", ErrUnsupported, m.Digest)
+		return fmt.Errorf("%w: %s is %s", ErrUnsupported, m.Digest, schema1Reason)
 	default:
 		return fmt.Errorf("%w: media type %q of %s is neither an image nor an index", ErrUnsupported, m.MediaType, m.Digest)
 	}
@@ -218,15 +219,19 @@ func describePlatform(d v1.Descriptor) string {
 func pick(idx *v1.IndexManifest, arch releases.Arch) (v1.Descriptor, error) {
 	want := arch.GOARCH()
 	var have []string
-	var match []v1.Descriptor
+	var match, other []v1.Descriptor
 	for _, d := range idx.Manifests {
 		p := d.Platform
 		if p == nil {
 			continue
 		}
 		have = append(have, p.String())
-		if p.OS == "linux" && p.Architecture == want && d.MediaType.IsImage() {
-			match = append(match, d)
+		if p.OS == "linux" && p.Architecture == want {
+			if d.MediaType.IsImage() {
+				match = append(match, d)
+			} else {
+				other = append(other, d)
+			}
 		}
 	}
 	for _, d := range match {
@@ -237,16 +242,34 @@ func pick(idx *v1.IndexManifest, arch releases.Arch) (v1.Descriptor, error) {
 	if len(match) > 0 {
 		return match[0], nil
 	}
+	if len(other) > 0 {
+		// The index has the platform, as something that is not an
+		// image manifest: say what, not that the platform is missing.
+		d := other[0]
+		switch {
+		case d.MediaType.IsIndex():
+			return v1.Descriptor{}, fmt.Errorf("%w: the index lists another index (%s) for linux/%s (%s), and an index inside an index is not read: name the inner index or the image manifest by digest", ErrUnsupported, d.Digest, want, arch)
+		case d.MediaType.IsSchema1():
+			return v1.Descriptor{}, fmt.Errorf("%w: the index lists %s for linux/%s (%s): %s", ErrUnsupported, d.Digest, want, arch, schema1Reason)
+		}
+		return v1.Descriptor{}, fmt.Errorf("%w: the index lists %s for linux/%s (%s) with media type %q, which is not an image manifest", ErrUnsupported, d.Digest, want, arch, d.MediaType)
+	}
 	slices.Sort(have)
 	return v1.Descriptor{}, fmt.Errorf("%w linux/%s (%s) in the index (it has %s)", ErrNoPlatform, want, arch, strings.Join(slices.Compact(have), ", "))
 }
+
+// schema1Reason is why a Docker schema 1 manifest is refused, wherever it
+// is met (mirror, footprint, diff): one reason, true for each of them.
+const schema1Reason = "a Docker schema 1 manifest, a format deprecated since 2017 that this tool does not read (it states no layer sizes and has no OCI form); re-push the image with Docker schema 2 or OCI media types"
 
 func checkDigest(d v1.Descriptor) error {
 	if d.Digest.Algorithm != "sha256" || len(d.Digest.Hex) != 64 {
 		return fmt.Errorf("%w: descriptor digest %q is not sha256", ErrUnsupported, d.Digest)
 	}
-	if d.Size < 0 {
-		return fmt.Errorf("%w: descriptor %s has a negative size", ErrUnsupported, d.Digest)
+	// A size a source states is checked once here, for every use of it
+	// (mirror's progress, footprint, diff): within internal/sizes' bound.
+	if err := sizes.CheckBlob("descriptor "+d.Digest.String(), d.Size); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	return nil
 }

@@ -53,9 +53,9 @@ func Build(ctx context.Context, p *plan.Plan, opts Options) (*output.Dir, error)
 			return nil, err
 		}
 	}
-	if len(outs.notes)+len(inst.warnings) > 0 {
+	if len(outs.notes)+len(inst.warnings)+len(outs.warnings) > 0 {
 		p.Notes = append(slices.Clone(p.Notes), outs.notes...)
-		p.Warnings = append(slices.Clone(p.Warnings), inst.warnings...)
+		p.Warnings = append(append(slices.Clone(p.Warnings), inst.warnings...), outs.warnings...)
 	}
 	instFiles, err := inst.files(p, outs, opts.Installer)
 	if err != nil {

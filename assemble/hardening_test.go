@@ -297,7 +297,7 @@ func TestHardeningErrors(t *testing.T) {
 		{name: "CIS on an installer of a commit", stream: "5.0", hard: compose.HardeningOptions{CIS: compose.CISLevel2}, opts: assemble.Options{ImageType: "edge-installer", Installer: assemble.InstallerOptions{OSTree: ostree}},
 			err: "--cis: osbuild's edge-commit for rhel-9.8/x86_64 cannot run OpenSCAP remediation: it builds an rpm-ostree commit"},
 		{name: "CIS with bootc", stream: "5.0", hard: compose.HardeningOptions{CIS: compose.CISLevel2}, opts: assemble.Options{Bootc: true, ImageType: "qcow2"},
-			err: "--cis with --bootc: the Containerfile's bootc image cannot be remediated with OpenSCAP: osbuild/images remediates while it builds a package-based image, and bootc-image-builder takes no customizations.openscap (osbuild/images: customizations.openscap: not supported)"},
+			err: "--cis with --bootc: the Containerfile's bootc image cannot be remediated with OpenSCAP: osbuild/images remediates while it builds a package-based image, and image-builder's bootc image types (bootc-image-builder's too) take no customizations.openscap (osbuild/images: customizations.openscap: not supported)"},
 		{name: "CIS with bootc only (RHEL 10)", stream: "5.0", distro: "rhel-10.2", hard: compose.HardeningOptions{CIS: compose.CISLevel2}, opts: assemble.Options{Bootc: true},
 			err: "--cis with --bootc: the Containerfile's bootc image cannot be remediated"},
 		{name: "kernel arguments nothing takes", stream: "5.0", hard: compose.HardeningOptions{KernelArgs: []string{"quiet"}},

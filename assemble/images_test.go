@@ -45,12 +45,3 @@ func blueprintContainers(blueprint []byte) []string {
 	}
 	return got
 }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

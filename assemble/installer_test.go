@@ -122,3 +122,40 @@ func TestBuildInstallerErrors(t *testing.T) {
 		})
 	}
 }
+
+// An installer output that leaves the device without a login says so: the
+// kickstart locks root, and config.toml's bootc image has no user; with
+// --user, or a blueprint that takes the user, nothing is said.
+func TestBuildWarnsNobodyCanLogIn(t *testing.T) {
+	p := assembletest.Plan(t, assembletest.Catalog(t), assembletest.Release(t, "4.19"), compose.Request{Profile: "full", Arch: releases.X86_64})
+	user := &installer.User{Name: "admin", Keys: []string{installerKey}}
+	ostree := &blueprints.OSTreeOptions{URL: "http://edge.example.com/repo"}
+	const nobody = "nobody can log in to the device"
+	for _, tc := range []struct {
+		name string
+		opts assemble.Options
+		want string // "" for no warning
+	}{
+		{"kickstart without a user", assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true, OSTree: ostree}}, output.KickstartFile + " locks root and creates no user"},
+		{"kickstart with a user", assemble.Options{Installer: assemble.InstallerOptions{Kickstart: true, OSTree: ostree, User: user}}, ""},
+		{"bootc disk config without a user", assemble.Options{Bootc: true, Installer: assemble.InstallerOptions{BIB: true}}, output.BIBConfigFile + " creates no user"},
+		{"bootc disk config with a user", assemble.Options{Bootc: true, Installer: assemble.InstallerOptions{BIB: true, User: user}}, ""},
+		{"no installer output", assemble.Options{Bootc: true}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := assembletest.Build(t, p, tc.opts)
+			var got []string
+			for _, w := range out.Plan.Warnings {
+				if strings.Contains(w, nobody) {
+					got = append(got, w)
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("warnings %q, want none about logging in", got)
+			case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+				t.Errorf("warnings %q, want one saying %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -106,8 +106,9 @@ type outputs struct {
 	// user and filesystems are the blueprint customizations of --user
 	// and --filesystem.
 	user, filesystems *blueprint.Customizations
-	// notes say which outputs carry what, in the order they are decided.
-	notes []string
+	// notes say which outputs carry what, in the order they are decided;
+	// warnings what the device will lack.
+	notes, warnings []string
 }
 
 // outputsFor decides the outputs of p with o, refusing what the plan's
@@ -163,7 +164,30 @@ func (o Options) outputsFor(p *plan.Plan) (*outputs, error) {
 			return nil, err
 		}
 	}
+	out.warnings = o.Installer.loginWarnings(out)
 	return out, nil
+}
+
+// loginWarnings say when an installer output makes a device nobody can
+// log in to: the kickstart locks root, and the bootc bases of RHEL and
+// CentOS have no user and no root password; without --user (in the
+// kickstart, config.toml or a blueprint that takes it) the device has no
+// login at all.
+func (o InstallerOptions) loginWarnings(out *outputs) []string {
+	if o.User != nil || out.mainUser || out.installerUser {
+		return nil
+	}
+	var from []string
+	if o.Kickstart {
+		from = append(from, output.KickstartFile+" locks root and creates no user")
+	}
+	if o.BIB && !o.Kickstart {
+		from = append(from, output.BIBConfigFile+" creates no user, and the RHEL and CentOS bootc images have none and no root password")
+	}
+	if len(from) == 0 {
+		return nil
+	}
+	return []string{strings.Join(from, "; ") + ": nobody can log in to the device, on its console or over SSH; add --user NAME --ssh-key FILE"}
 }
 
 // checkDisk refuses a disk size that no output takes: only the disk image
@@ -326,7 +350,7 @@ func (o Options) checkBootcHardening(p *plan.Plan, out *outputs) error {
 		return fmt.Errorf("--fips with --bootc: MicroShift %s cannot run in FIPS mode from a bootc image: %s", p.Release.Stream, h.FIPS.ImageModeRefused)
 	}
 	if h.CIS != nil {
-		why := "bootc-image-builder takes no customizations.openscap"
+		why := "image-builder's bootc image types (bootc-image-builder's too) take no customizations.openscap"
 		if err := blueprints.BootcUnsupported(out.distro, out.arch, "qcow2", &blueprint.Customizations{OpenSCAP: &blueprint.OpenSCAPCustomization{ProfileID: h.CIS.Profile}}); err != nil {
 			why += " (osbuild/images: " + text.OneLine(err.Error()) + ")"
 		}

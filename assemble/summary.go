@@ -9,6 +9,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/releases"
 )
 
 // Summary is what a build wrote, for scripts: build --format json prints
@@ -37,7 +38,10 @@ type Summary struct {
 type SummaryRelease struct {
 	Stream  string `json:"stream"`
 	Version string `json:"version"`
-	Rules   string `json:"rules"`
+	// Kind says what the release's base names (plan.Release.Kind):
+	// "shipped" for a published X.Y.Z.
+	Kind  string `json:"kind"`
+	Rules string `json:"rules"`
 }
 
 // SummaryFile is one file of the output directory.
@@ -67,7 +71,7 @@ func Summarize(out *output.Dir, dir string) Summary {
 	p := out.Plan
 	s := Summary{
 		ID: p.ID, Output: dir, Profile: p.Profile, Arch: p.Arch,
-		Release:  SummaryRelease{Stream: p.Release.Stream, Version: p.Release.Version, Rules: p.Release.Rules},
+		Release:  SummaryRelease{Stream: p.Release.Stream, Version: p.Release.Version, Kind: p.Release.Kind, Rules: p.Release.Rules},
 		Counts:   PlanCounts(p),
 		Files:    make([]SummaryFile, len(out.Files)),
 		Warnings: slices.Clone(p.Warnings),
@@ -97,8 +101,17 @@ func (s *Summary) AddWarnings(warnings ...string) {
 	}
 }
 
+// Name is how a summary names the release: a shipped version as itself
+// (4.19.3), any other (a nightly, a candidate) by its stream (4.19).
+func (r SummaryRelease) Name() string {
+	if r.Kind == releases.Shipped && r.Version != "" {
+		return r.Version
+	}
+	return r.Stream
+}
+
 // Line is the one-line text form of a summary, what build prints.
 func (s Summary) Line() string {
 	return fmt.Sprintf("wrote %s: profile %s, release %s, %s: %d components, %d images, %d packages, %d device files, %d manifests.d directories; composition %s",
-		s.Output, s.Profile, s.Release.Stream, s.Arch, s.Counts.Components, s.Counts.Images, s.Counts.Packages, s.Counts.DeviceFiles, s.Counts.Manifests, plan.ShortID(s.ID))
+		s.Output, s.Profile, s.Release.Name(), s.Arch, s.Counts.Components, s.Counts.Images, s.Counts.Packages, s.Counts.DeviceFiles, s.Counts.Manifests, plan.ShortID(s.ID))
 }

@@ -1,7 +1,6 @@
 package assemble_test
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -9,58 +8,27 @@ import (
 	"github.com/microshift-compose/microshift-compose/assemble"
 	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
-	"github.com/microshift-compose/microshift-compose/write"
 )
 
-func TestExpandOutput(t *testing.T) {
-	p := &plan.Plan{ID: strings.Repeat("ab", 32), Profile: "full", Arch: "x86_64", Release: plan.Release{Stream: "5.0"}}
-	for _, tc := range []struct{ tmpl, want, err string }{
-		{tmpl: "out", want: "out"},
-		{tmpl: "out/{id}", want: "out/" + p.ID},
-		{tmpl: "../out/{release}-{profile}-{arch}", want: "../out/5.0-full-x86_64"},
-		{tmpl: "out/{hash}", err: `--output out/{hash}: unknown placeholder in "{hash}" (have {id}, {profile}, {arch}, {release})`},
-		{tmpl: "out/{id", err: `--output out/{id: unknown placeholder in "{id" (have {id}, {profile}, {arch}, {release})`},
-		{tmpl: "out/{id}/..", err: `--output out/{id}/..: ".." after a placeholder steps out of the directory it names`},
+// A summary names a shipped release by its version (a fetched 4.19.3),
+// another by its stream (the embedded nightlies).
+func TestSummaryReleaseName(t *testing.T) {
+	for _, tc := range []struct {
+		release assemble.SummaryRelease
+		want    string
+	}{
+		{assemble.SummaryRelease{Stream: "4.19", Version: "4.19.3", Kind: "shipped"}, "4.19.3"},
+		{assemble.SummaryRelease{Stream: "5.0", Version: "5.0.0", Kind: "nightly"}, "5.0"},
+		{assemble.SummaryRelease{Stream: "4.18", Version: "4.18.0", Kind: "candidate"}, "4.18"},
 	} {
-		got, err := write.Expand(tc.tmpl, p)
-		switch {
-		case tc.err != "" && (err == nil || err.Error() != tc.err):
-			t.Errorf("ExpandOutput(%q) = %q, %v; want error %q", tc.tmpl, got, err, tc.err)
-		case tc.err == "" && (err != nil || got != tc.want):
-			t.Errorf("ExpandOutput(%q) = %q, %v; want %q", tc.tmpl, got, err, tc.want)
+		s := assemble.Summary{Release: tc.release, ID: strings.Repeat("a", 64)}
+		if got := tc.release.Name(); got != tc.want {
+			t.Errorf("%+v.Name() = %q, want %q", tc.release, got, tc.want)
+		}
+		if !strings.Contains(s.Line(), "release "+tc.want+",") {
+			t.Errorf("Line() = %q, want release %s", s.Line(), tc.want)
 		}
 	}
-	bad := &plan.Plan{ID: "x", Profile: "../etc", Arch: "x86_64"}
-	if _, err := write.Expand("out/{profile}", bad); err == nil || err.Error() != `--output out/{profile}: {profile} is "../etc", which is not a directory name` {
-		t.Errorf("ExpandOutput(profile ../etc) = %v", err)
-	}
-}
-
-// FuzzExpandOutput: an expanded --output has no placeholder left, and a
-// placeholder never lets the path climb out of the directory it names.
-func FuzzExpandOutput(f *testing.F) {
-	for _, s := range []string{"out/{id}", "{profile}/{arch}", "a/{id}/../b", "{", "}", "{{id}}", "x/{release}/.."} {
-		f.Add(s, "full")
-	}
-	f.Fuzz(func(t *testing.T, tmpl, profile string) {
-		p := &plan.Plan{ID: strings.Repeat("0f", 32), Profile: profile, Arch: "aarch64", Release: plan.Release{Stream: "4.19"}}
-		got, err := write.Expand(tmpl, p)
-		if err != nil {
-			return
-		}
-		if strings.ContainsAny(tmpl, "{}") && strings.ContainsAny(got, "{}") && !strings.ContainsAny(profile, "{}") {
-			t.Fatalf("ExpandOutput(%q) = %q: a placeholder is left", tmpl, got)
-		}
-		if strings.Contains(tmpl, "{") {
-			prefix, _, _ := strings.Cut(filepath.ToSlash(tmpl), "{")
-			if strings.Contains(prefix, "/") {
-				prefix = prefix[:strings.LastIndex(prefix, "/")]
-				if rel, err := filepath.Rel(filepath.Clean(prefix), filepath.Clean(got)); err == nil && (rel == ".." || strings.HasPrefix(rel, "../")) {
-					t.Fatalf("ExpandOutput(%q) = %q climbs out of %q", tmpl, got, prefix)
-				}
-			}
-		}
-	})
 }
 
 // TestSummaryWarnings: a summary holds the plan's warnings (the lock's),

@@ -397,3 +397,21 @@ func BenchmarkDecrypt(b *testing.B) {
 		}
 	}
 }
+
+// An unset $COSIGN_PASSWORD (nil) is said as such, not as a wrong password;
+// a key without a password decrypts with it unset.
+func TestSignerPasswordUnset(t *testing.T) {
+	priv, _ := keyPair(t, "right")
+	_, err := attest.ParseSigner("cosign.key", priv, nil)
+	if !errors.Is(err, attest.ErrPassword) || !strings.Contains(err.Error(), "$COSIGN_PASSWORD is not set") {
+		t.Errorf("ParseSigner(unset) = %v, want that COSIGN_PASSWORD is not set", err)
+	}
+	_, err = attest.ParseSigner("cosign.key", priv, []byte("wrong"))
+	if !errors.Is(err, attest.ErrPassword) || !strings.Contains(err.Error(), "COSIGN_PASSWORD does not decrypt it") {
+		t.Errorf("ParseSigner(wrong) = %v, want a wrong password", err)
+	}
+	none, _ := keyPair(t, "")
+	if _, err := attest.ParseSigner("cosign.key", none, nil); err != nil {
+		t.Errorf("ParseSigner(a key without a password, unset) = %v", err)
+	}
+}

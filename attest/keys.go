@@ -118,14 +118,20 @@ func ParseSigningKey(display string, data []byte) (*SigningKey, error) {
 	return &SigningKey{block: b, display: display}, nil
 }
 
-// Decrypt decrypts the key with password (nil is the empty password).
+// Decrypt decrypts the key with password; nil is a password that was not
+// given ($COSIGN_PASSWORD unset), tried as the empty one, which cosign
+// generate-key-pair writes keys with when asked to.
 func (k *SigningKey) Decrypt(password []byte) (*Signer, error) {
-	if password == nil {
+	unset := password == nil
+	if unset {
 		password = []byte{}
 	}
 	priv, err := cryptoutils.UnmarshalPEMToPrivateKey(pem.EncodeToMemory(k.block), func(bool) ([]byte, error) { return password, nil })
 	if err != nil {
 		if strings.Contains(err.Error(), "decryption failed") {
+			if unset {
+				return nil, fmt.Errorf("signing key %s: %w: $%s is not set, and the key has a password: set %s to it", k.display, ErrPassword, PasswordEnv, PasswordEnv)
+			}
 			return nil, fmt.Errorf("signing key %s: %w: %s does not decrypt it", k.display, ErrPassword, PasswordEnv)
 		}
 		return nil, fmt.Errorf("signing key %s: %w: %v", k.display, ErrNotKey, oneLine(err))

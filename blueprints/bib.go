@@ -108,6 +108,7 @@ func BIBManifest(bp *blueprint.Blueprint, imageType, distroName string, arch rel
 	}
 	seed := int64(0)
 	m, warnings, err := it.Manifest(bp, distro.ImageOptions{}, nil, &seed)
+	warnings = imageWarnings(warnings)
 	if err != nil {
 		return nil, warnings, err
 	}

@@ -2,12 +2,16 @@ package blueprints_test
 
 import (
 	"bytes"
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/BurntSushi/toml"
 	"github.com/osbuild/blueprint/pkg/blueprint"
+	"github.com/osbuild/images/pkg/distro"
+	"github.com/osbuild/images/pkg/ostree"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
 	"github.com/microshift-compose/microshift-compose/internal/distros"
@@ -202,5 +206,35 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate() = %v\nwant %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestNoHostFIPSWarning: osbuild/images warns, for a FIPS image, that the
+// host generating the manifest is not in FIPS mode; the image is built on
+// another host, so validation does not pass that warning on.
+func TestNoHostFIPSWarning(t *testing.T) {
+	on := true
+	bp := blueprints.FromPlan(testPlan("x86_64"))
+	bp.Customizations.FIPS = &on
+	it, err := distros.ImageType("rhel-9.6", "edge-commit", releases.X86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := int64(0)
+	_, raw, err := it.Manifest(bp, distro.ImageOptions{OSTree: &ostree.ImageOptions{}}, nil, &seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile("/proc/sys/crypto/fips_enabled"); strings.TrimSpace(string(data)) != "1" && !slices.ContainsFunc(raw, func(w string) bool { return strings.Contains(w, "FIPS mode") }) {
+		t.Fatalf("osbuild/images no longer warns about the host's FIPS mode (%q): the filter can go", raw)
+	}
+	warnings, err := blueprints.Validate(bp, "rhel-9.6", "edge-commit", releases.X86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range warnings {
+		if strings.Contains(w, "FIPS mode") {
+			t.Errorf("validation passes on osbuild's warning about this host: %q", w)
+		}
 	}
 }

@@ -289,6 +289,10 @@ func Containerfile(p *plan.Plan, imageList string, outputPath func(devicePath st
 		}
 		w("    done < %s\n", bootcImageList)
 	}
+	// bootc's own checks of what the image holds, the last instruction, as
+	// bootc recommends: a build that would make a broken bootc image fails.
+	w("\n# bootc's checks of the image (kernel, /usr and /etc layout), last, as bootc recommends.\n")
+	w("RUN bootc container lint\n")
 	return b.Bytes()
 }
 

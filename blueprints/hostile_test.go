@@ -244,6 +244,10 @@ func checkContainerfileMode(t testing.TB, p *plan.Plan, exact bool, images strin
 						}
 					}
 				}
+			case "bootc":
+				if len(cmds) != 1 || !slices.Equal(cmds[0], []string{"bootc", "container", "lint"}) {
+					t.Fatalf("bootc RUN runs %q", cmds)
+				}
 			default:
 				t.Fatalf("unexpected RUN %q", in.rest)
 			}
@@ -254,9 +258,9 @@ func checkContainerfileMode(t testing.TB, p *plan.Plan, exact bool, images strin
 	if counts["ARG"] != 1 || counts["FROM"] != 1 {
 		t.Fatalf("ARG %d, FROM %d, want one each:\n%s", counts["ARG"], counts["FROM"], data)
 	}
-	// packages, services, firewall, the image loader and the image check;
-	// and the pull.
-	want := 5
+	// packages, services, firewall, the image loader, the image check and
+	// bootc's lint; and the pull.
+	want := 6
 	if pull {
 		want++
 	}

@@ -170,6 +170,7 @@ func ValidateImageType(bp *blueprint.Blueprint, it distro.ImageType, distroName,
 	}
 	seed := int64(0)
 	_, warnings, err := it.Manifest(bp, opts, nil, &seed)
+	warnings = imageWarnings(warnings)
 	if err != nil {
 		return warnings, fmt.Errorf("osbuild rejects blueprint %s for %s %s/%s: %s", bp.Name, distroName, imageType, arch, text.OneLine(err.Error()))
 	}
@@ -217,4 +218,17 @@ func AddCustomizations(bp *blueprint.Blueprint, c *blueprint.Customizations) {
 	if c.Installer != nil {
 		bp.Customizations.Installer = c.Installer
 	}
+}
+
+// hostFIPSWarning starts what osbuild/images warns, for a FIPS image, when
+// the host generating the manifest is not in FIPS mode.
+const hostFIPSWarning = "The host building this image is not running in FIPS mode."
+
+// imageWarnings are osbuild's warnings about the image: microshift-compose
+// generates a manifest only to check a blueprint, and the image is built
+// elsewhere (by osbuild-composer, image-builder or bootc-image-builder on
+// their own host), so what osbuild says about the FIPS mode of the host it
+// runs on is about no host of the build's.
+func imageWarnings(warnings []string) []string {
+	return slices.DeleteFunc(warnings, func(w string) bool { return strings.HasPrefix(strings.TrimSpace(w), hostFIPSWarning) })
 }

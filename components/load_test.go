@@ -27,8 +27,8 @@ func TestBadCatalogs(t *testing.T) {
 		// error must not be one (a decoding error).
 		problems []string
 	}{
-		{dir: "unknown-key", want: `{c}: unknown key "descripton", "requirez"; did you mean "description"?`},
-		{dir: "unknown-nested-key", want: `{c}: unknown key "images.kyes"; did you mean "images.keys"?`},
+		{dir: "unknown-key", want: `{c}: line 5: unknown key "descripton", "requirez"; did you mean "description"?`},
+		{dir: "unknown-nested-key", want: `{c}: line 8: unknown key "images.kyes"; did you mean "images.keys"?`},
 		{dir: "syntax-error", want: `{c}: line 5: key "requires": expected a comma (',') or array terminator (']'), but got 'p'`},
 		{dir: "wrong-type", want: `{c}: line 3: key "order": must be an integer, got a string`},
 		{dir: "missing-name", want: `{c}: missing required key "name"`},
@@ -38,10 +38,10 @@ func TestBadCatalogs(t *testing.T) {
 		{dir: "arch-unknown", want: `{c}: arches: unknown arch "ppc64le" (want x86_64 or aarch64)`},
 		{dir: "bad-release-constraint", want: `{c}: release: invalid semver constraint ">=4.18 <<5": improper constraint: >=4.18 <<5`},
 		{dir: "catalog-syntax-error", want: `{cat}: line 3: key "capabilities.cni.default": expected value but found "networking" instead`},
-		{dir: "catalog-unknown-key", want: `{cat}: unknown key "profiles.edge.componets"; did you mean "profiles.edge.components"?`},
+		{dir: "catalog-unknown-key", want: `{cat}: line 3: unknown key "profiles.edge.componets"; did you mean "profiles.edge.components"?`},
 		{dir: "component-not-a-directory", want: `{d}/components/extra: not a directory: each component lives in components/<name>/component.toml`},
 		{dir: "component-toml-missing", want: `{c}: no such file or directory`},
-		{dir: "manifests-unknown-key", want: `{c}: unknown key "manifests.imgaes"; did you mean "manifests.images"?`},
+		{dir: "manifests-unknown-key", want: `{c}: line 7: unknown key "manifests.imgaes"; did you mean "manifests.images"?`},
 		{dir: "release-file-invalid", want: `{d}/components/extra/release/release-extra-x86_64.json: line 1, column 84: duplicate key "agent" in "images"`},
 
 		{dir: "missing-description", problems: []string{`{c}: missing description`}},
@@ -110,7 +110,7 @@ func TestBadCatalogs(t *testing.T) {
 		// [[variant]] entries.
 		{dir: "variant-missing-release", want: `{c}: variant[0]: missing required key "release" (the MicroShift releases it applies to)`},
 		{dir: "variant-bad-release", want: `{c}: variant[0]: release: invalid semver constraint "4.18 -": improper constraint: 4.18 -`},
-		{dir: "variant-unknown-key", want: `{c}: unknown key "variant.pakages"; did you mean "variant.packages"?`},
+		{dir: "variant-unknown-key", want: `{c}: line 7: unknown key "variant.pakages"; did you mean "variant.packages"?`},
 		{dir: "variant-overlap", problems: []string{`{c}: variant[0] (release >=4.18) and variant[1] (release >=4.19, <4.21) both apply to release 4.19; make their ranges disjoint`}},
 		{dir: "variant-bad-fields", problems: []string{
 			`{c}: variant[0] (release >=4.18): config.selected.apiServer.namedCertificates: arrays of tables are not supported`,

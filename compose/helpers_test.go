@@ -11,15 +11,6 @@ import (
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
-func mustResolve(t testing.TB, cat *components.Catalog, rel *releases.Release, req compose.Request) *plan.Plan {
-	t.Helper()
-	p, err := compose.Resolve(context.Background(), cat, rel, req)
-	if err != nil {
-		t.Fatalf("Resolve(%s %s %+v) = %v", rel.Stream(), req.Arch, req, err)
-	}
-	return p
-}
-
 // stepCatalog is a small catalog for the tests of Resolve's steps: core
 // (MicroShift's RPM, the image "pod", a service and a port), two providers
 // of the capability "cni" (net-a its default, net-b), and app, which needs

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/assemble/assembletest"
+	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/plan"
@@ -35,7 +36,7 @@ func TestResolveMicroShiftIO(t *testing.T) {
 		{"full", []string{"core", "kindnet", "topolvm", "snapshot-controller"}},
 	} {
 		t.Run(tc.profile, func(t *testing.T) {
-			p := mustResolve(t, cat, rel, compose.Request{Profile: tc.profile, Arch: releases.X86_64})
+			p := resolveOK(t, cat, rel, compose.Request{Profile: tc.profile, Arch: releases.X86_64})
 			if got := p.ComponentNames(); !slices.Equal(got, tc.want) {
 				t.Errorf("components %v, want %v", got, tc.want)
 			}
@@ -127,11 +128,11 @@ func TestResolveMicroShiftIORefusals(t *testing.T) {
 // without microshift-io's components.
 func TestMicroShiftIOLeavesRedHatIDs(t *testing.T) {
 	cat := assembletest.Catalog(t)
-	rh := mustResolve(t, cat, assembletest.Release(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64})
+	rh := resolveOK(t, cat, assembletest.Release(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64})
 	if rh.Release.Build != nil || rh.Inputs.Catalog != cat.Digest || rh.Inputs.Options["build"] != nil {
 		t.Errorf("Red Hat's plan: build %+v, catalog %s (want %s), build input %v", rh.Release.Build, rh.Inputs.Catalog, cat.Digest, rh.Inputs.Options["build"])
 	}
-	io := mustResolve(t, cat, assembletest.MicroShiftIO(t, "release-4.21"), compose.Request{Profile: "full", Arch: releases.X86_64})
+	io := resolveOK(t, cat, assembletest.MicroShiftIO(t, "release-4.21"), compose.Request{Profile: "full", Arch: releases.X86_64})
 	if io.Inputs.Catalog != cat.DigestFor("microshift-io") || io.Inputs.Options["build"] == nil {
 		t.Errorf("microshift-io's plan: catalog %s, build input %v", io.Inputs.Catalog, io.Inputs.Options["build"])
 	}
@@ -144,7 +145,7 @@ func TestRepoFiles(t *testing.T) {
 	cat := assembletest.Catalog(t)
 	io := assembletest.MicroShiftIO(t, "release-4.21")
 	const good = "[microshift-io]\nname=microshift-io $releasever\nbaseurl=https://rpms.example.com/microshift/$basearch/\ngpgcheck=1\ngpgkey=https://rpms.example.com/key.asc\n[off]\nbaseurl=https://x.example/\nenabled=0\n"
-	p := mustResolve(t, cat, io, compose.Request{Profile: "minimal", Arch: releases.AArch64, RepoFiles: []compose.RepoFile{{Source: "io.repo", Data: []byte(good)}}})
+	p := resolveOK(t, cat, io, compose.Request{Profile: "minimal", Arch: releases.AArch64, RepoFiles: []compose.RepoFile{{Source: "io.repo", Data: []byte(good)}}})
 	if len(p.Repositories) != 2 {
 		t.Fatalf("repositories %+v, want the dependencies mirror and microshift-io", p.Repositories)
 	}
@@ -153,7 +154,7 @@ func TestRepoFiles(t *testing.T) {
 		!slices.Equal(r.GPGKey, []string{"https://rpms.example.com/key.asc"}) || r.Source != "--repo-file io.repo" {
 		t.Errorf("repository %+v", r)
 	}
-	without := mustResolve(t, cat, io, compose.Request{Profile: "minimal", Arch: releases.AArch64})
+	without := resolveOK(t, cat, io, compose.Request{Profile: "minimal", Arch: releases.AArch64})
 	if p.ID == without.ID {
 		t.Error("--repo-file does not change the composition ID")
 	}
@@ -174,4 +175,14 @@ func TestRepoFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resolveOK resolves req, failing the test on error.
+func resolveOK(t testing.TB, cat *components.Catalog, rel *releases.Release, req compose.Request) *plan.Plan {
+	t.Helper()
+	p, err := compose.Resolve(context.Background(), cat, rel, req)
+	if err != nil {
+		t.Fatalf("Resolve(%s %s %+v) = %v", rel.Stream(), req.Arch, req, err)
+	}
+	return p
 }

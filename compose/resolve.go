@@ -96,3 +96,30 @@ func ManifestJobs(ctx context.Context, cat *components.Catalog, rel *releases.Re
 	}
 	return prepareManifests(ctx, in, p.Plan)
 }
+
+// Availability is what build makes of component name on rel for arch: nil
+// when a plan takes it (with what it requires, on top of the catalog's
+// smallest profile), else the refusal, as build reports it (errors.Is
+// ErrUnpinned for images --allow-unpinned would embed by tag). It runs
+// Resolve's steps through the images step: nothing is rendered.
+func Availability(ctx context.Context, cat *components.Catalog, rel *releases.Release, arch releases.Arch, name string) error {
+	req := Request{Profile: smallestProfile(cat), With: []string{name}, Arch: arch, AllowRedBoot: true}
+	in, err := newInputs(ctx, cat, rel, req)
+	if err != nil {
+		return err
+	}
+	_, err = runSteps(ctx, in, stepsThrough("images"))
+	return err
+}
+
+// smallestProfile is the profile of the fewest components: "minimal" in
+// the embedded catalog.
+func smallestProfile(cat *components.Catalog) string {
+	best := ""
+	for _, n := range cat.ProfileNames() {
+		if best == "" || len(cat.Profiles[n].Components) < len(cat.Profiles[best].Components) {
+			best = n
+		}
+	}
+	return best
+}

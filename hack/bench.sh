@@ -2,7 +2,8 @@
 # Prints the performance figures the issues ask for. Run with `make bench`
 # (which builds bin/microshift-compose first). Sections: build, resolve,
 # render, scale, validate, matrix, verify, mirror, registry, rss, day2, attest (`./hack/bench.sh registry` runs one;
-# rss_trust runs the trust cases alone; day2_bundles and day2_split are day2's halves).
+# rss_trust runs the trust cases alone; day2_bundles and day2_split are day2's halves); deps, not run by
+# default (it compiles everything again, minutes of CPU), says what each module costs to compile and to start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Makefile exports these; set them when the script runs on its own.
@@ -22,6 +23,24 @@ ensure() { # ensure <command> <debian package>
   else
     echo "bench: $1 is missing (apt-get install $2)" >&2; exit 1
   fi
+}
+
+# bench_deps: what each module the binary links costs, to compile (a
+# build with an empty cache: go build -a -debug-actiongraph, CPU per
+# package summed by module) and at every start (GODEBUG=inittrace=1 over 15
+# runs of `version`), side by side (hack/depcost).
+bench_deps() {
+  echo "== what each dependency costs: compile CPU with an empty build cache, and package initialisation per start"
+  local d
+  d=$(mktemp -d)
+  GOCACHE="$d/gocache" go build -a -trimpath -debug-actiongraph="$d/actiongraph.json" -o "$d/microshift-compose" ./cmd/microshift-compose
+  go list -deps -f '{{.ImportPath}} {{with .Module}}{{.Path}}{{end}}' ./cmd/microshift-compose >"$d/deps.txt"
+  for _ in $(seq 15); do
+    GODEBUG=inittrace=1 "$d/microshift-compose" version 2>>"$d/inittrace" >/dev/null
+  done
+  echo "binary: $(python3 -c 'import os, sys; print(f"{os.path.getsize(sys.argv[1]) / 1e6:.1f} MB")' "$d/microshift-compose")"
+  go run ./hack/depcost -graph "$d/actiongraph.json" -deps "$d/deps.txt" -inittrace "$d/inittrace" -runs 15
+  rm -rf "$d"
 }
 
 bench_build() {

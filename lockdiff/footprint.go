@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/microshift-compose/microshift-compose/internal/sizes"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
@@ -57,6 +58,44 @@ func (f *FootprintChange) changed() bool {
 
 func sameSizes(a, b *Sizes) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// checkFootprint refuses a lock's footprint section whose byte counts no
+// build could have written: negative, or over the bound of any sum of
+// sizes (internal/sizes), so that the differences diff prints are true
+// and cannot overflow.
+func checkFootprint(l *Lock) error {
+	f := l.Plan.Footprint
+	if f == nil {
+		return nil
+	}
+	check := func(what string, n int64) error {
+		return sizes.Check(fmt.Sprintf("%s: footprint: %s", l.Path, what), n, sizes.MaxTotal)
+	}
+	for _, im := range f.Images {
+		if err := check(fmt.Sprintf("image %s: compressed", text.Escape(im.Ref)), im.Compressed); err != nil {
+			return err
+		}
+	}
+	for _, c := range f.Components {
+		for _, v := range []struct {
+			field string
+			n     int64
+		}{{"compressed", c.Compressed}, {"unique", c.Unique}} {
+			if err := check(fmt.Sprintf("component %s: %s", text.Escape(c.Name), v.field), v.n); err != nil {
+				return err
+			}
+		}
+	}
+	for _, v := range []struct {
+		field string
+		n     int64
+	}{{"shared_between_components", f.SharedBetweenComponents}, {"total: compressed", f.Total.Compressed}, {"total: unique", f.Total.Unique}} {
+		if err := check(v.field, v.n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // compareFootprints compares the footprint sections of two locks; when

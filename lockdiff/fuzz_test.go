@@ -34,7 +34,14 @@ func FuzzMarkdown(f *testing.F) {
 		if err != nil {
 			return
 		}
-		md := string(lockdiff.Compare(&lockdiff.Lock{Path: "a.json", Plan: pa}, &lockdiff.Lock{Path: "b.json", Plan: pb}).Markdown())
+		d, err := lockdiff.Compare(&lockdiff.Lock{Path: "a.json", Plan: pa}, &lockdiff.Lock{Path: "b.json", Plan: pb})
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "a.json: ") && !strings.HasPrefix(err.Error(), "b.json: ") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q: not one line naming the lock", err)
+			}
+			return
+		}
+		md := string(d.Markdown())
 		if text.HasUnsafe(strings.ReplaceAll(md, "\n", "")) {
 			t.Fatalf("the Markdown holds a control character:\n%s", md)
 		}

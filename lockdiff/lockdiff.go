@@ -173,8 +173,14 @@ func compareManifests(a, b []plan.Manifest) []ManifestChange {
 	return out
 }
 
-// Compare diffs two locks.
-func Compare(a, b *Lock) *Diff {
+// Compare diffs two locks. A lock whose footprint section states sizes no
+// build could have written is an error naming it.
+func Compare(a, b *Lock) (*Diff, error) {
+	for _, l := range []*Lock{a, b} {
+		if err := checkFootprint(l); err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	d := &Diff{
 		Old: side(a), New: side(b),
@@ -253,7 +259,7 @@ func Compare(a, b *Lock) *Diff {
 	if err != nil {
 		d.Notes = append(d.Notes, "upgrade not judged: "+err.Error())
 	}
-	return d
+	return d, nil
 }
 
 // upgradeVerdict judges a device going from the old release to the new by

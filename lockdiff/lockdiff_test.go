@@ -32,6 +32,15 @@ func load(t *testing.T, path string) *lockdiff.Lock {
 	return &lockdiff.Lock{Path: path, Plan: p}
 }
 
+func compare(t *testing.T, a, b *lockdiff.Lock) *lockdiff.Diff {
+	t.Helper()
+	d, err := lockdiff.Compare(a, b)
+	if err != nil {
+		t.Fatalf("Compare(%s, %s) = %v", a.Path, b.Path, err)
+	}
+	return d
+}
+
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	testutil.Golden(t, testdata("lockdiff", "golden", name), got, *update, "go test ./lockdiff -update")
@@ -67,7 +76,7 @@ func TestCompareGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := load(t, testdata(strings.Split(tc.old, "/")...))
 			b := load(t, testdata(strings.Split(tc.new, "/")...))
-			d := lockdiff.Compare(a, b)
+			d := compare(t, a, b)
 			golden(t, tc.name+".md", d.Markdown())
 			golden(t, tc.name+".json", asJSON(t, d))
 			if d.Empty() {
@@ -79,7 +88,7 @@ func TestCompareGolden(t *testing.T) {
 
 func TestCompareSame(t *testing.T) {
 	l := load(t, testdata("golden", "5.0", "full-x86_64", "compose.lock.json"))
-	d := lockdiff.Compare(l, l)
+	d := compare(t, l, l)
 	if !d.Empty() || !strings.HasSuffix(string(d.Markdown()), "\nNo changes.\n") {
 		t.Errorf("Compare(l, l):\n%s", d.Markdown())
 	}
@@ -106,20 +115,53 @@ func TestFootprintFixtures(t *testing.T) {
 // footprint on both sides is no change.
 func TestCompareFootprintOnly(t *testing.T) {
 	a := load(t, testdata("lockdiff", "full-footprint.lock.json"))
-	if d := lockdiff.Compare(a, a); !d.Empty() || d.Footprint == nil {
+	if d := compare(t, a, a); !d.Empty() || d.Footprint == nil {
 		t.Errorf("Compare(a, a) with a footprint:\n%s", d.Markdown())
 	}
 	b := load(t, testdata("lockdiff", "full-footprint.lock.json"))
 	b.Path = "b.json"
 	b.Plan.Footprint.Components[1].Unique += 1 << 20
 	b.Plan.Footprint.Total.Unique += 1 << 20
-	d := lockdiff.Compare(a, b)
+	d := compare(t, a, b)
 	if d.Empty() {
 		t.Fatalf("Compare() with a changed footprint is empty")
 	}
 	md := string(d.Markdown())
 	if want := "| networking-ovnk | 155.4 MiB | 45.0 MiB → 46.0 MiB (+1.0 MiB) |"; !strings.Contains(md, want) {
 		t.Errorf("Markdown() does not have %q:\n%s", want, md)
+	}
+}
+
+// TestCompareRefusesFootprintSizes: a footprint section edited to sizes
+// no build writes (negative, over the bound of any sum, which made the
+// differences overflow) is refused naming the lock, the entry and the field.
+func TestCompareRefusesFootprintSizes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(l *lockdiff.Lock)
+		want   string
+	}{
+		{"a negative component size", func(l *lockdiff.Lock) { l.Plan.Footprint.Components[0].Compressed = -1 },
+			"b.json: footprint: component core: compressed states a size of -1 bytes: size out of range (a size cannot be negative)"},
+		{"an image of 2^63-1 bytes", func(l *lockdiff.Lock) { l.Plan.Footprint.Images[0].Compressed = 1<<63 - 1 },
+			"states a size of 9223372036854775807 bytes: size out of range (more than the 1 PiB a total may have)"},
+		{"a negative total", func(l *lockdiff.Lock) { l.Plan.Footprint.Total.Unique = -1 << 62 },
+			"b.json: footprint: total: unique states a size of -4611686018427387904 bytes"},
+		{"shared bytes over the bound", func(l *lockdiff.Lock) { l.Plan.Footprint.SharedBetweenComponents = 1<<50 + 1 },
+			"b.json: footprint: shared_between_components states a size of 1125899906842625 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := load(t, testdata("lockdiff", "full-footprint.lock.json"))
+			b := load(t, testdata("lockdiff", "full-footprint.lock.json"))
+			b.Path = "b.json"
+			tc.change(b)
+			for _, order := range [][2]*lockdiff.Lock{{a, b}, {b, a}} {
+				d, err := lockdiff.Compare(order[0], order[1])
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("Compare(%s, %s) = %v, %v\nwant %q", order[0].Path, order[1].Path, d, err, tc.want)
+				}
+			}
+		})
 	}
 }
 
@@ -138,7 +180,7 @@ func TestMarkdownHostileValues(t *testing.T) {
 	for i := range b.Plan.Packages {
 		b.Plan.Packages[i].Version = "1.0 <!-- [link](https://example.com)"
 	}
-	md := string(lockdiff.Compare(a, b).Markdown())
+	md := string(compare(t, a, b).Markdown())
 	if got := testutil.MarkupOutsideCode(md); got != "" {
 		t.Errorf("the Markdown has markup outside code spans at %q:\n%s", got, md)
 	}
@@ -183,7 +225,7 @@ func TestTransferGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := load(t, testdata(strings.Split(tc.old, "/")...))
 			b := load(t, testdata(strings.Split(tc.new, "/")...))
-			d := lockdiff.Compare(a, b)
+			d := compare(t, a, b)
 			if err := d.AddTransfer(a, b, fakeContents); err != nil {
 				t.Fatal(err)
 			}

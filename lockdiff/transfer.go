@@ -24,7 +24,11 @@ func (d *Diff) AddTransfer(a, b *Lock, read ContentReader) error {
 	if err != nil {
 		return err
 	}
-	d.Transfer = transfer.Compute(old, cur, b.Plan.ComponentNames())
+	r, err := transfer.Compute(old, cur, b.Plan.ComponentNames())
+	if err != nil {
+		return err
+	}
+	d.Transfer = r
 	return nil
 }
 

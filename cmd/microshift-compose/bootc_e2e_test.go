@@ -51,7 +51,10 @@ func TestBootcImageBuild(t *testing.T) {
 			if !strings.Contains(cf, "--secret id=pullsecret,src=pull-secret.json") {
 				t.Errorf("the Containerfile does not say how to pass the pull secret:\n%s", cf)
 			}
-			image := pm.build(t, out, filepath.Join(out, "Containerfile"), base, ps)
+			image, buildLog := pm.buildTagged(t, out, filepath.Join(out, "Containerfile"), base, ps)
+			if !strings.Contains(buildLog, "(test base) /usr/bin/bootc container lint") {
+				t.Errorf("the image build did not end with bootc container lint:\n%s", buildLog)
+			}
 
 			// What the device does before MicroShift starts, then the check.
 			refs := nonEmptyLines(string(mustReadFile(t, filepath.Join(out, "images.txt"))))
@@ -135,12 +138,6 @@ func (p *podman) buildTagged(t *testing.T, context, containerfile, base, secret 
 	return tag, p.run(t, nil, args...)
 }
 
-func (p *podman) build(t *testing.T, context, containerfile, base, secret string) string {
-	t.Helper()
-	tag, _ := p.buildTagged(t, context, containerfile, base, secret)
-	return tag
-}
-
 // testBase imports a base image made of this machine's programs: bash,
 // the coreutils the Containerfile uses, skopeo and its libraries, the
 // containers policy, vfs storage, and the source registry's CA; dnf,
@@ -206,7 +203,7 @@ func (p *podman) testBase(t *testing.T, skopeoBin string, src *secureRegistry, e
 			add(path, files[path], 0o755)
 		}
 	}
-	for _, fake := range []string{"dnf", "systemctl", "firewall-offline-cmd"} {
+	for _, fake := range []string{"dnf", "systemctl", "firewall-offline-cmd", "bootc"} {
 		add("/usr/bin/"+fake, []byte("#!/bin/sh\necho \"(test base) $0 $*\"\n"), 0o755)
 	}
 	policy, err := os.ReadFile("/etc/containers/policy.json")

@@ -166,9 +166,11 @@ flags describe instead of building, to save and use with -f.`,
 			if err := file.apply(cmd, false); err != nil {
 				return err
 			}
-			// Every flag is checked, whether or not it is used: --jobs -1
-			// is a mistake even without --resolve-sizes.
-			for _, v := range []interface{ Validate() error }{&sel, &reg, &format, &hard} {
+			// Every flag is checked, whether or not it is used (--jobs -1
+			// is a mistake even without --resolve-sizes), and whether the
+			// build runs or --print-file prints the file: what the build
+			// would refuse before resolving is not printed.
+			for _, v := range []interface{ Validate() error }{&sel, &reg, &format, &hard, &rnd, &rel} {
 				if err := v.Validate(); err != nil {
 					return err
 				}
@@ -176,9 +178,18 @@ flags describe instead of building, to save and use with -f.`,
 			if err := steps.Validate(cmd); err != nil {
 				return err
 			}
+			if err := inst.Validate(steps.boot.Enabled, trust.enabled() || steps.dev.Mirror != ""); err != nil {
+				return err
+			}
+			formats, err := sbomFormats(sbomFormat)
+			if err != nil {
+				return err
+			}
 			if printOnly {
-				if err := inst.Validate(steps.boot.Enabled, trust.enabled() || steps.dev.Mirror != ""); err != nil {
-					return err
+				if outDir != "" {
+					if err := checkBuildOutput(outDir); err != nil {
+						return err
+					}
 				}
 				return printFile(cmd)
 			}
@@ -193,18 +204,13 @@ flags describe instead of building, to save and use with -f.`,
 			if err := checkExpectID(expectID); err != nil {
 				return err
 			}
-			if err := inst.Validate(steps.boot.Enabled, trust.enabled() || steps.dev.Mirror != ""); err != nil {
-				return err
-			}
 			instOpts, err := inst.options()
 			if err != nil {
 				return err
 			}
 			steps.installer = &instOpts
 			steps.installerInputs = inst.apply
-			if steps.sbom.Formats, err = sbomFormats(sbomFormat); err != nil {
-				return err
-			}
+			steps.sbom.Formats = formats
 			signer, err := sign.start()
 			if err != nil {
 				return err

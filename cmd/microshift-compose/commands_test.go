@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/microshift-compose/microshift-compose/plan"
 )
@@ -98,6 +100,24 @@ func TestComponentsJSON(t *testing.T) {
 	}
 	if got := newest["networking-ovnk"].Provides; !slices.Equal(got, []string{"cni"}) {
 		t.Errorf("networking-ovnk provides %v, want [cni]", got)
+	}
+
+	// Available means build takes it: a component whose release file is
+	// missing, or names images by tag only, is marked so and build refuses
+	// it for the reason given; an available one builds.
+	if c := newest["gitops"]; c.Available || !strings.Contains(c.Refused["x86_64"], "has no release-gitops-x86_64.json") {
+		t.Errorf("gitops on the newest release: available %v, refused %q; want refused for its missing release file", c.Available, c.Refused)
+	}
+	for _, n := range []string{"ai-model-serving", "storage-hostpath"} {
+		if c := newest[n]; c.Available || !c.AllowUnpinned || len(c.Refused) > 0 {
+			t.Errorf("%s on the newest release: available %v, allow_unpinned %v, refused %q; want it taken with --allow-unpinned only", n, c.Available, c.AllowUnpinned, c.Refused)
+		}
+	}
+	for name, want := range map[string]int{"gitops": exitError, "storage-hostpath": exitError, "cert-manager": exitOK} {
+		_, stderr, code := runGuarded(t, time.Minute, "build", "--profile", "minimal", "--arch", "x86_64", "--with", name, "--output", filepath.Join(t.TempDir(), "out"))
+		if code != want {
+			t.Errorf("build --with %s = exit %d, want %d (components says available %v): %s", name, code, want, newest[name].Available, stderr)
+		}
 	}
 
 	old := byName("components", "--output", "json", "--release", "4.18")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
@@ -24,12 +26,20 @@ type componentJSON struct {
 	Packages    []string `json:"packages"`
 	ImageFile   string   `json:"image_file"`
 	ImageKeys   []string `json:"image_keys"`
-	// Builds are the builds of MicroShift it is for (none: every build).
-	Builds []string `json:"builds,omitempty"`
-	// Available says whether the selected release ships the component;
-	// Unavailable why not.
-	Available   bool   `json:"available"`
-	Unavailable string `json:"unavailable,omitempty"`
+	// Builds are the builds of MicroShift it is for (none: every build);
+	// Unavailable says why it is not available on the release's build
+	// (another build's, or needing what the build lacks).
+	Builds      []string `json:"builds,omitempty"`
+	Unavailable string   `json:"unavailable,omitempty"`
+	// Available says whether build takes the component on the selected
+	// release, on every arch it supports, as things are: the release ships
+	// it, its release file is there and pins its images.
+	Available bool `json:"available"`
+	// AllowUnpinned says that build takes it only with --allow-unpinned:
+	// the release names some of its images by tag only.
+	AllowUnpinned bool `json:"allow_unpinned,omitempty"`
+	// Refused says, per arch, why build refuses the component there.
+	Refused map[string]string `json:"refused,omitempty"`
 	// AlwaysDeployed says why the release deploys it whatever the plan
 	// says (a selection that leaves it out is refused).
 	AlwaysDeployed string `json:"always_deployed,omitempty"`
@@ -43,15 +53,18 @@ func newComponentsCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "components",
-		Short: "List the components of the catalog and whether the release ships them",
+		Short: "List the components of the catalog and whether build takes them on the release",
 		Long: `components lists the catalog's components as they are for the selected release
-(its [[variant]] applied: packages, image keys), and whether that release ships
-them: yes, no, or always (the release deploys it whatever the plan says, so a
-selection that leaves it out is refused). A component is not available on
-another build of MicroShift than its own (kindnet and TopoLVM are
-microshift-io's), nor where the release's build lacks what it needs (Red
-Hat's RPMs and images on microshift-io's build): the lines after the table
-say why.`,
+(its [[variant]] applied: packages, image keys), and whether build takes them on
+that release, on each arch they support, as build resolves them (with what they
+require): yes; no (the release does not ship it, or its release file is missing
+or incomplete: --output json says why, per arch); unpinned (build takes it only
+with --allow-unpinned: the release names images by tag only); or always (the
+release deploys it whatever the plan says, so a selection that leaves it out is
+refused). A component is not available on another build of MicroShift than its
+own (kindnet and TopoLVM are microshift-io's), nor where the release's build
+lacks what it needs (Red Hat's RPMs and images on microshift-io's build): the
+lines after the table say why.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := format.Validate(); err != nil {
@@ -73,7 +86,9 @@ say why.`,
 			if err != nil {
 				return fmt.Errorf("release %s: %w", release, err)
 			}
-			// Packages, image keys and the like as they are for the release.
+			// Packages, image keys and the like as they are for the release;
+			// what build takes is asked of the catalog as given.
+			full := catalog
 			catalog = catalog.ForRelease(release.Version)
 			list := []componentJSON{}
 			for _, n := range catalog.ComponentNames() {
@@ -90,13 +105,26 @@ say why.`,
 					files = append(files, releases.FileName(also.File, "<arch>"))
 					keys = append(keys, also.Keys...)
 				}
-				why := compose.Unavailable(c, release, facts, know)
-				list = append(list, componentJSON{
+				j := componentJSON{
 					Name: n, Order: c.Order, Description: c.Description, Arches: arches, Release: c.Release,
 					Provides: nonNil(c.Provides), Requires: nonNil(c.Requires), Conflicts: nonNil(c.Conflicts),
-					Packages: nonNil(c.Packages), ImageFile: strings.Join(files, ","), ImageKeys: keys, Builds: c.Builds,
-					Available: why == "", Unavailable: why, AlwaysDeployed: c.AlwaysDeployed,
-				})
+					Packages: nonNil(c.Packages), ImageFile: strings.Join(files, ","), ImageKeys: keys,
+					Builds: c.Builds, Unavailable: compose.Unavailable(c, release, facts, know), AlwaysDeployed: c.AlwaysDeployed,
+				}
+				for _, a := range arches {
+					switch err := compose.Availability(cmd.Context(), full, release, releases.Arch(a), n); {
+					case err == nil:
+					case errors.Is(err, compose.ErrUnpinned):
+						j.AllowUnpinned = true
+					default:
+						if j.Refused == nil {
+							j.Refused = map[string]string{}
+						}
+						j.Refused[a] = text.OneLine(err.Error())
+					}
+				}
+				j.Available = len(j.Refused) == 0 && !j.AllowUnpinned && len(arches) > 0
+				list = append(list, j)
 			}
 			if format.json() {
 				return printJSON(cmd.OutOrStdout(), list)
@@ -107,6 +135,10 @@ say why.`,
 			for _, c := range list {
 				avail := "yes"
 				switch {
+				case len(c.Refused) > 0:
+					avail = "no"
+				case c.AllowUnpinned:
+					avail = "unpinned"
 				case !c.Available:
 					avail = "no"
 				case c.AlwaysDeployed != "":

@@ -188,7 +188,7 @@ func TestCompositionFileCoversEveryKey(t *testing.T) {
 		{newMatrixCmd(), map[string]bool{"profile": true, "arch": true, "release": true, "release-dir": true}},
 	} {
 		var keys int
-		err := walkRequest(c.cmd, &request.Request{}, func(f *pflag.Flag, v reflect.Value) error {
+		err := walkRequest(c.cmd, &request.Request{}, func(f *pflag.Flag, v reflect.Value, _ string) error {
 			keys++
 			if c.cmd.Name() == "matrix" && v.Kind() != reflect.Slice {
 				return nil

@@ -68,7 +68,10 @@ for machines. To compare release files, use 'microshift-compose release diff'.`,
 				}
 				locks[i] = &lockdiff.Lock{Path: path, Plan: p}
 			}
-			d := lockdiff.Compare(locks[0], locks[1])
+			d, err := lockdiff.Compare(locks[0], locks[1])
+			if err != nil {
+				return err
+			}
 			if moved.enabled() {
 				read, err := moved.reader(cmd.Context())
 				if err != nil {
@@ -84,7 +87,7 @@ for machines. To compare release files, use 'microshift-compose release diff'.`,
 			if format.json() {
 				return printJSON(cmd.OutOrStdout(), d)
 			}
-			_, err := cmd.OutOrStdout().Write(d.Markdown())
+			_, err = cmd.OutOrStdout().Write(d.Markdown())
 			return err
 		},
 	}

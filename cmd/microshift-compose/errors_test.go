@@ -35,7 +35,7 @@ var badInputs = []badInput{
 	{
 		name: "catalog/unknown key",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--catalog", "{bad}/catalogs/unknown-key", "--output", "{out}"},
-		want: `{bad}/catalogs/unknown-key/components/edge-agent/component.toml: unknown key "pacakges"; did you mean "packages"?`,
+		want: `{bad}/catalogs/unknown-key/components/edge-agent/component.toml: line 5: unknown key "pacakges"; did you mean "packages"?`,
 		code: exitError,
 	},
 	{
@@ -310,7 +310,7 @@ var badInputs = []badInput{
 	{
 		name: "plugin timeout not positive",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--plugin-timeout", "0s", "--output", "{out}"},
-		want: `--plugin-timeout must be positive, got 0s`,
+		want: `--plugin-timeout must be positive, got 0s: leave it out for the default`,
 		code: exitUsage,
 	},
 

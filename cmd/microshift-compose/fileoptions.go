@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -34,12 +35,20 @@ func (o *fileOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.Path, "file", "f", "", fileFlagUsage)
 	// Only fails for an unknown flag.
 	_ = cmd.MarkFlagFilename("file", "toml")
+	markPaths(cmd, "file")
 }
 
-// apply reads the file and sets the flags of cmd it gives that the command
-// line does not. matrix takes the file's lists; the other commands take
-// one value of each.
+// apply checks the values the command line gives (checkGiven), then reads
+// the file and sets the flags of cmd it gives that the command line does
+// not, each checked as checkGiven checks the command line's: the file
+// and the flags are two doors to one rule. A key the file writes is given
+// even with its zero value (cis = "", timeout = "0s"), and refused or
+// taken as its flag given that value would be. matrix takes the file's
+// lists; the other commands take one value of each.
 func (o *fileOptions) apply(cmd *cobra.Command, matrix bool) error {
+	if err := checkGiven(cmd); err != nil {
+		return err
+	}
 	if o.Path == "" {
 		return nil
 	}
@@ -52,15 +61,15 @@ func (o *fileOptions) apply(cmd *cobra.Command, matrix bool) error {
 	} else if req, err = req.Single(cmd.Flags().Changed); err != nil {
 		return fmt.Errorf("%s: %w", o.Path, err)
 	}
-	err = walkRequest(cmd, &req, func(f *pflag.Flag, v reflect.Value) error {
-		if f.Changed || v.IsZero() {
+	err = walkRequest(cmd, &req, func(f *pflag.Flag, v reflect.Value, key string) error {
+		if f.Changed || (v.IsZero() && !src.Writes(key)) {
 			return nil
 		}
 		if err := setFlag(f, v); err != nil {
 			return fmt.Errorf("%s: %w", o.Path, err)
 		}
 		f.Changed = true
-		return nil
+		return checkValue(fmt.Sprintf("%s: key %q (--%s)", o.Path, key, f.Name), f, v)
 	})
 	if err != nil {
 		return err
@@ -116,11 +125,105 @@ func (o *fileOptions) record(p *plan.Plan) {
 	}
 }
 
+// pathAnnotation marks a flag whose value is a path (or paths) but that
+// no composition-file key gives: checkGiven checks it as a path key's.
+const pathAnnotation = "microshift-compose_path"
+
+// markPaths marks flags of cmd that take paths but have no key, so that
+// checkGiven checks them with request.CheckPath as it checks the flags
+// whose keys are paths.
+func markPaths(cmd *cobra.Command, names ...string) {
+	for _, n := range names {
+		// Only fails for an unknown flag.
+		_ = cmd.Flags().SetAnnotation(n, pathAnnotation, []string{"true"})
+	}
+}
+
+var pathTypes = []reflect.Type{
+	reflect.TypeFor[request.FilePath](), reflect.TypeFor[request.DirPath](),
+	reflect.TypeFor[request.OutputPath](), reflect.TypeFor[request.UpgradeFrom](),
+}
+
+// isPath reports whether field v of a request holds a path or paths.
+func isPath(v reflect.Value) bool {
+	t := v.Type()
+	if t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	return slices.Contains(pathTypes, t)
+}
+
+// givenValues are the values f holds: a list's, or its one value.
+func givenValues(f *pflag.Flag) []string {
+	if l, ok := f.Value.(pflag.SliceValue); ok {
+		return l.GetSlice()
+	}
+	return []string{f.Value.String()}
+}
+
+// checkValue is the rule for a value given to a flag that a composition
+// file's key mirrors, from the command line or from the file: an empty
+// string and a zero (or negative) duration choose nothing and are refused
+// (leave the flag or key out for its default), and every path keeps
+// request.CheckPath's rule. false and an empty list are choices (an empty
+// list flag replaces the file's list). subject names the flag, or the
+// file and key, in the message; v is the request field the flag mirrors.
+func checkValue(subject string, f *pflag.Flag, v reflect.Value) error {
+	value := f.Value.String()
+	switch {
+	case v.Kind() == reflect.String && value == "":
+		return fmt.Errorf("%s is empty, which chooses nothing: give a value, or leave it out", subject)
+	case v.Type() == durationType:
+		if d, err := time.ParseDuration(value); err == nil && d <= 0 {
+			return fmt.Errorf("%s must be positive, got %s: leave it out for the default", subject, d)
+		}
+	case isPath(v):
+		for _, p := range givenValues(f) {
+			if err := request.CheckPath(p); err != nil {
+				return fmt.Errorf("%s: %w", subject, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkGiven checks the flags given on the command line as apply checks
+// a composition file's keys: checkValue for every flag a key mirrors, and
+// request.CheckPath for every path flag no key mirrors (markPaths).
+func checkGiven(cmd *cobra.Command) error {
+	keyed := map[string]bool{}
+	err := walkRequest(cmd, &request.Request{}, func(f *pflag.Flag, v reflect.Value, _ string) error {
+		keyed[f.Name] = true
+		if !f.Changed {
+			return nil
+		}
+		if err := checkValue("--"+f.Name, f, v); err != nil {
+			return usageError{err}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil || keyed[f.Name] || f.Annotations[pathAnnotation] == nil {
+			return
+		}
+		for _, p := range givenValues(f) {
+			if perr := request.CheckPath(p); perr != nil {
+				err = usageError{fmt.Errorf("--%s: %w", f.Name, perr)}
+				return
+			}
+		}
+	})
+	return err
+}
+
 // requestFromFlags is the request the flags given to cmd describe (with
 // -f, the file's keys as apply set them).
 func requestFromFlags(cmd *cobra.Command) (request.Request, error) {
 	var req request.Request
-	err := walkRequest(cmd, &req, func(f *pflag.Flag, v reflect.Value) error {
+	err := walkRequest(cmd, &req, func(f *pflag.Flag, v reflect.Value, _ string) error {
 		if !f.Changed {
 			return nil
 		}
@@ -133,7 +236,7 @@ func requestFromFlags(cmd *cobra.Command) (request.Request, error) {
 // hold (how a command runs, not what it composes).
 func notInFile(cmd *cobra.Command) []string {
 	mapped := map[string]bool{"file": true, "print-file": true}
-	_ = walkRequest(cmd, &request.Request{}, func(f *pflag.Flag, _ reflect.Value) error {
+	_ = walkRequest(cmd, &request.Request{}, func(f *pflag.Flag, _ reflect.Value, _ string) error {
 		mapped[f.Name] = true
 		return nil
 	})
@@ -146,20 +249,22 @@ func notInFile(cmd *cobra.Command) []string {
 	return out
 }
 
-// walkRequest calls fn with every field of req that mirrors a flag of cmd:
-// the field's flag tag names the flag, the flag holds the kind of value
-// the field does (matrix's list --profile fills profiles, build's single
-// one profile), and an only tag lists the commands the field is for.
-func walkRequest(cmd *cobra.Command, req *request.Request, fn func(*pflag.Flag, reflect.Value) error) error {
-	var walk func(v reflect.Value) error
-	walk = func(v reflect.Value) error {
+// walkRequest calls fn with every field of req that mirrors a flag of cmd,
+// and the field's key (dotted): the field's flag tag names the flag, the
+// flag holds the kind of value the field does (matrix's list --profile
+// fills profiles, build's single one profile), and an only tag lists the
+// commands the field is for.
+func walkRequest(cmd *cobra.Command, req *request.Request, fn func(f *pflag.Flag, v reflect.Value, key string) error) error {
+	var walk func(v reflect.Value, prefix string) error
+	walk = func(v reflect.Value, prefix string) error {
 		t := v.Type()
 		for i := range t.NumField() {
 			sf, fv := t.Field(i), v.Field(i)
+			key := prefix + strings.Split(sf.Tag.Get("toml"), ",")[0]
 			name := sf.Tag.Get("flag")
 			if name == "" {
 				if sf.Type.Kind() == reflect.Struct {
-					if err := walk(fv); err != nil {
+					if err := walk(fv, key+"."); err != nil {
 						return err
 					}
 				}
@@ -172,13 +277,13 @@ func walkRequest(cmd *cobra.Command, req *request.Request, fn func(*pflag.Flag, 
 			if f == nil || !holds(f, fv) {
 				continue
 			}
-			if err := fn(f, fv); err != nil {
+			if err := fn(f, fv, key); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	return walk(reflect.ValueOf(req).Elem())
+	return walk(reflect.ValueOf(req).Elem(), "")
 }
 
 // parsedList is a field whose flag takes strings it parses (a list of
@@ -257,7 +362,10 @@ func getFlag(f *pflag.Flag, v reflect.Value) error {
 }
 
 // printFile writes the composition file the flags given to cmd describe,
-// and warns about the flags given that a file does not hold.
+// and warns about the flags given that a file does not hold. It prints
+// only what -f takes: the file is read back as -f reads it, in the working
+// directory its paths are relative to (each must exist, and be a file or
+// a directory as its key wants), and refused with -f's message otherwise.
 func printFile(cmd *cobra.Command) error {
 	req, err := requestFromFlags(cmd)
 	if err != nil {
@@ -265,6 +373,13 @@ func printFile(cmd *cobra.Command) error {
 	}
 	data, err := request.Encode(req)
 	if err != nil {
+		return err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("finding the working directory: %w", err)
+	}
+	if _, err := request.ParseIn("the file --print-file prints", wd, data); err != nil {
 		return err
 	}
 	if _, err := cmd.OutOrStdout().Write(data); err != nil {

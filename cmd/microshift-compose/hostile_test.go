@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 )
@@ -777,7 +778,7 @@ func unclearCases() []hostileCase {
 
 func allHostileCases() []hostileCase {
 	var all []hostileCase
-	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases, registryHostileCases, structureCases, documentCases, linkCases, roughEdgeCases, trustCases, referenceCases, round3RoughEdgeCases, installerHostileCases, chartCases, hardeningHostileCases, round4AirgapCases} {
+	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases, registryHostileCases, structureCases, documentCases, linkCases, roughEdgeCases, trustCases, referenceCases, round3RoughEdgeCases, installerHostileCases, chartCases, hardeningHostileCases, round4AirgapCases, round4FetchCases, round4RulesCases} {
 		all = append(all, f()...)
 	}
 	return all
@@ -855,17 +856,29 @@ func TestHostileSuiteClasses(t *testing.T) {
 }
 
 // TestHostileValuesQuoted: values the generators must quote rather than
-// refuse (spaces, quotes, $ in a device path; a newline in a --config file
-// name that reaches a comment) build, and what is written keeps its
+// refuse (spaces, quotes, $ in a device path; invalid UTF-8 in a --config
+// file name that reaches a comment) build, and what is written keeps its
 // structure: the Containerfile's COPY has exactly the path back, the
-// config drop-in's comment stays one comment line.
+// config drop-in's comment stays one comment line. A --config file name
+// with a newline is refused before anything is written, as every path
+// holding a control character is, from a flag or a composition file
+// (request.CheckPath).
 func TestHostileValuesQuoted(t *testing.T) {
 	h := newHostileEnv(t)
 	path := `/etc/edge/my "agent" it's $HOME.conf`
 	h.component("edge", fmt.Sprintf("[[files]]\npath = %q\ncontent = \"x = 1\\n\"\n", path))
-	cfg := h.write("conf\nRUN touch /tmp/p\n#.yaml", "debugging:\n  logLevel: Debug\n")
 	out := filepath.Join(h.dir, "built")
+	injected := h.write("conf\nRUN touch /tmp/p\n#.yaml", "debugging:\n  logLevel: Debug\n")
 	stdout, stderr, code := runGuarded(t, 30*time.Second, "build", "--profile", "minimal", "--arch", "x86_64",
+		"--catalog", h.catalogDir(), "--with", "edge", "--bootc", "--config", injected, "--output", out)
+	if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, `error: --config: path "`) || !strings.Contains(stderr, " holds a control character") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("build --config with a newline = exit %d, stdout %q, stderr %q; want exit %d, one line refusing --config's control character", code, stdout, stderr, exitUsage)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("the refused build wrote %s: %v", out, err)
+	}
+	cfg := h.write("conf\xff\xfe.yaml", "debugging:\n  logLevel: Debug\n")
+	stdout, stderr, code = runGuarded(t, 30*time.Second, "build", "--profile", "minimal", "--arch", "x86_64",
 		"--catalog", h.catalogDir(), "--with", "edge", "--bootc", "--config", cfg, "--output", out)
 	if code != exitOK {
 		t.Fatalf("build = exit %d: %s", code, stderr)
@@ -899,12 +912,7 @@ func TestHostileValuesQuoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(dropIn), "\n") {
-		if strings.Contains(l, "RUN touch") && !strings.HasPrefix(l, "#") {
-			t.Errorf("the config file name broke out of its comment: %q", l)
-		}
-	}
-	if !strings.Contains(string(dropIn), `user p\x0a#.yaml`) {
+	if !utf8.Valid(dropIn) || !strings.Contains(string(dropIn), " user conf\\xff\\xfe.yaml\n") {
 		t.Errorf("the drop-in does not name the config file escaped:\n%s", dropIn)
 	}
 }

@@ -34,14 +34,14 @@ type installerOptions struct {
 func (o *installerOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&o.Kickstart, "kickstart", false, "also write "+installer.KickstartFile+", an Anaconda kickstart installing the ostree commit (--ostree-url) or the bootc image (--bootc-image)")
-	f.BoolVar(&o.BIB, "bib", false, "also write "+installer.BIBConfigFile+" for bootc-image-builder (needs --bootc): for the disk images (qcow2, raw, ami, vmdk) the user and an LVM disk layout (the volume group of --lvmd's default device class, root and --filesystem volumes, the rest free for LVMS), or with --kickstart the kickstart for --type anaconda-iso")
+	f.BoolVar(&o.BIB, "bib", false, "also write "+installer.BIBConfigFile+" for image-builder (needs --bootc; image-builder build --bootc-ref IMAGE --blueprint config.toml TYPE, and bootc-image-builder reads it too): for the disk images (qcow2, raw, ami, vmdk) the user and an LVM disk layout (the volume group of --lvmd's default device class, root and --filesystem volumes, the rest free for LVMS), or with --kickstart the kickstart for anaconda-iso")
 	f.StringVar(&o.OSTreeURL, "ostree-url", "", "URL of the ostree repository serving the commit built from blueprint.toml: the payload of --kickstart and of an --image-type that installs a commit (edge-installer, edge-simplified-installer, edge-raw-image, edge-ami, edge-vsphere); without credentials, which would be written to microshift.ks and the lock")
 	f.StringVar(&o.OSTreeRef, "ostree-ref", "", "ref of that commit (default: osbuild's for the distro and arch, e.g. rhel/9/x86_64/edge)")
 	f.StringVar(&o.BootcImage, "bootc-image", "", "bootc image (registry/repository:tag or @digest) the kickstart installs with ostreecontainer and the device updates from: with --verify-key its repository needs a signature by the key, with --mirror-registry its registry is sent to the mirror")
 	f.StringVar(&o.User, "user", "", "user the device gets, in the wheel group, without a password: logs in with --ssh-key (blueprint, kickstart, bootc-image-builder config)")
 	f.StringVar(&o.SSHKey, "ssh-key", "", "SSH public key file (authorized_keys lines) of --user")
 	f.StringArrayVar(&o.Filesystems, "filesystem", nil, "MOUNT=SIZE, repeatable: minimum size of a filesystem (/=20GiB sizes the root logical volume of the kickstart and the --bib disk, default 10GiB; /boot its partition; other mount points get a logical volume of their own, below /var only for --bib)")
-	f.StringVar(&o.DiskSize, "disk-size", "", "size of the disk image bootc-image-builder builds from --bib's config.toml (qcow2, raw, ami, vmdk), e.g. 40GiB: what the boot partitions and logical volumes leave is the volume group's free space for LVMS (default: 10GiB beyond them)")
+	f.StringVar(&o.DiskSize, "disk-size", "", "size of the disk image image-builder (or bootc-image-builder) builds from --bib's config.toml (qcow2, raw, ami, vmdk), e.g. 40GiB: what the boot partitions and logical volumes leave is the volume group's free space for LVMS (default: 10GiB beyond them)")
 	f.StringArrayVar(&o.Ports, "firewall-port", nil, "PORT/PROTO or FROM-TO/PROTO (tcp, udp) the device's firewall opens, repeatable (blueprint, Containerfile, kickstart)")
 	f.StringVar(&o.Device, "installation-device", "", "disk edge-simplified-installer installs to, a device path (e.g. /dev/vda or /dev/disk/by-id/NAME; customizations.installation_device of installer.toml, on the installer's kernel command line)")
 	f.StringArrayVar(&o.CATrust, "ca-trust", nil, "PEM CA certificate file the device trusts system-wide, repeatable: placed in "+installer.CATrustDir+"/ (update-ca-trust runs in the kickstart and the Containerfile)")
@@ -91,10 +91,16 @@ func (o *installerOptions) Validate(bootc, deviceUpdates bool) error {
 	if o.BIB && !bootc {
 		return usageError{fmt.Errorf("--bib writes the bootc-image-builder config of the bootc image: add --bootc")}
 	}
+	var filesystems []installer.Filesystem
 	for _, s := range o.Filesystems {
-		if _, err := installer.ParseFilesystem(s); err != nil {
+		fs, err := installer.ParseFilesystem(s)
+		if err != nil {
 			return usageError{err}
 		}
+		filesystems = append(filesystems, fs)
+	}
+	if err := installer.CheckFilesystems(filesystems); err != nil {
+		return usageError{err}
 	}
 	for _, s := range o.Ports {
 		if _, err := installer.ParseFirewallPort(s); err != nil {

@@ -17,6 +17,7 @@ type lockOptions struct{ Path string }
 
 func (o *lockOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.Path, "lock", "", "take the plan from a compose.lock.json written by build, instead of --profile and the selection flags")
+	markPaths(cmd, "lock")
 }
 
 // selectionFlags are the flags --lock replaces.

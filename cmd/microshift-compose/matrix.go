@@ -38,7 +38,7 @@ func (o *matrixOptions) addFlags(cmd *cobra.Command) {
 	f.StringSliceVarP(&o.Profiles, "profile", "p", nil, "profiles, one cell each (repeat or comma-separate)")
 	f.StringSliceVarP(&o.Arches, "arch", "a", nil, "arches, one cell each: x86_64, aarch64 (amd64, arm64 accepted; repeat or comma-separate)")
 	f.StringSliceVar(&o.Releases, "release", nil, `embedded releases, one cell each: semver constraints ("4.18", "~5.0") or "all" for every embedded release (repeat or comma-separate); default, as build: the newest embedded, unless --release-dir is given`)
-	f.StringSliceVar(&o.ReleaseDirs, "release-dir", nil, "directories of MicroShift release files, one cell each, beside --release (repeat)")
+	f.StringArrayVar(&o.ReleaseDirs, "release-dir", nil, "directory of MicroShift release files, one cell each, beside --release (repeat for more: one directory each, so that a path may hold a comma)")
 	f.IntVarP(&o.Jobs, "jobs", "j", min(4, runtime.NumCPU()), "cells composed at once")
 	f.StringVar(&o.Output, "output", "", "directory the cells are written under, one directory each: DIR/<release>-<profile>-<arch>/")
 	f.BoolVar(&o.Force, "force", false, "replace a cell's directory even when it holds files a build does not write")
@@ -48,10 +48,37 @@ func (o *matrixOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.ToolVersion, "tool-version", "", "with --emit github-workflow: the microshift-compose version the workflow installs with go install (default: this one's)")
 }
 
-// Validate checks the flags that need no catalog or release.
-func (o *matrixOptions) Validate() error {
+// checkValues checks the values of the flags a composition file's keys
+// mirror too (the lists, --output), and --jobs: what --print-file checks.
+func (o *matrixOptions) checkValues() error {
 	if o.Jobs < 1 {
 		return usageError{fmt.Errorf("--jobs must be 1 or more, got %d", o.Jobs)}
+	}
+	if strings.ContainsAny(o.Output, "{}") {
+		return usageError{fmt.Errorf("--output %s: matrix names each cell's directory itself (DIR/<release>-<profile>-<arch>/); it takes no placeholders", o.Output)}
+	}
+	for _, a := range o.Arches {
+		if _, err := releases.ParseArch(a); err != nil {
+			return usageError{fmt.Errorf("--arch: %w", err)}
+		}
+	}
+	for _, list := range []struct {
+		flag   string
+		values []string
+	}{{"--profile", o.Profiles}, {"--arch", o.Arches}, {"--release", o.Releases}, {"--release-dir", o.ReleaseDirs}} {
+		for _, v := range list.values {
+			if strings.TrimSpace(v) == "" {
+				return usageError{fmt.Errorf("%s: empty value in the list", list.flag)}
+			}
+		}
+	}
+	return nil
+}
+
+// Validate checks the flags that need no catalog or release.
+func (o *matrixOptions) Validate() error {
+	if err := o.checkValues(); err != nil {
+		return err
 	}
 	switch o.Emit {
 	case "":
@@ -84,24 +111,6 @@ func (o *matrixOptions) Validate() error {
 	}{{"--runner-image", o.RunnerImage, matrix.EmitTekton}, {"--output-claim", o.OutputClaim, matrix.EmitTekton}, {"--tool-version", o.ToolVersion, matrix.EmitGitHubWorkflow}} {
 		if f.value != "" && o.Emit != f.emit {
 			return usageError{fmt.Errorf("%s is for --emit %s only", f.flag, f.emit)}
-		}
-	}
-	if strings.ContainsAny(o.Output, "{}") {
-		return usageError{fmt.Errorf("--output %s: matrix names each cell's directory itself (DIR/<release>-<profile>-<arch>/); it takes no placeholders", o.Output)}
-	}
-	for _, a := range o.Arches {
-		if _, err := releases.ParseArch(a); err != nil {
-			return usageError{fmt.Errorf("--arch: %w", err)}
-		}
-	}
-	for _, list := range []struct {
-		flag   string
-		values []string
-	}{{"--profile", o.Profiles}, {"--arch", o.Arches}, {"--release", o.Releases}, {"--release-dir", o.ReleaseDirs}} {
-		for _, v := range list.values {
-			if strings.TrimSpace(v) == "" {
-				return usageError{fmt.Errorf("%s: empty value in the list", list.flag)}
-			}
 		}
 	}
 	return nil
@@ -218,25 +227,28 @@ flags given on the command line win over the file's keys.`,
 			if err := file.apply(cmd, true); err != nil {
 				return err
 			}
+			// The flags' values are checked whether the cells are built
+			// or --print-file prints the file: what matrix would refuse
+			// before resolving is not printed.
+			if err := mx.checkValues(); err != nil {
+				return err
+			}
+			// The selection flags but the lists (profiles and arches are
+			// the cells').
+			checkSel := sel
+			checkSel.Profile, checkSel.Arch = "-", string(releases.X86_64)
+			for _, v := range []interface{ Validate() error }{&checkSel, &rnd, &hard} {
+				if err := v.Validate(); err != nil {
+					return err
+				}
+			}
+			if err := steps.Validate(cmd); err != nil {
+				return err
+			}
 			if printOnly {
-				if mx.Jobs < 1 {
-					return usageError{fmt.Errorf("--jobs must be 1 or more, got %d", mx.Jobs)}
-				}
-				if err := rnd.Validate(); err != nil {
-					return err
-				}
-				if err := steps.Validate(cmd); err != nil {
-					return err
-				}
 				return printFile(cmd)
 			}
 			if err := mx.Validate(); err != nil {
-				return err
-			}
-			if err := rnd.Validate(); err != nil {
-				return err
-			}
-			if err := steps.Validate(cmd); err != nil {
 				return err
 			}
 			if mx.Emit != "" {
@@ -247,9 +259,6 @@ flags given on the command line win over the file's keys.`,
 				}
 			}
 			var args []string
-			if err := hard.Validate(); err != nil {
-				return err
-			}
 			if mx.Emit != "" {
 				var err error
 				if args, err = emitArgs(cmd, &sel); err != nil {

@@ -357,6 +357,7 @@ Day 2, across the air gap:
 	f.BoolVar(&allPlatforms, "all-platforms", false, "copy every platform of multi-arch images, not only the plan's arch")
 	f.BoolVar(&referrers, "referrers", false, "copy what is attached to each image with it: OCI 1.1 referrers (cosign signature bundles, attestations, SBOMs; through the referrers API or the sha256-<digest> tag) and cosign's sha256-<digest>.sig, .att and .sbom tags (default: on with --policy or --verify-key)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	markPaths(cmd, "to", "from")
 	return cmd
 }
 

@@ -47,11 +47,11 @@ const quickstartHeading = "## From zero to a device"
 //
 // What runs for real: microshift-compose (the binary), mkdir, install and
 // tee, skopeo on what mirror wrote, and podman build, push and pull. What
-// cannot run here (composer-cli, systemctl, bootc-image-builder, tar of a
+// cannot run here (composer-cli, systemctl, image-builder, tar of a
 // commit composer made, the HTTP server) is checked against what the
 // earlier lines wrote: the files they name exist and are ours, the names,
 // refs, URLs, ports and image types agree with the build's, and the
-// bootc-image-builder config loads with its loader and gives osbuild/images'
+// image-builder config loads with its loader and gives osbuild/images'
 // manifest without a warning.
 //
 // Substituted, and why:
@@ -252,7 +252,7 @@ func (q *quickstart) dispatch(what string, args []string, sudo bool, stdin io.Re
 	case "podman pull":
 		q.podmanPull(args[2:], sudo)
 	case "podman run":
-		q.bootcImageBuilder(args[2:], sudo)
+		q.imageBuilder(args[2:], sudo)
 	case "mkdir":
 		for _, a := range args[1:] {
 			if !strings.HasPrefix(a, "-") {
@@ -425,8 +425,7 @@ func (q *quickstart) podmanPush(args []string) {
 	}
 }
 
-// podmanPull pulls into "root's storage", the store bootc-image-builder
-// reads.
+// podmanPull pulls into "root's storage", the store image-builder reads.
 func (q *quickstart) podmanPull(args []string, sudo bool) {
 	if !sudo || len(args) != 1 || q.built[args[0]] == "" {
 		q.errorf("podman pull %q (sudo %v): want sudo podman pull of the image the README built and pushed", args, sudo)
@@ -440,24 +439,24 @@ func (q *quickstart) podmanPull(args []string, sudo bool) {
 	q.rootImages[args[0]] = true
 }
 
-// bibImageRe finds the bootc-image-builder image config.toml's header
-// names.
-var bibImageRe = regexp.MustCompile(`(?m)^#.* (\S+/bootc-image-builder)\b`)
+// imageBuilderRe finds the image-builder image config.toml's header names.
+var imageBuilderRe = regexp.MustCompile(`(?m)^#.* (\S+/image-builder-cli)\S* \\$`)
 
-// bootcImageBuilder checks the bootc-image-builder command: its mounts
-// name the config.toml build wrote and directories that exist, the image is
-// the one pulled into root's storage, and the config loads with
-// bootc-image-builder's loader and makes osbuild/images' manifest for the
-// --type without a warning.
-func (q *quickstart) bootcImageBuilder(args []string, sudo bool) {
+// imageBuilder checks the image-builder command (image-builder-cli's
+// container, `build --bootc-ref IMAGE --blueprint CONFIG --output-dir DIR
+// TYPE`): its mounts name the config.toml build wrote and directories that
+// exist, the image is the one pulled into root's storage, and the config
+// loads with the blueprint loader image-builder and bootc-image-builder
+// share and makes osbuild/images' manifest for the type without a warning.
+func (q *quickstart) imageBuilder(args []string, sudo bool) {
 	t := q.t
-	b := q.needBuild("bootc-image-builder")
-	f, pos := flags(args, "-v", "--security-opt", "--type", "--config")
-	if !sudo || len(pos) != 2 {
-		q.errorf("podman run %q: want sudo podman run ... BIB-IMAGE ... IMAGE", args)
+	b := q.needBuild("image-builder")
+	f, pos := flags(args, "-v", "--security-opt", "--bootc-ref", "--blueprint", "--output-dir")
+	if !sudo || len(pos) != 3 || pos[1] != "build" {
+		q.errorf("podman run %q: want sudo podman run ... IMAGE-BUILDER build --bootc-ref IMAGE --blueprint CONFIG --output-dir DIR TYPE", args)
 		return
 	}
-	bibImage, image := pos[0], pos[1]
+	bibImage, image, typ := pos[0], first(f["--bootc-ref"]), pos[2]
 	mounts := map[string]string{}
 	for _, v := range f["-v"] {
 		parts := strings.Split(v, ":")
@@ -468,38 +467,37 @@ func (q *quickstart) bootcImageBuilder(args []string, sudo bool) {
 			}
 		}
 	}
-	config := first(f["--config"])
+	config := first(f["--blueprint"])
 	if src := mounts[config]; filepath.Clean(src) != filepath.Join(b.out, installer.BIBConfigFile) {
-		q.errorf("--config %s is mounted from %q, not the %s build wrote", config, src, filepath.Join(b.out, installer.BIBConfigFile))
+		q.errorf("--blueprint %s is mounted from %q, not the %s build wrote", config, src, filepath.Join(b.out, installer.BIBConfigFile))
 	}
-	if src := mounts["/output"]; !q.dirs[filepath.Clean(src)] {
-		q.errorf("/output is mounted from %q, which the README does not create", src)
+	if out := first(f["--output-dir"]); !q.dirs[filepath.Clean(mounts[out])] {
+		q.errorf("--output-dir %s is mounted from %q, which the README does not create", out, mounts[out])
 	}
 	if mounts["/var/lib/containers/storage"] != "/var/lib/containers/storage" || !q.rootImages[image] {
-		q.errorf("bootc-image-builder builds %s from root's storage, but the README did not sudo podman pull it", image)
+		q.errorf("image-builder builds %s from root's storage, but the README did not sudo podman pull it", image)
 	}
 	data := mustReadFile(t, filepath.Join(q.work, b.out, installer.BIBConfigFile))
-	if m := bibImageRe.FindSubmatch(data); m == nil || strings.Split(bibImage, ":")[0] != string(m[1]) {
+	if m := imageBuilderRe.FindSubmatch(data); m == nil || strings.Split(bibImage, ":")[0] != string(m[1]) {
 		q.errorf("the README runs %s; config.toml says to run %s", bibImage, m)
 	}
 	bp, err := blueprintload.Load(filepath.Join(q.work, b.out, installer.BIBConfigFile))
 	if err != nil {
-		q.errorf("bootc-image-builder cannot load config.toml: %v", err)
+		q.errorf("image-builder cannot load config.toml: %v", err)
 		return
 	}
-	typ := first(f["--type"])
 	if bp.Customizations.Installer != nil && bp.Customizations.Installer.Kickstart != nil {
 		if typ != "anaconda-iso" {
-			q.errorf("config.toml holds a kickstart, for --type anaconda-iso; the README builds --type %s", typ)
+			q.errorf("config.toml holds a kickstart, for anaconda-iso; the README builds %s", typ)
 		}
 		return
 	}
 	if !slices.Contains(blueprints.BIBDiskTypes, typ) || bp.Customizations.Disk == nil || len(bp.Customizations.User) == 0 {
-		q.errorf("--type %s with config.toml's customizations %+v: want a disk type, the disk and the user", typ, bp.Customizations)
+		q.errorf("%s with config.toml's customizations %+v: want a disk type, the disk and the user", typ, bp.Customizations)
 		return
 	}
 	if _, warnings, err := blueprints.BIBManifest(bp, typ, b.plan.Target.Distro, releases.Arch(b.plan.Arch)); err != nil || len(warnings) > 0 {
-		q.errorf("osbuild/images' bootc distro, --type %s: %v, warnings %q", typ, err, warnings)
+		q.errorf("osbuild/images' bootc distro, %s: %v, warnings %q", typ, err, warnings)
 	}
 }
 
@@ -683,15 +681,20 @@ func first(v []string) string {
 }
 
 // TestREADMEHostileCounts holds the README's figures of the hostile suite
-// to the suite as TestHostileInputs runs it: the cases, the classes, and
-// round three's cases (trust/*, refs/*, rough/round3) and chart classes.
+// to the suite as TestHostileInputs runs it: the cases, the classes,
+// round three's cases (trust/*, refs/*, rough/round3) and chart classes,
+// and issue 34's fetching, decompression and size classes.
 func TestREADMEHostileCounts(t *testing.T) {
 	readme := strings.Join(strings.Fields(string(mustReadFile(t, filepath.Join("..", "..", "README.md")))), " ")
 	classes := map[string]bool{}
-	var round3, charts int
+	var round3, charts, fetching int
 	cases := allHostileCases()
 	for _, tc := range cases {
 		classes[tc.class] = true
+		switch tc.class {
+		case "fetch/credentials", "bounds/decompression", "sizes/overflow", "messages/round4":
+			fetching++
+		}
 		switch {
 		case strings.HasPrefix(tc.class, "trust/"), strings.HasPrefix(tc.class, "refs/"), tc.class == "rough/round3":
 			round3++
@@ -705,6 +708,8 @@ func TestREADMEHostileCounts(t *testing.T) {
 		fmt.Sprintf("(%d cases: `trust/*`, `refs/*`, `rough/round3`)", round3),
 		fmt.Sprintf("the Helm chart classes (%d)", charts),
 		fmt.Sprintf("Round four's airgap part (issue 34) adds %d", len(round4AirgapCases())),
+		fmt.Sprintf("Round four's fetching part (issue 34) adds %d (`fetch/credentials`, `bounds/decompression`, `sizes/overflow`, `messages/round4`)", fetching),
+		fmt.Sprintf("Round four's rules part (issue 34) adds %d", len(round4RulesCases())),
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README does not say %q", want)

@@ -38,6 +38,7 @@ func (o *registryOptions) addFlags(cmd *cobra.Command) {
 	f.StringSliceVar(&o.Insecure, "insecure-registry", nil, "registry (host[:port]) to reach without TLS verification or over plain HTTP; TLS is verified for all others")
 	f.IntVar(&o.Retries, "retries", registryclient.DefaultRetries, "attempts per request on timeouts, dropped connections, 408, 429 and 5xx, with backoff")
 	f.DurationVar(&o.Timeout, "timeout", registryclient.DefaultTimeout, "bound on each registry request, headers and whole body (blob downloads: at least 16 KiB/s over each --timeout of reading; uploads: each write); --retries x --timeout is a request's budget, and a Retry-After beyond it fails the image at once")
+	markPaths(cmd, "authfile", "registries-conf", "cert-dir")
 }
 
 // addAccessFlags binds the flags of how a registry is reached (auth,

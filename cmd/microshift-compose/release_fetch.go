@@ -19,6 +19,7 @@ func newReleaseFetchCmd() *cobra.Command {
 		repo  dnfRepoOptions
 		store storeOptions
 		reg   registryOptions
+		quiet bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fetch VERSION",
@@ -46,17 +47,22 @@ Repositories are given as dnf takes them: --repo URL (the directory holding
 repodata/), a .repo file (--repo-file; baseurl, sslcacert, sslclientcert,
 sslclientkey, sslverify, proxy, as RHEL's CDN and Satellite are reached), or
 the host's /etc/yum.repos.d (the default), where --repo ID picks repositories
-by ID, enabled or not. $basearch is --arch, $releasever --releasever.`,
+by ID, enabled or not. $basearch is --arch, $releasever --releasever.
+
+A repository's credentials (user information of its URL, username and
+password) and client certificate go only to its own origins, the scheme, host
+and port of its baseurls: a mirror its metadata names (xml:base, an absolute
+href) or a redirect to another origin is read without them.`,
 		Example: `  # On a subscribed RHEL host: its rhocp repository, with its entitlement certificate
   microshift-compose release fetch 4.18.7 --repo rhocp-4.18-for-rhel-9-x86_64-rpms
-
-  # microshift-io's build of 4.21.0, from a repository of its RPMs
-  microshift-compose release fetch 4.21.0 --repo-file microshift-io.repo
   microshift-compose build --release 4.18.7 --profile full --output out/
 
   # From a mirror, or a .repo file copied from a subscribed host
   microshift-compose release fetch 4.18.7 --repo https://mirror.example/rhocp/4.18/os/
-  microshift-compose release fetch 4.18.7 --repo-file redhat.repo --repo 'rhocp-4.18-*'`,
+  microshift-compose release fetch 4.18.7 --repo-file redhat.repo --repo 'rhocp-4.18-*'
+
+  # microshift-io's build of 4.21.0, from a repository of its RPMs
+  microshift-compose release fetch 4.21.0 --repo-file microshift-io.repo`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := repo.Validate(); err != nil {
@@ -77,9 +83,13 @@ by ID, enabled or not. $basearch is --arch, $releasever --releasever.`,
 			}
 			stderr := cmd.ErrOrStderr()
 			c := &rpmrepo.Client{Timeout: repo.Timeout, UserAgent: "microshift-compose/" + versionString()}
-			downloads, err := c.Fetch(cmd.Context(), repos, version, repo.arch(), func(format string, a ...any) {
-				fmt.Fprintln(stderr, text.Escape(fmt.Sprintf(format, a...)))
-			})
+			var progress rpmrepo.Progress
+			if !quiet {
+				progress = func(format string, a ...any) {
+					fmt.Fprintln(stderr, text.Escape(fmt.Sprintf(format, a...)))
+				}
+			}
+			downloads, err := c.Fetch(cmd.Context(), repos, version, repo.arch(), progress)
 			if err != nil {
 				return fmt.Errorf("fetching release %s: %w", version, err)
 			}
@@ -103,6 +113,7 @@ by ID, enabled or not. $basearch is --arch, $releasever --releasever.`,
 	repo.addFlags(cmd)
 	store.addFlags(cmd)
 	reg.addAccessFlags(cmd)
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }
 

@@ -73,8 +73,8 @@ sslclientkey = %s
 	if !strings.HasPrefix(stderr, "reading the metadata of rhocp-4.18-for-rhel-9-x86_64-rpms\ndownloading microshift-release-info-4.18.7-1.el9.noarch from rhocp-4.18-for-rhel-9-x86_64-rpms\n") {
 		t.Errorf("release fetch progress:\n%s", stderr)
 	}
-	if stdout, _, code := runCLI(t, "release", "fetch", "4.18.7", "--repo-file", repoFile, "--repo", "rhocp-4.18-*", "--arch", "x86_64"); code != exitOK || !strings.HasPrefix(stdout, "already stored release 4.18.7") {
-		t.Errorf("second fetch = exit %d:\n%s", code, stdout)
+	if stdout, stderr, code := runCLI(t, "release", "fetch", "4.18.7", "--quiet", "--repo-file", repoFile, "--repo", "rhocp-4.18-*", "--arch", "x86_64"); code != exitOK || !strings.HasPrefix(stdout, "already stored release 4.18.7") || stderr != "" {
+		t.Errorf("second fetch --quiet = exit %d, stderr %q:\n%s", code, stderr, stdout)
 	}
 
 	// The build: no stream pin warning, MicroShift's RPMs at 4.18.7, the
@@ -185,6 +185,15 @@ func TestReleaseImportRPM(t *testing.T) {
 	data, _ := os.ReadFile(rpms[0])
 	truncated := filepath.Join(dir, "truncated.rpm")
 	os.WriteFile(truncated, data[:len(data)-200], 0o644)
+	// A text file, by a name that says nothing or says .rpm; the RPM by a
+	// name without .rpm is still read as one.
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("hello\n"), 0o644)
+	fake := filepath.Join(dir, "fake.rpm")
+	os.WriteFile(fake, []byte("hello\n"), 0o644)
+	unnamed := filepath.Join(dir, "olm-package")
+	olm, _ := os.ReadFile(rpms[len(rpms)-1])
+	os.WriteFile(unnamed, olm, 0o644)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -195,6 +204,8 @@ func TestReleaseImportRPM(t *testing.T) {
 		{"truncated", []string{truncated}, exitError, "error: " + truncated + ": damaged or truncated RPM: payload SHA-256 digest mismatch\n"},
 		{"components only", rpms[1:2], exitError, "error: no microshift-release-info package among "},
 		{"directory and RPMs", []string{dir, rpms[0]}, exitUsage, "error: give one release directory, or only .rpm files\n"},
+		{"a text file", []string{text}, exitError, "error: " + text + ": not an RPM file (it does not begin with the RPM lead, magic ed ab ee db) and not a directory: release import takes one release directory (as /usr/share/microshift/release) or release-info .rpm files\n"},
+		{"a .rpm that is text", []string{fake}, exitError, "error: " + fake + ": not an RPM file: it does not begin with the RPM lead (magic ed ab ee db); want a release-info .rpm, as dnf download fetches it\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stdout, stderr, code := runCLI(t, append([]string{"release", "import"}, tc.args...)...)
@@ -202,5 +213,9 @@ func TestReleaseImportRPM(t *testing.T) {
 				t.Errorf("release import %v = exit %d, stderr %q\nwant exit %d, %q", tc.args, code, stderr, tc.code, tc.want)
 			}
 		})
+	}
+	args := append([]string{"release", "import", "--output", filepath.Join(t.TempDir(), "release"), unnamed}, rpms[:len(rpms)-1]...)
+	if stdout, stderr, code := runCLI(t, args...); code != exitOK || !strings.Contains(stdout, "  "+unnamed+"\n") {
+		t.Errorf("release import of an RPM named without .rpm = exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
 	}
 }

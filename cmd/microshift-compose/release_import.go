@@ -86,11 +86,13 @@ bundles are Red Hat's, one per stream.`,
 }
 
 // rpmArgs reports whether import's arguments are .rpm files (then every
-// one must be) rather than one release directory.
+// one must be) rather than one release directory. A file is taken for an
+// RPM whatever its name (its lead says whether it is one); a name that
+// does not exist is a directory unless it ends in .rpm.
 func rpmArgs(args []string) (bool, error) {
 	n := 0
 	for _, a := range args {
-		if strings.HasSuffix(a, ".rpm") {
+		if isFileArg(a) {
 			n++
 		}
 	}
@@ -105,6 +107,14 @@ func rpmArgs(args []string) (bool, error) {
 	return false, nil
 }
 
+func isFileArg(a string) bool {
+	if strings.HasSuffix(a, ".rpm") {
+		return true
+	}
+	st, err := os.Stat(a)
+	return err == nil && !st.IsDir()
+}
+
 // importRPMs stores (or writes to --output, or embeds with --data-dir)
 // the release of release-info RPM files.
 func importRPMs(cmd *cobra.Command, files []string, store *storeOptions, reg *registryOptions, origin, dataDir string, embed, force bool) error {
@@ -112,6 +122,11 @@ func importRPMs(cmd *cobra.Command, files []string, store *storeOptions, reg *re
 		return usageError{errors.New("--data-dir embeds the release, --output writes a release directory: give one")}
 	}
 	rel, err := rpmrepo.ReadFiles(files)
+	if errors.Is(err, rpmrepo.ErrNotRPM) && len(files) == 1 && !strings.HasSuffix(files[0], ".rpm") {
+		// One file that is not an RPM, by a name that does not say it is:
+		// name both things import takes.
+		return fmt.Errorf("%s: not an RPM file (it does not begin with the RPM lead, magic ed ab ee db) and not a directory: release import takes one release directory (as /usr/share/microshift/release) or release-info .rpm files", files[0])
+	}
 	if err != nil {
 		return err
 	}

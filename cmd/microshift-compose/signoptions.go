@@ -20,12 +20,14 @@ type signOptions struct {
 
 func (o *signOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.Key, "sign-key", "", "cosign private key (cosign.key) to sign "+output.StatementFile+" with: an in-toto statement (SLSA provenance v1) of every file written and every image; the key's password is read from $"+attest.PasswordEnv)
+	markPaths(cmd, "sign-key")
 }
 
 // addMirrorFlags binds --sign-key for mirror, which signs an oci-archive
 // bundle.
 func (o *signOptions) addMirrorFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.Key, "sign-key", "", "cosign private key (cosign.key) to sign the oci-archive:FILE destination with, as cosign sign-blob does: FILE.sig, or FILE.parts.json.sig for a split archive (--max-size); the key's password is read from $"+attest.PasswordEnv)
+	markPaths(cmd, "sign-key")
 }
 
 // start reads and checks the key file at once, so that a file that is no
@@ -41,7 +43,11 @@ func (o *signOptions) start() (func() (*attest.Signer, error), error) {
 	if err != nil {
 		return nil, err
 	}
-	password := []byte(os.Getenv(attest.PasswordEnv))
+	// An unset variable is not an empty password: the message says which.
+	var password []byte
+	if v, ok := os.LookupEnv(attest.PasswordEnv); ok {
+		password = []byte(v)
+	}
 	type result struct {
 		s   *attest.Signer
 		err error

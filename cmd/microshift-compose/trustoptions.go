@@ -45,7 +45,7 @@ func (o *trustOptions) addIdentityFlags(cmd *cobra.Command, what string) {
 func (o *trustOptions) addFlags(cmd *cobra.Command, what string) {
 	f := cmd.Flags()
 	f.StringVar(&o.Policy, "policy", "", "containers-policy.json (podman's format) "+what+"; sigstore signatures are found as the sha256-<digest>.sig attachments cosign pushes (default: no policy, signatures are not checked)")
-	f.StringSliceVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) the plan's images must be signed with, repeatable (any key): a policy of sigstoreSigned with signedIdentity matchRepository for every repository of the plan, everything else rejected; "+what)
+	f.StringArrayVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) the plan's images must be signed with, repeatable (any key): a policy of sigstoreSigned with signedIdentity matchRepository for every repository of the plan, everything else rejected; "+what)
 	o.addIdentityFlags(cmd, what)
 }
 
@@ -54,7 +54,7 @@ func (o *trustOptions) addFlags(cmd *cobra.Command, what string) {
 func (o *trustOptions) addBuildFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Policy, "policy", "", "containers-policy.json to place at "+trust.PolicyPath+" on the device, as it is (default: none is placed; the device keeps its own)")
-	f.StringSliceVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) to place at "+trust.SigstoreKeyDir+"/<name>.pub, repeatable; without --policy, the device's policy.json requires a sigstore signature by one of them for every repository of the plan and rejects every other image")
+	f.StringArrayVar(&o.Keys, "verify-key", nil, "PEM public key (cosign.pub) to place at "+trust.SigstoreKeyDir+"/<name>.pub, repeatable; without --policy, the device's policy.json requires a sigstore signature by one of them for every repository of the plan and rejects every other image")
 	o.addIdentityFlags(cmd, "the device's policy.json, with the certificates and the Rekor key placed in "+trust.SigstoreKeyDir)
 }
 

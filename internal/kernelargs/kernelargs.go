@@ -8,9 +8,21 @@
 // the kernel's own parser. So an argument is refused unless it means the
 // same to all of them: one key, or key=value, of characters that none of
 // them quotes, splits or expands (no space, quote, backslash, $, #, control
-// or non-ASCII character). Arguments that take the boot away from MicroShift
-// (init=, rd.break, systemd.unit=...) or that the bootloader, ostree or
-// --fips own are refused by name. It does not decide where arguments go.
+// or non-ASCII character).
+//
+// Arguments are also refused for what they do, whatever their spelling:
+// one that decides the boot's units (chooses the target or the first
+// process, adds, runs or masks units, or asks the console which to start)
+// or opens a shell without a login is refused, because the catalog and the
+// plan decide the device's services; and so is one that the bootloader,
+// ostree, the installer or --fips set. systemd in the initramfs reads the
+// same arguments as rd.systemd.*: every systemd.* argument refused is
+// refused as its rd.systemd.* twin too (and rdinit= as init='s,
+// rd.emergency and rd.rescue as emergency's and rescue's). Keys are
+// compared as the kernel and systemd compare them ('-' and '_' are one
+// character) and without regard to case. Arguments that only tune a unit
+// or the boot (systemd.log_level, rd.lvm.lv, systemd.setenv...) are taken.
+// It does not decide where arguments go.
 package kernelargs
 
 import (
@@ -69,34 +81,103 @@ func valueChar(r rune) bool {
 	return keyChar(r) || strings.ContainsRune(",:/=+@%~^[]", r)
 }
 
-// reserved are the keys (compared as the kernel does, '-' as '_') a user
-// may not set, and why; built on first use (package initialisation stays
-// within its budget).
-var reserved = sync.OnceValue(func() map[string]string {
-	return map[string]string{
-		"init":                "replaces systemd as the first process, so the device would never start MicroShift (and is how a kernel command line hands out a root shell)",
-		"rdinit":              "replaces the initramfs' first process, so the device would never boot its deployment",
-		"rd.break":            "stops the boot in an initramfs shell",
-		"rd.shell":            "drops the boot to an initramfs shell on failure instead of failing it",
-		"rd.emergency":        "sends a failing boot to an emergency shell",
-		"emergency":           "boots into the emergency shell, not the device's services",
-		"rescue":              "boots into the rescue shell, not the device's services",
-		"single":              "boots into single-user mode, not the device's services",
-		"s":                   "boots into single-user mode, not the device's services",
-		"1":                   "boots into single-user mode, not the device's services",
-		"systemd.unit":        "boots into another target than the device's services, so MicroShift never starts and greenboot rolls the update back",
-		"systemd.debug_shell": "opens a root shell on tty9 without a login",
-		"root":                "is set for the deployment by the installer and the bootloader",
-		"rootflags":           "is set for the deployment by the installer and the bootloader",
-		"rootfstype":          "is set for the deployment by the installer and the bootloader",
-		"ro":                  "is set for the deployment by ostree and bootc",
-		"rw":                  "is set for the deployment by ostree and bootc",
-		"ostree":              "names the deployment ostree boots and is written by ostree itself",
-		"boot_image":          "is written by the bootloader",
-		"initrd":              "is written by the bootloader",
-		"fips":                "is set by --fips, which also sets the FIPS crypto policy the kernel argument alone does not",
+// The rules an argument is refused by, ending its message.
+const (
+	unitsRule = "the catalog and the plan decide the device's units, so no kernel argument chooses, adds, runs or masks them"
+	shellRule = "no kernel argument opens a shell without a login"
+	ownedRule = ""
+)
+
+// refusal is why an argument is refused: what it does, and the rule.
+type refusal struct{ does, rule string }
+
+func (r refusal) String() string {
+	if r.rule == "" {
+		return r.does
+	}
+	return r.does + ": " + r.rule
+}
+
+// refusedSystemd are systemd's arguments refused (systemd(1),
+// systemd-debug-generator(8), systemd-run-generator(8),
+// systemd-fstab-generator(8), systemd-ssh-generator(8)), by the name after
+// "systemd.", '-' written '_'. Each is refused as systemd.NAME, which
+// systemd reads in the main system, and as rd.systemd.NAME, which it reads
+// in the initramfs.
+var refusedSystemd = sync.OnceValue(func() map[string]refusal {
+	return map[string]refusal{
+		"unit":               {"boots into another target than the default one, so MicroShift never starts and greenboot rolls the update back", unitsRule},
+		"wants":              {"adds a unit to the boot", unitsRule},
+		"mask":               {"masks a unit for the boot", unitsRule},
+		"run":                {"boots into a command run as kernel-command-line.service, which ends the boot when the command exits", unitsRule},
+		"run_success_action": {"sets what the boot does when systemd.run's command succeeds", unitsRule},
+		"run_failure_action": {"sets what the boot does when systemd.run's command fails", unitsRule},
+		"confirm_spawn":      {"asks the console before starting each unit", unitsRule},
+		"mount_extra":        {"adds a mount unit to the boot", unitsRule},
+		"swap_extra":         {"adds a swap unit to the boot", unitsRule},
+		"ssh_listen":         {"adds a socket unit starting sshd on an address", unitsRule},
+		"debug_shell":        {"opens a root shell on tty9 (or the tty it names)", shellRule},
+		"default_debug_tty":  {"chooses the tty of systemd.debug_shell's root shell", shellRule},
+		"crash_shell":        {"opens a root shell when systemd crashes", shellRule},
+		"break":              {"stops the boot at a breakpoint with a shell", shellRule},
 	}
 })
+
+// refusedKeys are the other keys refused, compared as the kernel does
+// ('-' as '_', lower case).
+var refusedKeys = sync.OnceValue(func() map[string]refusal {
+	target := func(t string) refusal {
+		return refusal{"boots " + t + " instead of the image's default target", unitsRule}
+	}
+	owned := func(by string) refusal { return refusal{"is set " + by, ownedRule} }
+	return map[string]refusal{
+		"init":         {"replaces systemd as the first process, so the device would never start MicroShift (and is how a kernel command line hands out a root shell)", unitsRule},
+		"rdinit":       {"replaces the initramfs' first process (init= for the initramfs), so the device would never boot its deployment", unitsRule},
+		"emergency":    target("the emergency shell (emergency.target)"),
+		"rd.emergency": {"boots the initramfs into its emergency shell (systemd) or chooses what a failing one does (dracut)", unitsRule},
+		"rescue":       target("the rescue shell (rescue.target)"),
+		"rd.rescue":    target("the initramfs' rescue shell (rescue.target)"),
+		"single":       target("single-user mode (rescue.target)"),
+		"s":            target("single-user mode (rescue.target)"),
+		"1":            target("runlevel 1 (rescue.target)"),
+		"2":            target("runlevel 2 (runlevel2.target)"),
+		"3":            target("runlevel 3 (runlevel3.target)"),
+		"4":            target("runlevel 4 (runlevel4.target)"),
+		"5":            target("runlevel 5 (runlevel5.target)"),
+		"rd.break":     {"stops the boot in an initramfs shell", shellRule},
+		"rd.shell":     {"drops a failing boot to an initramfs shell instead of failing it", shellRule},
+		"rd.cmdline":   {"asks the console for more kernel arguments", shellRule},
+		"root":         owned("for the deployment by the installer and the bootloader"),
+		"rootflags":    owned("for the deployment by the installer and the bootloader"),
+		"rootfstype":   owned("for the deployment by the installer and the bootloader"),
+		"ro":           owned("for the deployment by ostree and bootc"),
+		"rw":           owned("for the deployment by ostree and bootc"),
+		"ostree":       {"names the deployment ostree boots and is written by ostree itself", ownedRule},
+		"boot_image":   {"is written by the bootloader", ownedRule},
+		"initrd":       {"is written by the bootloader", ownedRule},
+		"fips":         owned("by --fips, which also sets the FIPS crypto policy the kernel argument alone does not"),
+	}
+})
+
+// refused says why a key (as the kernel compares it: '-' as '_', lower
+// case) is refused, if it is: a systemd argument in either of its forms,
+// or another refused key.
+func refused(name string) (string, bool) {
+	if r, ok := refusedKeys()[name]; ok {
+		return r.String(), true
+	}
+	if rest, ok := strings.CutPrefix(name, "rd.systemd."); ok {
+		if r, ok := refusedSystemd()[rest]; ok {
+			return "(systemd." + rest + " for the initramfs) " + r.String(), true
+		}
+	}
+	if rest, ok := strings.CutPrefix(name, "systemd."); ok {
+		if r, ok := refusedSystemd()[rest]; ok {
+			return r.String(), true
+		}
+	}
+	return "", false
+}
 
 // repeatable are the keys the kernel or dracut reads every occurrence of:
 // one of them may be given with several values.
@@ -133,7 +214,7 @@ func Parse(s string) (Arg, error) {
 			return bad("%s in its value: values may hold letters, digits and _ - . , : / = + @ %% ~ ^ [ ] only, which every reader of a kernel command line (the kernel, the bootloader, bootc's kargs.d, the kickstart) takes as they are; give one argument per %s", describe(r), Flag)
 		}
 	}
-	if why, ok := reserved()[strings.ToLower(a.name())]; ok {
+	if why, ok := refused(strings.ToLower(a.name())); ok {
 		return bad("%s %s", key, why)
 	}
 	return a, nil

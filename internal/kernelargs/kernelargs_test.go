@@ -51,6 +51,7 @@ func TestParse(t *testing.T) {
 		{in: "rd.break", err: "rd.break stops the boot"},
 		{in: "rd.break=pre-mount", err: "rd.break stops the boot"},
 		{in: "systemd.unit=emergency.target", err: "systemd.unit boots into another target"},
+		{in: "rd.systemd.unit=emergency.target", err: "rd.systemd.unit (systemd.unit for the initramfs) boots into another target"},
 		{in: "systemd.debug-shell", err: "opens a root shell"},
 		{in: "systemd.debug_shell=1", err: "opens a root shell"},
 		{in: "single", err: "single-user mode"},
@@ -80,6 +81,129 @@ func TestParse(t *testing.T) {
 				t.Errorf("the message is not one line: %q", err)
 			}
 		})
+	}
+}
+
+// TestRefusedByWhatTheyDo: an argument is refused for what it does, in
+// every spelling the kernel and systemd read alike: systemd.NAME and the
+// initramfs' rd.systemd.NAME, '-' or '_', any case; its neighbours that
+// only tune the boot are taken.
+func TestRefusedByWhatTheyDo(t *testing.T) {
+	const (
+		units = "the catalog and the plan decide the device's units, so no kernel argument chooses, adds, runs or masks them"
+		shell = "no kernel argument opens a shell without a login"
+	)
+	for _, tc := range []struct {
+		in   string
+		want string // "" for accepted
+	}{
+		// What chooses, adds, runs or masks units, in both forms.
+		{"systemd.unit=multi-user.target", "systemd.unit boots into another target than the default one"},
+		{"rd.systemd.unit=emergency.target", "rd.systemd.unit (systemd.unit for the initramfs) boots into another target"},
+		{"systemd.wants=sshd.service", "systemd.wants adds a unit to the boot: " + units},
+		{"rd.systemd.wants=debug-shell.service", "rd.systemd.wants (systemd.wants for the initramfs) adds a unit to the boot: " + units},
+		{"systemd.mask=microshift.service", "systemd.mask masks a unit for the boot: " + units},
+		{"rd.systemd.mask=microshift.service", "rd.systemd.mask (systemd.mask for the initramfs) masks a unit"},
+		{"rd.systemd.mask=crio.service", "masks a unit"},
+		{"systemd.run=/usr/bin/true", "systemd.run boots into a command run as kernel-command-line.service"},
+		{"rd.systemd.run=/usr/bin/true", "rd.systemd.run (systemd.run for the initramfs) boots into a command"},
+		{"systemd.run_success_action=none", "systemd.run_success_action sets what the boot does"},
+		{"systemd.run-failure-action=none", "systemd.run-failure-action sets what the boot does when systemd.run's command fails"},
+		{"rd.systemd.run_failure_action=none", "(systemd.run_failure_action for the initramfs)"},
+		{"systemd.confirm_spawn=1", "asks the console before starting each unit"},
+		{"rd.systemd.confirm-spawn", "(systemd.confirm_spawn for the initramfs) asks the console"},
+		{"systemd.mount-extra=/dev/sdb1:/var/lib/microshift", "systemd.mount-extra adds a mount unit"},
+		{"rd.systemd.mount_extra=/dev/sdb1:/sysroot/var", "adds a mount unit"},
+		{"systemd.swap-extra=/dev/sdb2", "adds a swap unit"},
+		{"systemd.ssh_listen=0.0.0.0:2222", "adds a socket unit starting sshd"},
+		{"init=/usr/lib/systemd/systemd", "init replaces systemd as the first process"},
+		{"RdInit=/init", "RdInit replaces the initramfs' first process (init= for the initramfs)"},
+		{"emergency", "emergency boots the emergency shell (emergency.target) instead of the image's default target: " + units},
+		{"rd.emergency=reboot", "rd.emergency boots the initramfs into its emergency shell"},
+		{"rescue", "rescue boots the rescue shell"},
+		{"rd.rescue", "rd.rescue boots the initramfs' rescue shell"},
+		{"2", "2 boots runlevel 2"},
+		{"3", "3 boots runlevel 3"},
+		{"5", "5 boots runlevel 5"},
+		// What opens a shell, in both forms.
+		{"systemd.debug_shell", "systemd.debug_shell opens a root shell on tty9 (or the tty it names): " + shell},
+		{"rd.systemd.debug_shell", "rd.systemd.debug_shell (systemd.debug_shell for the initramfs) opens a root shell"},
+		{"rd.systemd.debug-shell=tty1", "opens a root shell"},
+		{"systemd.default_debug_tty=tty1", "chooses the tty of systemd.debug_shell's root shell"},
+		{"rd.systemd.default-debug-tty=tty1", "(systemd.default_debug_tty for the initramfs)"},
+		{"systemd.crash_shell", "opens a root shell when systemd crashes"},
+		{"rd.systemd.crash-shell=1", "(systemd.crash_shell for the initramfs) opens a root shell when systemd crashes"},
+		{"systemd.break=pre-switch-root", "stops the boot at a breakpoint with a shell"},
+		{"rd.systemd.break=pre-udev", "(systemd.break for the initramfs) stops the boot"},
+		{"rd.cmdline=ask", "asks the console for more kernel arguments"},
+		// Case and '-' as '_', as now.
+		{"SYSTEMD.MASK=microshift.service", "SYSTEMD.MASK masks a unit"},
+		{"Rd.Systemd.Wants=x.service", "adds a unit"},
+
+		// Neighbours that only tune the boot or a unit.
+		{"systemd.log_level=debug", ""},
+		{"rd.systemd.log_level=info", ""},
+		{"systemd.log-target=console", ""},
+		{"systemd.show_status=0", ""},
+		{"systemd.setenv=LANG=C", ""},
+		{"systemd.service_watchdogs=0", ""},
+		{"systemd.crash_reboot", ""},
+		{"systemd.getty_auto=0", ""},
+		{"systemd.gpt_auto=0", ""},
+		{"rd.systemd.gpt_auto=0", ""},
+		{"systemd.units=x", ""},
+		{"systemd.unit_x=1", ""},
+		{"rd.lvm.lv=rhel/root", ""},
+		{"rd.luks.uuid=luks-1234", ""},
+		{"rd.neednet=1", ""},
+		{"rd.udev.log_level=3", ""},
+		{"rd.driver.blacklist=nouveau", ""},
+		{"rd.debug", ""},
+		{"rd.shellx", ""},
+		{"systemd", ""},
+		{"rd.systemd", ""},
+		{"6", ""},
+		{"debug", ""},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := kernelargs.Parse(tc.in)
+			if tc.want == "" {
+				if err != nil || got.String() != tc.in {
+					t.Fatalf("Parse(%q) = %+v, %v; want it taken", tc.in, got, err)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, kernelargs.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse(%q) = %v; want an ErrInvalid saying %q", tc.in, err, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), kernelargs.Flag+" ") {
+				t.Errorf("the message does not name %s: %q", kernelargs.Flag, err)
+			}
+		})
+	}
+}
+
+// TestRefusedTables: the tables hold names as the kernel compares them,
+// and systemd's arguments only in the table that refuses both forms.
+func TestRefusedTables(t *testing.T) {
+	canonical := func(k string) bool { return k == strings.ToLower(strings.ReplaceAll(k, "-", "_")) }
+	for k := range kernelargs.RefusedSystemd() {
+		if !canonical(k) || strings.Contains(k, ".") {
+			t.Errorf("systemd argument %q: want the name after \"systemd.\", lower case, '_' for '-'", k)
+		}
+		for _, form := range []string{"systemd." + k, "rd.systemd." + k} {
+			if _, ok := kernelargs.Refused(form); !ok {
+				t.Errorf("%s is not refused", form)
+			}
+		}
+	}
+	for k := range kernelargs.RefusedKeys() {
+		if !canonical(k) {
+			t.Errorf("key %q: want lower case, '_' for '-'", k)
+		}
+		if strings.HasPrefix(k, "systemd.") || strings.HasPrefix(k, "rd.systemd.") {
+			t.Errorf("key %q belongs in the systemd table, which refuses its twin too", k)
+		}
 	}
 }
 
@@ -126,10 +250,30 @@ func TestCheck(t *testing.T) {
 // string's, or shlex's (pykickstart reads bootloader --append="..." with
 // it; the installer tests run ksvalidator on the kickstart).
 func FuzzCheck(f *testing.F) {
-	for _, s := range []string{"quiet", "console=ttyS0,115200n8", "init=/bin/sh", "a b", "a=\"b c\"", "fips=1", "x=$(id)", "a\nb", "ip=[::1]"} {
+	for _, s := range []string{"quiet", "console=ttyS0,115200n8", "init=/bin/sh", "a b", "a=\"b c\"", "fips=1", "x=$(id)", "a\nb", "ip=[::1]", "rd.systemd.mask=microshift.service", "systemd.run=x", "rd.systemd.debug-shell", "systemd.log_level=debug", "rd.lvm.lv=rhel/root"} {
 		f.Add(s, "audit=1")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
+		// Twins and spellings are decided alike: an argument is refused
+		// for what it does, not for how it is written.
+		for _, s := range []string{a, b} {
+			key, _, _ := strings.Cut(s, "=")
+			if strings.IndexFunc(key, func(r rune) bool { return r > unicode.MaxASCII }) >= 0 {
+				continue // no key of the kernel's: Parse refuses it for its characters
+			}
+			name := strings.ToLower(strings.ReplaceAll(key, "-", "_"))
+			_, refused := kernelargs.Refused(name)
+			for _, other := range spellings(key) {
+				if _, r := kernelargs.Refused(strings.ToLower(strings.ReplaceAll(other, "-", "_"))); r != refused {
+					t.Fatalf("%q refused %v, but its spelling %q refused %v", key, refused, other, r)
+				}
+			}
+			if refused {
+				if _, err := kernelargs.Parse(s); err == nil {
+					t.Fatalf("Parse(%q) took a refused key", s)
+				}
+			}
+		}
 		args, err := kernelargs.Check([]string{a, b})
 		if err != nil {
 			if !errors.Is(err, kernelargs.ErrInvalid) {
@@ -150,4 +294,19 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+// spellings are the other ways to write key that the kernel and systemd
+// read as the same argument, or as its twin: '-' for '_' and the reverse,
+// upper case, and systemd.NAME for rd.systemd.NAME and the reverse.
+func spellings(key string) []string {
+	out := []string{strings.ReplaceAll(key, "_", "-"), strings.ReplaceAll(key, "-", "_"), strings.ToUpper(key)}
+	lower := strings.ToLower(key)
+	switch {
+	case strings.HasPrefix(lower, "rd.systemd."):
+		out = append(out, key[len("rd."):])
+	case strings.HasPrefix(lower, "systemd."):
+		out = append(out, "rd."+key)
+	}
+	return out
 }

@@ -82,7 +82,11 @@ next:
 		}
 		quoted = append(quoted, text.QuoteExcerpt(k))
 	}
-	msg := fmt.Sprintf("%s: unknown key %s", display, strings.Join(quoted, ", "))
+	where := display
+	if line := keyLine(data, unknown[0]); line > 0 {
+		where = fmt.Sprintf("%s: line %d", display, line)
+	}
+	msg := fmt.Sprintf("%s: unknown key %s", where, strings.Join(quoted, ", "))
 	if m := suggestKey(unknown[0], Keys(reflect.TypeOf(v), "")); m != "" {
 		msg += fmt.Sprintf("; did you mean %q?", m)
 	}
@@ -191,3 +195,51 @@ func suggestKey(unknown string, schema []string) string {
 	}
 	return m
 }
+
+// keyLine is the line of data where the dotted key is, 0 when it cannot
+// be told. The library records every key's position while it parses but
+// reports it only with an error about the value being decoded: so the key
+// is decoded alone (table by table through toml.Primitive, every element
+// of an array of tables) into a value that refuses it, and the position
+// the library gives that refusal is the line.
+func keyLine(data []byte, key string) int {
+	var doc map[string]toml.Primitive
+	md, err := toml.Decode(string(data), &doc)
+	if err != nil {
+		return 0
+	}
+	return primitiveLine(md, doc, strings.Split(key, "."))
+}
+
+func primitiveLine(md toml.MetaData, table map[string]toml.Primitive, path []string) int {
+	prim, ok := table[path[0]]
+	if !ok {
+		return 0
+	}
+	if len(path) == 1 {
+		var pe toml.ParseError
+		if errors.As(md.PrimitiveDecode(prim, &refuse{}), &pe) {
+			return pe.Position.Line
+		}
+		return 0
+	}
+	var elems []map[string]toml.Primitive
+	if md.PrimitiveDecode(prim, &elems) == nil && len(elems) > 0 {
+		for _, e := range elems {
+			if line := primitiveLine(md, e, path[1:]); line > 0 {
+				return line
+			}
+		}
+		return 0
+	}
+	var sub map[string]toml.Primitive
+	if md.PrimitiveDecode(prim, &sub) == nil {
+		return primitiveLine(md, sub, path[1:])
+	}
+	return 0
+}
+
+// refuse is a value that refuses whatever it is decoded from.
+type refuse struct{}
+
+func (*refuse) UnmarshalTOML(any) error { return errors.New("located") }

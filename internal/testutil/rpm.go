@@ -1,6 +1,8 @@
 package testutil
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -186,4 +188,26 @@ func CreateRepo(t testing.TB, dir string, args ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("createrepo_c %s: %v\n%s", dir, err, out)
 	}
+}
+
+// SetRPMSignatureTag overwrites the first 4 bytes of the value of a tag of
+// an RPM's signature header (an INT32 such as PAYLOADSIZE, 1007, which no
+// digest covers) and returns the changed copy: a payload that lies about
+// its size, as an RPM bomb does.
+func SetRPMSignatureTag(t testing.TB, data []byte, tag uint32, value uint32) []byte {
+	t.Helper()
+	out := bytes.Clone(data)
+	const lead = 96
+	n := binary.BigEndian.Uint32(out[lead+8:])
+	store := lead + 16 + int(n)*16
+	for i := 0; i < int(n); i++ {
+		e := out[lead+16+i*16:]
+		if binary.BigEndian.Uint32(e) == tag {
+			off := binary.BigEndian.Uint32(e[8:])
+			binary.BigEndian.PutUint32(out[store+int(off):], value)
+			return out
+		}
+	}
+	t.Fatalf("no signature tag %d", tag)
+	return nil
 }

@@ -85,6 +85,23 @@ func unsafeRune(r rune) bool {
 // validation refuses in paths and names that reach generated files.
 func HasUnsafe(s string) bool { return needsEscape(s) }
 
+// HasControl reports whether s holds a control, line or paragraph
+// separator or format character: what HasUnsafe reports but for invalid
+// UTF-8, which a file name may hold (Escape prints its bytes).
+func HasControl(s string) bool {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size <= 1 {
+				continue
+			}
+		}
+		if unsafeRune(r) {
+			return true
+		}
+	}
+	return false
+}
+
 // Cell makes s safe in a Markdown table cell: escaped (Escape), and its
 // pipes, which would start a new cell, backslash-escaped.
 func Cell(s string) string { return strings.ReplaceAll(Escape(s), "|", `\|`) }

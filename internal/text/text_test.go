@@ -3,6 +3,7 @@ package text
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestOneLine(t *testing.T) {
@@ -46,6 +47,10 @@ func TestEscape(t *testing.T) {
 		if HasUnsafe(tc.in) != (tc.in != tc.want) {
 			t.Errorf("HasUnsafe(%q) = %t", tc.in, HasUnsafe(tc.in))
 		}
+		// Invalid UTF-8 is no control character.
+		if want := tc.in != tc.want && !strings.Contains(tc.in, "\xff"); HasControl(tc.in) != want {
+			t.Errorf("HasControl(%q) = %t, want %t", tc.in, HasControl(tc.in), want)
+		}
 	}
 }
 
@@ -55,6 +60,12 @@ func FuzzEscape(f *testing.F) {
 		out := Escape(s)
 		if HasUnsafe(out) {
 			t.Fatalf("Escape(%q) = %q still holds unsafe characters", s, out)
+		}
+		if HasControl(s) && !HasUnsafe(s) {
+			t.Fatalf("HasControl(%q) without HasUnsafe", s)
+		}
+		if HasUnsafe(s) && !HasControl(s) && utf8.ValidString(s) {
+			t.Fatalf("HasUnsafe(%q), valid UTF-8, without HasControl", s)
 		}
 		if !HasUnsafe(s) && out != s {
 			t.Fatalf("Escape changed safe text %q to %q", s, out)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/microshift-compose/microshift-compose/internal/sizes"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
@@ -64,24 +65,34 @@ type Bytes struct {
 	Bytes int64 `json:"bytes"`
 }
 
-func (b *Bytes) add(size int64) { b.Count++; b.Bytes += size }
-
 // Compute compares the images of the old side with the new side's.
 // components gives the new side's component order; a component not in
-// it comes after, by name.
-func Compute(old, new []Image, components []string) *Report {
+// it comes after, by name. The sizes are the sources' (a registry's
+// descriptors, a layout's): one out of range (internal/sizes), or sums
+// past sizes.MaxTotal, are an error naming the image and blob.
+func Compute(old, new []Image, components []string) (*Report, error) {
+	var sum sizes.Sum
+	check := func(im Image, what string, b Blob) {
+		sum.Blob(fmt.Sprintf("%s: %s %s", im.Ref, what, b.Digest), b.Size)
+	}
 	had := map[string]bool{}
 	oldRefs := map[string]bool{}
 	for _, im := range old {
 		oldRefs[im.Ref] = true
 		for _, b := range im.Manifests {
+			check(im, "manifest", b)
 			had[b.Digest] = true
 		}
 		for _, b := range im.Blobs {
+			check(im, "blob", b)
 			had[b.Digest] = true
 		}
 	}
 	r := &Report{Components: []Component{}}
+	add := func(to *Bytes, what string, size int64) {
+		to.Count++
+		sum.Add(&to.Bytes, what, size)
+	}
 	size := map[string]int64{}
 	users := map[string]map[string]bool{} // new blob -> components
 	newImages := map[string]int{}
@@ -106,19 +117,23 @@ func Compute(old, new []Image, components []string) *Report {
 			}
 		}
 		for _, m := range im.Manifests {
+			check(im, "manifest", m)
 			if seenManifest[m.Digest] {
 				continue
 			}
 			seenManifest[m.Digest] = true
-			r.Full.add(m.Size)
+			// Full sums every size, so it passes the bound first (the
+			// other sums are parts of it): the error names the image.
+			add(&r.Full, im.Ref+": manifest "+m.Digest+": with it a full bundle", m.Size)
 			if !had[m.Digest] {
-				r.Manifests.add(m.Size)
+				add(&r.Manifests, "the new manifests", m.Size)
 			}
 		}
 		for _, b := range im.Blobs {
+			check(im, "blob", b)
 			if _, ok := size[b.Digest]; !ok {
 				size[b.Digest] = b.Size
-				r.Full.add(b.Size)
+				add(&r.Full, im.Ref+": blob "+b.Digest+": with it a full bundle", b.Size)
 			}
 			if had[b.Digest] {
 				continue
@@ -131,11 +146,14 @@ func Compute(old, new []Image, components []string) *Report {
 			}
 		}
 	}
+	if err := sum.Err(); err != nil {
+		return nil, err
+	}
 	byComp := map[string]*Component{}
 	for d, us := range users {
-		r.Total.add(size[d])
+		add(&r.Total, "the update", size[d])
 		if len(us) > 1 {
-			r.SharedBetweenComponents.add(size[d])
+			add(&r.SharedBetweenComponents, "the shared blobs", size[d])
 			continue
 		}
 		for c := range us {
@@ -143,11 +161,14 @@ func Compute(old, new []Image, components []string) *Report {
 				byComp[c] = &Component{Name: c}
 			}
 			byComp[c].Blobs++
-			byComp[c].Bytes += size[d]
+			sum.Add(&byComp[c].Bytes, "component "+c, size[d])
 		}
 	}
 	r.Total.Count += r.Manifests.Count
-	r.Total.Bytes += r.Manifests.Bytes
+	sum.Add(&r.Total.Bytes, "the update", r.Manifests.Bytes)
+	if err := sum.Err(); err != nil {
+		return nil, err
+	}
 	// The components in the new side's order, then those it does not
 	// list by name; each once.
 	known := len(components)
@@ -159,7 +180,7 @@ func Compute(old, new []Image, components []string) *Report {
 		}
 		r.Components = append(r.Components, cc)
 	}
-	return r
+	return r, nil
 }
 
 // Markdown writes the report as a section of a diff: a table of the
@@ -206,15 +227,4 @@ func percent(part, whole int64) string {
 }
 
 // Human prints a byte count in IEC units, as the rest of the diff does.
-func Human(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func Human(n int64) string { return sizes.Human(n) }

@@ -2,9 +2,12 @@ package transfer_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/microshift-compose/microshift-compose/internal/sizes"
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/internal/transfer"
 )
@@ -80,7 +83,10 @@ func TestCompute(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := transfer.Compute(oldSide, tc.new, tc.comps)
+			got, err := transfer.Compute(oldSide, tc.new, tc.comps)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !equal(got, &tc.want) {
 				t.Errorf("Compute() =\n%+v\nwant\n%+v", *got, tc.want)
 			}
@@ -93,6 +99,57 @@ func TestCompute(t *testing.T) {
 				t.Errorf("components + shared + manifests = %d, total %d", sum, got.Total.Bytes)
 			}
 		})
+	}
+}
+
+// TestComputeRefusesSizes: a size a registry states that no blob can have
+// (negative, over sizes.MaxBlob), on either side, and sums that would
+// overflow int64 (the total printed was negative, with exit 0), are one
+// error naming the image and the blob.
+func TestComputeRefusesSizes(t *testing.T) {
+	core := []string{"core"}
+	huge := int64(1) << 62
+	for _, tc := range []struct {
+		name     string
+		old, new []transfer.Image
+		want     string
+	}{
+		{"a negative layer", nil, []transfer.Image{img("q/a@1", core, "m-a", "l1", -5)},
+			"q/a@1: blob l1 states a size of -5 bytes: size out of range (a size cannot be negative)"},
+		{"a layer over 1 TiB", nil, []transfer.Image{img("q/a@1", core, "m-a", "l1", 1<<40+1)},
+			"q/a@1: blob l1 states a size of 1099511627777 bytes: size out of range (more than the 1 TiB a blob may have)"},
+		{"three layers of 2^62 bytes, whose sum overflows", nil, []transfer.Image{
+			img("q/a@1", core, "m-a", "l1", int(huge)), img("q/b@1", core, "m-b", "l2", int(huge)), img("q/c@1", core, "m-c", "l3", int(huge))},
+			"q/a@1: blob l1 states a size of 4611686018427387904 bytes"},
+		{"a negative manifest on the old side", []transfer.Image{{Ref: "q/o@1", Manifests: []transfer.Blob{{Digest: "m-o", Size: -1}}}}, []transfer.Image{img("q/a@1", core, "m-a", "l1", 1)},
+			"q/o@1: manifest m-o states a size of -1 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := transfer.Compute(tc.old, tc.new, core)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, sizes.ErrOutOfRange) {
+				t.Errorf("Compute() = %+v, %v\nwant %q", r, err, tc.want)
+			}
+		})
+	}
+	// A thousand blobs of a TiB each add up, within the 1 PiB bound.
+	var many []transfer.Image
+	for i := range 1000 {
+		many = append(many, img(fmt.Sprintf("q/m@%d", i), core, fmt.Sprintf("m%d", i), fmt.Sprintf("l%d", i), 1<<40))
+	}
+	r, err := transfer.Compute(nil, many, core)
+	if err != nil {
+		t.Fatalf("1000 blobs of 1 TiB: %v", err)
+	}
+	if r.Total.Bytes != 1000<<40+100*1000 {
+		t.Errorf("total %d", r.Total.Bytes)
+	}
+	// 1025 of them pass the bound for any sum.
+	many = append(many, img("q/m@x", core, "mx", "lx", 1<<40), img("q/m@y", core, "my", "ly", 1<<40))
+	for i := range 30 {
+		many = append(many, img(fmt.Sprintf("q/n@%d", i), core, fmt.Sprintf("n%d", i), fmt.Sprintf("k%d", i), 1<<40))
+	}
+	if _, err := transfer.Compute(nil, many, core); err == nil || !strings.Contains(err.Error(), "q/n@21: blob k21: with it a full bundle: the sizes add up to more than 1 PiB") {
+		t.Errorf("1032 blobs of 1 TiB: %v", err)
 	}
 }
 
@@ -118,7 +175,11 @@ func TestMarkdownDeterministic(t *testing.T) {
 	var first []byte
 	for range 20 {
 		var b bytes.Buffer
-		transfer.Compute(nil, new, []string{"core"}).Markdown(&b)
+		r, err := transfer.Compute(nil, new, []string{"core"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Markdown(&b)
 		if first == nil {
 			first = b.Bytes()
 		} else if !bytes.Equal(first, b.Bytes()) {
@@ -133,7 +194,10 @@ func FuzzMarkdown(f *testing.F) {
 	f.Add("core", "a|b")
 	f.Add("`x`", "\n| injected | row |")
 	f.Fuzz(func(t *testing.T, c1, c2 string) {
-		r := transfer.Compute(nil, []transfer.Image{img("a", []string{c1}, "m1", "x", 1), img("b", []string{c2}, "m2", "y", 2)}, nil)
+		r, err := transfer.Compute(nil, []transfer.Image{img("a", []string{c1}, "m1", "x", 1), img("b", []string{c2}, "m2", "y", 2)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var b bytes.Buffer
 		r.Markdown(&b)
 		for _, row := range strings.Split(b.String(), "\n") {

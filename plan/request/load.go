@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/stricttoml"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
 // MaxFileSize bounds a composition file; real ones are a few hundred
@@ -22,7 +24,37 @@ const MaxFileSize = 1 << 20
 type Source struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
+	// keys are the keys the file writes (dotted), whatever their values.
+	keys map[string]bool
 }
+
+// Writes reports whether the file writes key (dotted, as the schema
+// names it: "health_checks.timeout"), whatever its value: a key written
+// with its zero value ("", "0s", false, []) is given, and its flag takes
+// it (and checks it) as from the command line. A key a matrix spans and
+// its list (profile and profiles, arch and arches...) count as one, as
+// Single and Lists move a value between them.
+func (s Source) Writes(key string) bool {
+	if s.keys[key] {
+		return true
+	}
+	other, ok := pairedKeys()[key]
+	return ok && s.keys[other]
+}
+
+// pairedKeys maps each single key a matrix spans to its list key and the
+// reverse (the fields whose list tag names a single key).
+var pairedKeys = sync.OnceValue(func() map[string]string {
+	out := map[string]string{}
+	t := reflect.TypeFor[Request]()
+	for i := range t.NumField() {
+		if single := t.Field(i).Tag.Get("list"); single != "" {
+			list := tomlKey(t.Field(i))
+			out[single], out[list] = list, single
+		}
+	}
+	return out
+})
 
 // Load reads the composition file at path: strict TOML (an unknown key is
 // refused with the closest known one, a value of the wrong type with the
@@ -33,48 +65,78 @@ func Load(path string) (Request, Source, error) {
 	if err != nil {
 		return Request{}, Source{}, err
 	}
-	r, err := Parse(path, data)
+	r, keys, err := parse(path, filepath.Dir(path), data)
 	if err != nil {
 		return Request{}, Source{}, err
 	}
 	sum := sha256.Sum256(data)
-	return r, Source{Path: path, SHA256: hex.EncodeToString(sum[:])}, nil
+	return r, Source{Path: path, SHA256: hex.EncodeToString(sum[:]), keys: keys}, nil
 }
 
 // Parse decodes a composition file's content; path names it in errors
 // and its directory is what relative paths are relative to.
 func Parse(path string, data []byte) (Request, error) {
+	r, _, err := parse(path, filepath.Dir(path), data)
+	return r, err
+}
+
+// ParseIn decodes a composition file's content as if it were a file in
+// dir (relative paths are relative to dir), named display in errors:
+// build --print-file checks with it that -f takes what it prints.
+func ParseIn(display, dir string, data []byte) (Request, error) {
+	r, _, err := parse(display, dir, data)
+	return r, err
+}
+
+// parse decodes data and returns the request and the keys it writes.
+func parse(display, dir string, data []byte) (Request, map[string]bool, error) {
 	var r Request
 	// A byte-order mark is no key: TOML files from some editors start
 	// with one.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	decodeMu.Lock()
-	decodeDir = filepath.Dir(path)
-	_, err := stricttoml.Decode(path, data, &r)
+	decodeDir = dir
+	md, err := stricttoml.Decode(display, data, &r)
 	decodeDir = ""
 	decodeMu.Unlock()
 	if err != nil {
-		return Request{}, err
+		return Request{}, nil, err
 	}
-	if err := r.checkLists(); err != nil {
-		return Request{}, fmt.Errorf("%s: %w", path, err)
+	keys := map[string]bool{}
+	for _, k := range md.Keys() {
+		keys[k.String()] = true
+	}
+	if err := r.checkLists(keys); err != nil {
+		return Request{}, nil, fmt.Errorf("%s: %w", display, err)
 	}
 	if err := r.checkTables(); err != nil {
-		return Request{}, fmt.Errorf("%s: %w", path, err)
+		return Request{}, nil, fmt.Errorf("%s: %w", display, err)
 	}
-	return r, nil
+	return r, keys, nil
 }
 
-// checkTables refuses a table of a list without its required keys.
+// checkTables refuses a table of a list without its required keys, or
+// with a value its flag could not hold: the tables reach the command as
+// --storage-class CLASS=NAME,fstype=FS and --filesystem MOUNT=SIZE values,
+// so a ',' or '=' in a storage class's values, or '=' in a mount point,
+// would be read back as another table.
 func (r *Request) checkTables() error {
 	for i, c := range r.MicroShift.StorageClasses {
 		if c.DeviceClass == "" {
 			return fmt.Errorf("microshift.storage_classes[%d]: device_class is required (the lvmd.yaml device class the StorageClass is for)", i)
 		}
+		for _, f := range []struct{ key, value string }{{"device_class", c.DeviceClass}, {"name", c.Name}, {"fstype", c.FSType}} {
+			if strings.ContainsAny(f.value, ",=") {
+				return fmt.Errorf("microshift.storage_classes[%d]: %s %s holds ',' or '=', which no device class, StorageClass name or filesystem has", i, f.key, text.QuoteExcerpt(f.value))
+			}
+		}
 	}
 	for i, f := range r.Installer.Filesystems {
 		if f.Mountpoint == "" || f.MinSize == "" {
 			return fmt.Errorf("installer.filesystems[%d]: mountpoint and minsize are required", i)
+		}
+		if strings.Contains(f.Mountpoint, "=") {
+			return fmt.Errorf("installer.filesystems[%d]: mountpoint %s holds '=', which --filesystem MOUNT=SIZE cannot take", i, text.QuoteExcerpt(f.Mountpoint))
 		}
 	}
 	return nil
@@ -109,11 +171,11 @@ func (r *Request) listPairs() []listPair {
 	return out
 }
 
-// checkLists refuses a single key together with its list: which one the
-// commands would take is no obvious choice.
-func (r *Request) checkLists() error {
+// checkLists refuses a single key written together with its list: which
+// one the commands would take is no obvious choice.
+func (r *Request) checkLists(written map[string]bool) error {
 	for _, p := range r.listPairs() {
-		if !p.single.IsZero() && p.list.Len() > 0 {
+		if written[p.singleKey] && written[p.listKey] {
 			return fmt.Errorf("%s and %s both given: give %s for one value, %s for a matrix", p.singleKey, p.listKey, p.singleKey, p.listKey)
 		}
 	}

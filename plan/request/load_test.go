@@ -105,9 +105,9 @@ dir = "out/{id}"
 func TestParseErrors(t *testing.T) {
 	dir, file := fixture(t)
 	for _, tc := range []struct{ name, data, want string }{
-		{"unknown key", "profile = 'full'\nwtih = ['multus']\n", `device.toml: unknown key "wtih"; did you mean "with"?`},
-		{"unknown section key", "[registry]\npull_secert = 'ps.json'\n", `device.toml: unknown key "registry.pull_secert"; did you mean "registry.pull_secret"?`},
-		{"unknown section", "[hardening]\nfips = true\n", `device.toml: unknown key "hardening"`},
+		{"unknown key", "profile = 'full'\nwtih = ['multus']\n", `device.toml: line 2: unknown key "wtih"; did you mean "with"?`},
+		{"unknown section key", "[registry]\npull_secert = 'ps.json'\n", `device.toml: line 2: unknown key "registry.pull_secert"; did you mean "registry.pull_secret"?`},
+		{"unknown section", "[hardening]\nfips = true\n", `device.toml: line 1: unknown key "hardening"`},
 		{"wrong type", "profile = 'full'\nwith = 'multus'\n", `device.toml: line 2: key "with": must be an array, got a string`},
 		{"wrong type in a section", "[bootc]\nenabled = 'yes'\n", `device.toml: line 2: key "bootc.enabled": must be a boolean, got a string`},
 		{"release as a number", "release = 4.18\n", `device.toml: line 1: key "release": must be a string, got a number`},
@@ -126,6 +126,14 @@ func TestParseErrors(t *testing.T) {
 		{"filesystem without size", "[installer]\nfilesystems = [{mountpoint = '/'}]\n", `device.toml: installer.filesystems[0]: mountpoint and minsize are required`},
 		{"syntax", "profile = 'full\n", `device.toml: line 1:`},
 		{"key twice", "profile = 'full'\nprofile = 'minimal'\n", `device.toml: line 2: key "profile": Key 'profile' has already been defined.`},
+		{"a newline in a path", "[microshift]\nconfig = \"conf\\nRUN touch /tmp/p\\n#.yaml\"\n", `device.toml: line 2: key "microshift.config": path "conf\nRUN touch /tmp/p\n#.yaml" holds a control character, which no path given to microshift-compose may hold: rename it`},
+		{"a line separator in a path", "catalog = \"cat\u2028alog\"\n", `key "catalog": path "cat\u2028alog" holds a control character`},
+		{"a tab in a list's path", "[trust]\nkeys = [\"key\\t.pub\"]\n", `key "trust.keys": path "key\t.pub" holds a control character`},
+		{"an empty single key and its list", "profile = ''\nprofiles = ['minimal']\n", `device.toml: profile and profiles both given`},
+		{"a single key and an empty list", "arch = 'x86_64'\narches = []\n", `device.toml: arch and arches both given`},
+		{"a storage class name with a comma", "[[microshift.storage_classes]]\ndevice_class = 'thin'\nname = 'fast,fstype=ext4'\n", `device.toml: microshift.storage_classes[0]: name "fast,fstype=ext4" holds ',' or '='`},
+		{"a device class with '='", "[[microshift.storage_classes]]\ndevice_class = 'thin=fast'\n", `microshift.storage_classes[0]: device_class "thin=fast" holds ',' or '='`},
+		{"a mount point with '='", "[installer]\nfilesystems = [{mountpoint = '/a=b', minsize = '1GiB'}]\n", `installer.filesystems[0]: mountpoint "/a=b" holds '='`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(file, []byte(tc.data))
@@ -143,6 +151,69 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("error %q is more than one line", msg)
 			}
 		})
+	}
+}
+
+// TestCheckPath: the rule every path keeps, from a flag or a key.
+func TestCheckPath(t *testing.T) {
+	for _, tc := range []struct{ in, err string }{
+		{"config.yaml", ""},
+		{"/etc/edge/my \"agent\" it's $HOME.conf", ""},
+		{"~/x", ""},            // a flag's "~" is the shell's business; a file's is refused by join
+		{"out\xff\xfe", ""},    // invalid UTF-8 is a file name's right
+		{"ünïcode/✓.yaml", ""}, // so is UTF-8
+		{"", "empty path"},
+		{"a\nb.yaml", `path "a\nb.yaml" holds a control character, which no path given to microshift-compose may hold: rename it`},
+		{"a\rb", "holds a control character"},
+		{"a\tb", "holds a control character"},
+		{"a\x1b[2Jb", "holds a control character"},
+		{"a\x00b", "holds a control character"},
+		{"a\x7fb", "holds a control character"},
+		{"a\u0085b", "holds a control character"},
+		{"a\u2028b", "holds a control character"},
+		{"a\u2029b", "holds a control character"},
+		{"a\u202eb", "holds a control character"},
+		{"a\u200bb", "holds a control character"},
+	} {
+		err := CheckPath(tc.in)
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("CheckPath(%q) = %v, want nil", tc.in, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.err) || strings.ContainsAny(err.Error(), "\n\r") {
+			t.Errorf("CheckPath(%q) = %v, want one line with %q", tc.in, err, tc.err)
+		}
+	}
+}
+
+// TestSourceWrites: a key written with its zero value is written; a
+// single key a matrix spans and its list count as one.
+func TestSourceWrites(t *testing.T) {
+	_, file := fixture(t)
+	content := "cis = ''\nfips = false\nwith = []\nprofiles = ['full']\n[health_checks]\ntimeout = '0s'\n"
+	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, src, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(normal(r), normal(Request{Profiles: []string{"full"}})) {
+		t.Fatalf("Load = %+v", r)
+	}
+	for key, want := range map[string]bool{
+		"cis": true, "fips": true, "with": true, "health_checks.timeout": true, "health_checks": true,
+		"profiles": true, "profile": true, // the pair
+		"arch": false, "arches": false, "release": false, "health_checks.disabled": false, "timeout": false, "installer.user": false,
+	} {
+		if got := src.Writes(key); got != want {
+			t.Errorf("Writes(%q) = %t, want %t", key, got, want)
+		}
+	}
+	if (Source{}).Writes("cis") {
+		t.Error("the zero Source writes cis")
 	}
 }
 
@@ -199,6 +270,8 @@ func FuzzParse(f *testing.F) {
 		"[installer]\nfilesystems = [{mountpoint = '/', minsize = '1GiB'}]\n[health_checks]\ntimeout = '1m'\n",
 		"upgrade_from = '4.19'\nplugin_timeout = '1h'\n[trust]\nkeys = ['../shared/key.pub']\n",
 		"[output]\ndir = 'out/{id}'\n",
+		"[[microshift.storage_classes]]\ndevice_class = 'thin'\nname = 'fast'\nfstype = 'xfs'\n",
+		"[microshift]\nconfig = \"a\\u2028b\"\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -222,6 +295,40 @@ func FuzzParse(f *testing.F) {
 		if !reflect.DeepEqual(normal(again), normal(r)) {
 			t.Fatalf("Parse(Encode(r)) =\n%+v\nwant\n%+v", again, r)
 		}
+		// The tables reach the command as their flags' values: what the
+		// flag reads back is the table.
+		var classes StorageClasses
+		if err := classes.SetFlagValues(r.MicroShift.StorageClasses.FlagValues()); err != nil || !reflect.DeepEqual(classes, append(StorageClasses{}, r.MicroShift.StorageClasses...)) {
+			t.Fatalf("--storage-class of %+v reads back %+v, %v", r.MicroShift.StorageClasses, classes, err)
+		}
+		var filesystems Filesystems
+		if err := filesystems.SetFlagValues(r.Installer.Filesystems.FlagValues()); err != nil || !reflect.DeepEqual(filesystems, append(Filesystems{}, r.Installer.Filesystems...)) {
+			t.Fatalf("--filesystem of %+v reads back %+v, %v", r.Installer.Filesystems, filesystems, err)
+		}
+		// No path holds what CheckPath refuses.
+		var paths func(v reflect.Value)
+		paths = func(v reflect.Value) {
+			switch v.Kind() {
+			case reflect.Struct:
+				for i := range v.NumField() {
+					if v.Type().Field(i).IsExported() {
+						paths(v.Field(i))
+					}
+				}
+			case reflect.Slice:
+				for i := range v.Len() {
+					paths(v.Index(i))
+				}
+			case reflect.String:
+				switch v.Interface().(type) {
+				case FilePath, DirPath, OutputPath:
+					if err := CheckPath(v.String()); err != nil && v.String() != "" {
+						t.Fatalf("Parse took a path CheckPath refuses: %v", err)
+					}
+				}
+			}
+		}
+		paths(reflect.ValueOf(r))
 	})
 }
 

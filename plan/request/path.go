@@ -86,13 +86,31 @@ func (u *UpgradeFrom) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// join resolves p against the directory of the file being decoded.
-func join(p string) (string, error) {
+// CheckPath is the rule every path an option takes keeps, whether a flag
+// or a composition file's key gives it: it is not empty, and it holds no
+// control character (a newline, a tab, an escape...), line separator or
+// format character, which would make it print, and be written into a lock,
+// a drop-in's comment or the TOML --print-file writes, as something else
+// than it is. Invalid UTF-8 is none of these: a file name may hold it.
+func CheckPath(p string) error {
 	switch {
 	case p == "":
+		return errors.New("empty path")
+	case text.HasControl(p):
+		return fmt.Errorf("path %s holds a control character, which no path given to microshift-compose may hold: rename it", text.QuoteExcerpt(p))
+	}
+	return nil
+}
+
+// join resolves p against the directory of the file being decoded.
+func join(p string) (string, error) {
+	if p == "" {
 		return "", errors.New("empty path: leave the key out instead")
-	case text.HasUnsafe(p):
-		return "", fmt.Errorf("path %s holds a control character", text.QuoteExcerpt(p))
+	}
+	if err := CheckPath(p); err != nil {
+		return "", err
+	}
+	switch {
 	case p == "~" || strings.HasPrefix(p, "~/"):
 		return "", fmt.Errorf("path %q starts with ~, which no shell expands here: write it relative to the file or absolute", p)
 	case filepath.IsAbs(p):

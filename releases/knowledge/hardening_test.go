@@ -236,7 +236,7 @@ func TestHardeningParseErrors(t *testing.T) {
 		{"no image mode reason", "[[fips]]\nrelease = \">=4.15\"\narches = [\"x86_64\"]\n", `r.toml: fips[0]: image_mode_why: required when image_mode is false`},
 		{"config without why", "[[fips]]\nrelease = \">=4.15\"\narches = [\"x86_64\"]\nimage_mode = true\n[fips.config]\na.b = \"x\"\n", `r.toml: fips[0]: config and config_why go together`},
 		{"fips bad release", "[[fips]]\nrelease = \"soon\"\narches = [\"x86_64\"]\nimage_mode = true\n", `r.toml: fips[0]: release: invalid semver constraint "soon"`},
-		{"fips unknown key", "[[fips]]\nrelease = \">=4.15\"\narches = [\"x86_64\"]\nimage_mode = true\nkargs = [\"fips=1\"]\n", `r.toml: unknown key "fips.kargs"`},
+		{"fips unknown key", "[[fips]]\nrelease = \">=4.15\"\narches = [\"x86_64\"]\nimage_mode = true\nkargs = [\"fips=1\"]\n", `r.toml: line 18: unknown key "fips.kargs"`},
 		{"fips_os package", "[[fips_os]]\nrhel = 9\nbootc_packages = [\"crypto policies\"]\n", `r.toml: fips_os[0]: bootc_packages: "crypto policies" is not a package name`},
 		{"fips_os twice", "[[fips_os]]\nrhel = 9\n[[fips_os]]\nrhel = 9\n", `r.toml: fips_os[1]: rhel 9 is listed twice`},
 		{"fips_os post section", "[[fips_os]]\nrhel = 9\nkickstart_post = [\"%end\"]\n", `r.toml: fips_os[0]: kickstart_post: "%end" is not one command line`},

@@ -191,7 +191,7 @@ func TestParseErrors(t *testing.T) {
 		name, releases, config, want string
 	}{
 		{"fine", okReleases, okConfig, ""},
-		{"unknown key", okReleases + "[colors]\nred = 1\n", okConfig, `r.toml: unknown key "colors"`},
+		{"unknown key", okReleases + "[colors]\nred = 1\n", okConfig, `r.toml: line 14: unknown key "colors"`},
 		{"bad constraint", "[[config_file]]\nrelease = \">= four\"\npath = \"/etc/microshift/config.yaml\"\n", okConfig, `r.toml: config_file[0]: release: invalid semver constraint ">= four"`},
 		{"empty constraint", "[[distro]]\nrelease = \"\"\nname = \"rhel-9.4\"\n", okConfig, `r.toml: distro[0]: release: invalid semver constraint ""`},
 		{"config outside /etc/microshift", "[[config_file]]\nrelease = \">=4.14\"\npath = \"/usr/lib/microshift/config.yaml\"\n", okConfig, `r.toml: config_file[0]: path "/usr/lib/microshift/config.yaml" is not under /etc/microshift/`},
@@ -215,7 +215,7 @@ func TestParseErrors(t *testing.T) {
 		{"existing namespace not a name", okReleases + "[[existing_namespaces]]\nrelease = \">=4.14\"\nnames = [\"Kube_System\"]\n", okConfig, `r.toml: existing_namespaces[0]: names: "Kube_System": `},
 		{"existing namespace prefix not a name", okReleases + "[[existing_namespaces]]\nrelease = \">=4.14\"\nprefixes = [\"openshift.\"]\n", okConfig, `r.toml: existing_namespaces[0]: prefixes: "openshift." is not the start of a namespace name`},
 		{"existing namespaces without release", okReleases + "[[existing_namespaces]]\nnames = [\"default\"]\n", okConfig, `r.toml: existing_namespaces[0]: release: invalid semver constraint ""`},
-		{"key unknown field", okReleases, "[[key]]\npath = \"a\"\nrelease = \">=4.14\"\ntype = \"int\"\nmaximum = 3\n", `c.toml: unknown key "key.maximum"`},
+		{"key unknown field", okReleases, "[[key]]\npath = \"a\"\nrelease = \">=4.14\"\ntype = \"int\"\nmaximum = 3\n", `c.toml: line 5: unknown key "key.maximum"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := knowledge.Parse("r.toml", []byte(tc.releases), "c.toml", []byte(tc.config))

@@ -2,6 +2,7 @@ package rebase
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 
 	"github.com/microshift-compose/microshift-compose/internal/transfer"
@@ -38,7 +39,10 @@ func (d *ReleaseDiff) AddTransfer(oldRel, newRel *releases.Release, arches []rel
 				(*side)[i].Manifests, (*side)[i].Blobs = c.Manifests, c.Blobs
 			}
 		}
-		r := transfer.Compute(old, cur, comps)
+		r, err := transfer.Compute(old, cur, comps)
+		if err != nil {
+			return fmt.Errorf("the %s images: %w", a, err)
+		}
 		r.Arch = string(a)
 		d.Transfer = append(d.Transfer, r)
 	}

@@ -60,7 +60,7 @@ func (c *Client) Fetch(ctx context.Context, repos []*Repo, version, arch string,
 	var all []found
 	for _, r := range repos {
 		progress("reading the metadata of %s", r.ID)
-		pkgs, base, err := c.metadata(ctx, r)
+		pkgs, base, err := c.metadata(ctx, r, progress)
 		if err != nil {
 			if r.SkipIfUnavailable && ctx.Err() == nil {
 				progress("skipping %s (skip_if_unavailable): %v", r.ID, err)
@@ -143,9 +143,12 @@ func pickCore(all []found, version string, repos []*Repo) (found, error) {
 		return *best, nil
 	}
 	slices.SortFunc(versions, rpmutils.Vercmp)
-	return found{}, &versionNotFound{fmt.Sprintf("%s has no %s %s; nearest: %s (%d versions, %s to %s)",
-		strings.Join(ids, ", "), CorePackage, version, strings.Join(Nearest(versions, version, 5), ", "),
-		len(versions), versions[0], versions[len(versions)-1])}
+	span := fmt.Sprintf("1 version, %s", versions[0])
+	if len(versions) > 1 {
+		span = fmt.Sprintf("%d versions, %s to %s", len(versions), versions[0], versions[len(versions)-1])
+	}
+	return found{}, &versionNotFound{fmt.Sprintf("%s has no %s %s; nearest: %s (%s)",
+		strings.Join(ids, ", "), CorePackage, version, strings.Join(Nearest(versions, version, 5), ", "), span)}
 }
 
 // VersionMatches reports whether an RPM version is the one a fetch asks
@@ -181,10 +184,10 @@ func Nearest(sorted []string, version string, n int) []string {
 // metadata reads a repository's repomd.xml and primary metadata, trying
 // each baseurl in turn, and returns its release-info packages and the
 // baseurl that answered.
-func (c *Client) metadata(ctx context.Context, r *Repo) ([]primaryPackage, *url.URL, error) {
+func (c *Client) metadata(ctx context.Context, r *Repo, progress Progress) ([]primaryPackage, *url.URL, error) {
 	var errs []string
 	for _, base := range r.BaseURLs {
-		pkgs, err := c.metadataAt(ctx, r, base)
+		pkgs, err := c.metadataAt(ctx, r, base, progress)
 		if err == nil {
 			return pkgs, base, nil
 		}
@@ -196,7 +199,7 @@ func (c *Client) metadata(ctx context.Context, r *Repo) ([]primaryPackage, *url.
 	return nil, nil, fmt.Errorf("repo %s (%s): %s", r.ID, r.Where, strings.Join(errs, "; "))
 }
 
-func (c *Client) metadataAt(ctx context.Context, r *Repo, base *url.URL) ([]primaryPackage, error) {
+func (c *Client) metadataAt(ctx context.Context, r *Repo, base *url.URL, progress Progress) ([]primaryPackage, error) {
 	mdURL := base.JoinPath("repodata", "repomd.xml")
 	data, err := c.readAll(ctx, r, mdURL, MaxRepomdSize)
 	if err != nil {
@@ -213,6 +216,7 @@ func (c *Client) metadataAt(ctx context.Context, r *Repo, base *url.URL) ([]prim
 	if err != nil {
 		return nil, fmt.Errorf("%s: primary metadata: %w", redact(mdURL), err)
 	}
+	noteOtherOrigin(r, pu, "the primary metadata", progress)
 	body, err := c.open(ctx, r, pu)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", redact(pu), err)
@@ -227,7 +231,9 @@ func (c *Client) metadataAt(ctx context.Context, r *Repo, base *url.URL) ([]prim
 
 // resolve is where a metadata location points: href relative to xml:base
 // or the repository's baseurl. It must stay on the base's scheme, so that
-// an https repository cannot point at a local file.
+// an https repository cannot point at a local file; it may name another
+// host (a mirror's xml:base, as dnf follows it), which is then read
+// without the repository's credentials (originGate).
 func resolve(base *url.URL, loc location) (*url.URL, error) {
 	from := base
 	if loc.Base != "" {
@@ -248,10 +254,18 @@ func resolve(base *url.URL, loc location) (*url.URL, error) {
 	if u.Scheme != base.Scheme {
 		return nil, fmt.Errorf("location %q leaves the repository's %s scheme", loc.Href, base.Scheme)
 	}
-	if u.User == nil {
-		u.User = base.User
-	}
+	// The URL carries no credentials, neither the repository's (the
+	// transport adds them for its own origins only) nor the metadata's.
+	u.User = nil
 	return u, nil
+}
+
+// noteOtherOrigin says when what is read from another origin than the
+// repository's own, and so without the credentials it has.
+func noteOtherOrigin(r *Repo, u *url.URL, what string, progress Progress) {
+	if u.Scheme != "file" && !r.isOwn(u) && r.hasCredentials() {
+		progress("%s is at %s, not the origin of %s: reading it without the repository's credentials", what, origin(u), r.ID)
+	}
 }
 
 // download fetches one package, checks it against the metadata and reads
@@ -263,6 +277,7 @@ func (c *Client) download(ctx context.Context, f found, progress Progress) (*Dow
 		return nil, fmt.Errorf("repo %s: %s: %w", f.repo.ID, want, err)
 	}
 	display := redact(u)
+	noteOtherOrigin(f.repo, u, want.String(), progress)
 	h, err := newHash(f.pkg.Checksum)
 	if err != nil {
 		return nil, fmt.Errorf("repo %s: %s: %w", f.repo.ID, want, err)

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,6 +58,104 @@ type Client struct {
 	clients map[*Repo]*http.Client
 }
 
+// origin is where a URL's request goes, as credentials are scoped: its
+// scheme, host and port (the scheme's default when the URL names none),
+// in lower case.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// origins maps the origins of the repository's baseurls, the only places
+// its credentials go, to the basic-auth credentials sent there: username
+// and password when set, else the baseurl's own user information, else
+// none (nil). The client certificate goes to each of them.
+func (r *Repo) origins() map[string]*url.Userinfo {
+	out := map[string]*url.Userinfo{}
+	for _, b := range r.BaseURLs {
+		o := origin(b)
+		switch {
+		case r.Username != "":
+			out[o] = url.UserPassword(r.Username, r.Password)
+		case b.User != nil && out[o] == nil:
+			out[o] = b.User
+		default:
+			if _, ok := out[o]; !ok {
+				out[o] = nil
+			}
+		}
+	}
+	return out
+}
+
+// ownOrigins names the repository's origins for messages, sorted.
+func (r *Repo) ownOrigins() string {
+	var names []string
+	for o := range r.origins() {
+		names = append(names, o)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// hasCredentials reports whether the repository has anything to withhold
+// from other origins: basic-auth credentials or a client certificate.
+func (r *Repo) hasCredentials() bool {
+	if r.ClientCert != "" {
+		return true
+	}
+	for _, c := range r.origins() {
+		if c != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// isOwn reports whether u is at one of the repository's own origins.
+func (r *Repo) isOwn(u *url.URL) bool {
+	_, ok := r.origins()[origin(u)]
+	return ok
+}
+
+// originGate is the transport of a repository's requests: each request,
+// the first and every redirect, goes with the repository's credentials
+// (basic auth, and the client certificate of own's TLS configuration) when
+// it is for one of the repository's origins, and through other, without
+// them, when it is not: an href or xml:base of the metadata, or a
+// redirect, naming another scheme, host or port. net/http alone would
+// send the client certificate to any server that asks and keep an
+// Authorization header across redirects to the same host name on another
+// port or to a subdomain.
+type originGate struct {
+	own, other http.RoundTripper
+	creds      map[string]*url.Userinfo
+}
+
+func (g *originGate) RoundTrip(req *http.Request) (*http.Response, error) {
+	creds, own := g.creds[origin(req.URL)]
+	r := req.Clone(req.Context())
+	r.Header.Del("Authorization")
+	r.URL.User = nil
+	if !own {
+		return g.other.RoundTrip(r)
+	}
+	if creds != nil {
+		password, _ := creds.Password()
+		r.SetBasicAuth(creds.Username(), password)
+	}
+	return g.own.RoundTrip(r)
+}
+
 func (c *Client) timeout() time.Duration {
 	if c.Timeout <= 0 {
 		return DefaultTimeout
@@ -71,15 +171,16 @@ func (c *Client) attempts() int {
 }
 
 // httpClient returns the HTTP client for r: its CA, client certificate and
-// TLS verification, its proxy, the timeouts.
+// TLS verification, its proxy, the timeouts, and its credentials sent only
+// to its own origins (originGate).
 func (c *Client) httpClient(r *Repo) (*http.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if hc := c.clients[r]; hc != nil {
 		return hc, nil
 	}
-	rt := c.Transport
-	if rt == nil {
+	own, other := c.Transport, c.Transport
+	if own == nil {
 		conf, err := r.tlsConfig()
 		if err != nil {
 			return nil, err
@@ -91,7 +192,7 @@ func (c *Client) httpClient(r *Repo) (*http.Client, error) {
 		case r.Proxy != nil:
 			proxy = http.ProxyURL(r.Proxy)
 		}
-		rt = &http.Transport{
+		t := &http.Transport{
 			Proxy:                 proxy,
 			DialContext:           (&net.Dialer{Timeout: c.timeout(), KeepAlive: 30 * time.Second}).DialContext,
 			TLSClientConfig:       conf,
@@ -102,9 +203,14 @@ func (c *Client) httpClient(r *Repo) (*http.Client, error) {
 			MaxIdleConnsPerHost:   4,
 			IdleConnTimeout:       90 * time.Second,
 		}
+		// Other origins: the same trust (CA, sslverify) and proxy, no
+		// client certificate.
+		o := t.Clone()
+		o.TLSClientConfig.Certificates = nil
+		own, other = t, o
 	}
 	hc := &http.Client{
-		Transport: rt,
+		Transport: &originGate{own: own, other: other, creds: r.origins()},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 10 {
 				return errors.New("stopped after 10 redirects")
@@ -203,16 +309,17 @@ func (c *Client) open(ctx context.Context, r *Repo, u *url.URL) (io.ReadCloser, 
 
 func (c *Client) get(ctx context.Context, hc *http.Client, r *Repo, u *url.URL) (body io.ReadCloser, retry bool, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	// Credentials are the transport's to add (originGate), never the
+	// URL's.
+	bare := *u
+	bare.User = nil
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, bare.String(), nil)
 	if err != nil {
 		cancel(nil)
 		return nil, false, err
 	}
 	if c.UserAgent != "" {
 		req.Header.Set("User-Agent", c.UserAgent)
-	}
-	if r.Username != "" {
-		req.SetBasicAuth(r.Username, r.Password)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -236,6 +343,8 @@ func (c *Client) get(ctx context.Context, hc *http.Client, r *Repo, u *url.URL) 
 		switch {
 		case resp.StatusCode == http.StatusNotFound:
 			return nil, false, fmt.Errorf("%w (404)", ErrNotFound)
+		case (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && !r.isOwn(resp.Request.URL):
+			return nil, false, fmt.Errorf("access denied (%d %s) by %s, which is not the repository's own origin: its credentials and client certificate go only to %s, so a mirror its metadata or a redirect names must serve the file without them", resp.StatusCode, http.StatusText(resp.StatusCode), origin(resp.Request.URL), r.ownOrigins())
 		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 			return nil, false, fmt.Errorf("access denied (%d %s): check the repository's client certificate (sslclientcert, sslclientkey) or credentials", resp.StatusCode, http.StatusText(resp.StatusCode))
 		case resp.StatusCode >= 500:

@@ -1,6 +1,10 @@
 package rpmrepo
 
 import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -40,6 +44,7 @@ func TestScanPrimary(t *testing.T) {
 // FuzzScanPrimary: any metadata gives packages or an error, never a panic.
 func FuzzScanPrimary(f *testing.F) {
 	f.Add(`<metadata><package type="rpm"><name>microshift-release-info</name><version ver="4.18.7" rel="1"/></package></metadata>`)
+	f.Add("<metadata>" + strings.Repeat(" ", 1000) + "<!-- <<< --><package><name>microshift-olm-release-info</name></package></metadata>")
 	f.Fuzz(func(t *testing.T, doc string) {
 		pkgs, err := scanPrimary(strings.NewReader(doc), IsReleaseInfo)
 		if err == nil {
@@ -48,6 +53,40 @@ func FuzzScanPrimary(f *testing.F) {
 					t.Fatalf("kept %q", p.Name)
 				}
 			}
+		} else if strings.Contains(err.Error(), "\n") {
+			t.Fatalf("error spans lines: %q", err)
+		}
+	})
+}
+
+// FuzzReadPrimary: compressed metadata whose checksum repomd.xml lists,
+// read through decompression, the checksum and the bounds (open-size,
+// the element bound, the package bound), gives packages or one error
+// line.
+func FuzzReadPrimary(f *testing.F) {
+	f.Add([]byte(`<metadata><package type="rpm"><name>microshift-release-info</name><version ver="4.18.7" rel="1"/></package></metadata>`), int64(0), true)
+	f.Add([]byte("<metadata>"+strings.Repeat("\n", 4096)+"</metadata>"), int64(100), false)
+	f.Fuzz(func(t *testing.T, doc []byte, openSize int64, gz bool) {
+		var packed bytes.Buffer
+		href := "x-primary.xml"
+		if gz {
+			href += ".gz"
+			zw := gzip.NewWriter(&packed)
+			zw.Write(doc)
+			zw.Close()
+		} else {
+			packed.Write(doc)
+		}
+		sum := sha256.Sum256(packed.Bytes())
+		d := &repomdData{Checksum: checksum{Type: "sha256", Value: hex.EncodeToString(sum[:])}, Location: location{Href: href}, Size: int64(packed.Len()), OpenSize: openSize}
+		pkgs, err := readPrimary(bytes.NewReader(packed.Bytes()), d, IsReleaseInfo)
+		switch {
+		case err != nil && strings.Contains(err.Error(), "\n"):
+			t.Fatalf("error spans lines: %q", err)
+		case err == nil && openSize > 0 && int64(len(doc)) > openSize:
+			t.Fatalf("read %d bytes against an open-size of %d", len(doc), openSize)
+		case len(pkgs) > MaxPrimaryPackages:
+			t.Fatalf("kept %d packages", len(pkgs))
 		}
 	})
 }

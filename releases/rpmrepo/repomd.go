@@ -28,6 +28,16 @@ const (
 	// MaxPrimaryOpenSize bounds it uncompressed, when repomd.xml does not
 	// declare its size (then the declared open-size is the bound).
 	MaxPrimaryOpenSize = 4 << 30
+	// MaxPrimaryElement bounds one <package> element of the primary
+	// metadata, and the text and markup between two of them. The XML
+	// decoder holds a token whole, so this, not the document's bound, is
+	// what the metadata can make the tool hold in memory (384 MiB of
+	// whitespace in a 1 MB primary.xml.gz took 1 GB before it was
+	// refused). A package's entry takes a few kilobytes.
+	MaxPrimaryElement = 8 << 20
+	// MaxPrimaryPackages bounds the release-info packages kept from one
+	// repository: a few per build of each MicroShift version.
+	MaxPrimaryPackages = 20000
 )
 
 // repomd is repodata/repomd.xml: where each kind of metadata is.
@@ -127,12 +137,15 @@ func (p *primaryPackage) nevra() NEVRA {
 
 // scanPrimary reads primary metadata (uncompressed, r) and returns the
 // packages keep accepts by name. Other packages are decoded one at a time
-// and dropped, so memory does not grow with the repository.
+// and dropped, so memory does not grow with the repository; no element or
+// text between elements may take more than MaxPrimaryElement bytes.
 func scanPrimary(r io.Reader, keep func(name string) bool) ([]primaryPackage, error) {
-	dec := xml.NewDecoder(r)
+	budget := newElementBudget(r)
+	dec := xml.NewDecoder(budget)
 	var out []primaryPackage
 	root := false
 	for {
+		budget.reset()
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
 			if !root {
@@ -141,7 +154,7 @@ func scanPrimary(r io.Reader, keep func(name string) bool) ([]primaryPackage, er
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("invalid primary metadata: %w", err)
+			return nil, budget.explain(err)
 		}
 		start, ok := tok.(xml.StartElement)
 		if !ok {
@@ -156,19 +169,101 @@ func scanPrimary(r io.Reader, keep func(name string) bool) ([]primaryPackage, er
 		}
 		if start.Name.Local != "package" {
 			if err := dec.Skip(); err != nil {
-				return nil, fmt.Errorf("invalid primary metadata: %w", err)
+				return nil, budget.explain(err)
 			}
 			continue
 		}
 		var p primaryPackage
 		if err := dec.DecodeElement(&p, &start); err != nil {
-			return nil, fmt.Errorf("invalid primary metadata: %w", err)
+			return nil, budget.explain(err)
 		}
 		if p.Type != "" && p.Type != "rpm" || !keep(p.Name) {
 			continue
 		}
+		if len(out) == MaxPrimaryPackages {
+			return nil, fmt.Errorf("more than %d release-info packages: %w (a repository holds a few per build of each MicroShift version)", MaxPrimaryPackages, ErrTooLarge)
+		}
 		out = append(out, p)
 	}
+}
+
+// errElementTooLarge is an element of the primary metadata over
+// MaxPrimaryElement.
+var errElementTooLarge = fmt.Errorf("an XML element or the text between two is larger than %d bytes uncompressed: %w (refused as a decompression bomb or damaged metadata; a package's entry takes a few kilobytes)", MaxPrimaryElement, ErrTooLarge)
+
+// elementBudget is what the XML decoder reads from: it fails with
+// errElementTooLarge once more than MaxPrimaryElement bytes are read since
+// the last reset, which scanPrimary does before each token or element it
+// asks for. It is an io.ByteReader with a buffer of its own, so the
+// decoder reads through it byte by byte (the count is exact) at the cost
+// of the bufio.Reader it would otherwise use.
+type elementBudget struct {
+	r        io.Reader
+	buf      []byte
+	pos, end int
+	err      error
+	left     int64
+	over     bool
+}
+
+func newElementBudget(r io.Reader) *elementBudget {
+	return &elementBudget{r: r, buf: make([]byte, 64<<10), left: MaxPrimaryElement}
+}
+
+func (b *elementBudget) reset() { b.left = MaxPrimaryElement }
+
+// fill reads more into the empty buffer; false when there is nothing more
+// (b.err says why).
+func (b *elementBudget) fill() bool {
+	b.pos, b.end = 0, 0
+	for try := 0; b.end == 0 && b.err == nil; try++ {
+		if try == 100 { // as bufio.Reader: a reader that never gives data
+			b.err = io.ErrNoProgress
+			break
+		}
+		b.end, b.err = b.r.Read(b.buf)
+	}
+	return b.end > 0
+}
+
+func (b *elementBudget) ReadByte() (byte, error) {
+	if b.left <= 0 {
+		b.over = true
+		return 0, errElementTooLarge
+	}
+	if b.pos == b.end && !b.fill() {
+		return 0, b.err
+	}
+	c := b.buf[b.pos]
+	b.pos++
+	b.left--
+	return c, nil
+}
+
+func (b *elementBudget) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.over = true
+		return 0, errElementTooLarge
+	}
+	if b.pos == b.end && !b.fill() {
+		return 0, b.err
+	}
+	n := copy(p[:min(int64(len(p)), b.left)], b.buf[b.pos:b.end])
+	b.pos += n
+	b.left -= int64(n)
+	return n, nil
+}
+
+// explain is the error of a decoder that failed: the budget's or the
+// reader's own (a size limit, a stall), or invalid XML.
+func (b *elementBudget) explain(err error) error {
+	switch {
+	case b.over:
+		return errElementTooLarge
+	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrStalled):
+		return err
+	}
+	return fmt.Errorf("invalid primary metadata: %w", err)
 }
 
 // decompressMetadata returns a reader of the uncompressed metadata file
@@ -210,22 +305,22 @@ func readPrimary(body io.Reader, d *repomdData, keep func(string) bool) ([]prima
 	if err != nil {
 		return nil, err
 	}
-	limit := int64(MaxPrimarySize)
+	limit, why := int64(MaxPrimarySize), "the most primary metadata may be"
 	if d.Size > 0 && d.Size < limit {
-		limit = d.Size
+		limit, why = d.Size, "the size repomd.xml lists"
 	}
-	counted := &sizeLimit{r: body, left: limit, err: fmt.Errorf("%s is larger than %d bytes: %w", d.Location.Href, limit, ErrTooLarge)}
+	counted := &sizeLimit{r: body, left: limit, err: fmt.Errorf("larger than %d bytes, %s: %w", limit, why, ErrTooLarge)}
 	tee := io.TeeReader(counted, h)
 	raw, closeRaw, err := decompressMetadata(bufio.NewReader(tee), d.Location.Href)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %v", d.Location.Href, err)
 	}
 	defer closeRaw()
-	open := int64(MaxPrimaryOpenSize)
+	open, why := int64(MaxPrimaryOpenSize), "the most primary metadata may be"
 	if d.OpenSize > 0 && d.OpenSize < open {
-		open = d.OpenSize
+		open, why = d.OpenSize, "the open-size repomd.xml lists"
 	}
-	pkgs, err := scanPrimary(&sizeLimit{r: raw, left: open, err: fmt.Errorf("%s is larger than %d bytes uncompressed: %w", d.Location.Href, open, ErrTooLarge)}, keep)
+	pkgs, err := scanPrimary(&sizeLimit{r: raw, left: open, err: fmt.Errorf("larger than %d bytes uncompressed, %s: %w", open, why, ErrTooLarge)}, keep)
 	if err != nil {
 		if errors.Is(err, ErrStalled) {
 			return nil, err

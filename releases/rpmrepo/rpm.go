@@ -31,6 +31,9 @@ const (
 	MaxRPMSize = 32 << 20
 	// MaxPayloadSize bounds the uncompressed payload an RPM may declare.
 	MaxPayloadSize = 64 << 20
+	// MaxReleaseBytes bounds the release files of one RPM together (each
+	// is within releases.MaxFileSize): what is held in memory of it.
+	MaxReleaseBytes = 16 << 20
 	// maxHeaderTags and maxHeaderData are rpm's own bounds on a header
 	// (hdrchkTags, hdrchkData in rpm's header.c).
 	maxHeaderTags = 0xffff
@@ -63,6 +66,9 @@ func IsReleaseInfo(name string) bool {
 // ErrNotReleaseInfo is wrapped when an RPM is not a MicroShift release-info
 // package.
 var ErrNotReleaseInfo = errors.New("not a MicroShift release-info package (microshift-release-info or microshift-<component>-release-info)")
+
+// ErrNotRPM is a file that does not begin with the RPM lead.
+var ErrNotRPM = errors.New("not an RPM file: it does not begin with the RPM lead (magic ed ab ee db); want a release-info .rpm, as dnf download fetches it")
 
 // ErrPayloadTooLarge is wrapped when a payload decompresses to more than
 // its header declares: an RPM bomb, or a damaged file.
@@ -163,7 +169,7 @@ func packageFor(f *releases.File) string {
 func checkHeaderBounds(data []byte) (int, error) {
 	const leadSize, introSize = 96, 16
 	if len(data) < 4 || !bytes.Equal(data[:4], []byte{0xed, 0xab, 0xee, 0xdb}) {
-		return 0, errors.New("not an RPM file (no RPM lead)")
+		return 0, ErrNotRPM
 	}
 	if len(data) < leadSize {
 		return 0, fmt.Errorf("truncated RPM: %d bytes, shorter than the RPM lead", len(data))
@@ -251,6 +257,9 @@ func readPayload(display string, hdr *rpmutils.RpmHeader, payload []byte) ([]*re
 	}
 	declared := int64(MaxPayloadSize)
 	if size, err := hdr.PayloadSize(); err == nil {
+		if size < 0 {
+			return nil, nil, fmt.Errorf("%s: damaged RPM: its header declares a payload of %d bytes", display, size)
+		}
 		if size > MaxPayloadSize {
 			return nil, nil, fmt.Errorf("%s: the payload is %d bytes uncompressed, more than %d; a release-info RPM's is tens of kilobytes", display, size, MaxPayloadSize)
 		}
@@ -273,6 +282,7 @@ func readPayload(display string, hdr *rpmutils.RpmHeader, payload []byte) ([]*re
 	arc := cpio.NewReader(bufio.NewReader(bounded))
 	var files []*releases.File
 	raw := map[string][]byte{}
+	var total int64
 	for {
 		h, err := arc.Next()
 		if errors.Is(err, io.EOF) {
@@ -289,8 +299,11 @@ func readPayload(display string, hdr *rpmutils.RpmHeader, payload []byte) ([]*re
 		if _, _, ok, _ := releases.ParseFileName(base); !ok {
 			continue
 		}
-		if h.Size > releases.MaxFileSize {
+		if h.Size < 0 || h.Size > releases.MaxFileSize {
 			return nil, nil, fmt.Errorf("%s: %s is %d bytes, larger than %d", display, name, h.Size, releases.MaxFileSize)
+		}
+		if total += h.Size; total > MaxReleaseBytes {
+			return nil, nil, fmt.Errorf("%s: the release files in %s add up to more than %d bytes (at %s); a release-info RPM's are tens of kilobytes", display, ReleaseDir, MaxReleaseBytes, name)
 		}
 		body, err := io.ReadAll(arc)
 		if err != nil {

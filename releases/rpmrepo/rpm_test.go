@@ -3,7 +3,6 @@ package rpmrepo_test
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"os"
@@ -73,26 +72,6 @@ func TestReadPackage(t *testing.T) {
 	}
 }
 
-// setSigTag overwrites the first 4 bytes of the value of a signature
-// header tag (an INT32 such as PAYLOADSIZE, 1007).
-func setSigTag(t *testing.T, data []byte, tag uint32, value uint32) []byte {
-	t.Helper()
-	out := bytes.Clone(data)
-	const lead = 96
-	n := binary.BigEndian.Uint32(out[lead+8:])
-	store := lead + 16 + int(n)*16
-	for i := 0; i < int(n); i++ {
-		e := out[lead+16+i*16:]
-		if binary.BigEndian.Uint32(e) == tag {
-			off := binary.BigEndian.Uint32(e[8:])
-			binary.BigEndian.PutUint32(out[store+int(off):], value)
-			return out
-		}
-	}
-	t.Fatalf("no signature tag %d", tag)
-	return nil
-}
-
 func TestReadPackageRefuses(t *testing.T) {
 	good := coreRPM(t, "w19.zstdio")
 	dir := t.TempDir()
@@ -110,7 +89,14 @@ func TestReadPackageRefuses(t *testing.T) {
 	// the payload is 2000 bytes.
 	bombFiles := release("release-x86_64.json")
 	bombFiles["/usr/share/microshift/blueprint/zeros"] = make([]byte, 8<<20)
-	bomb := setSigTag(t, build(testutil.RPM{Name: "microshift-release-info", Version: "4.18.8", Files: bombFiles}), 1007, 2000)
+	bomb := testutil.SetRPMSignatureTag(t, build(testutil.RPM{Name: "microshift-release-info", Version: "4.18.8", Files: bombFiles}), 1007, 2000)
+	// Five release files within the per-file bound, over the RPM's
+	// together.
+	manyFiles := map[string][]byte{}
+	for _, c := range []string{"a", "b", "c", "d", "e"} {
+		manyFiles["/usr/share/microshift/release/release-"+c+"-x86_64.json"] = append([]byte(`{"release": {"base": "4.18.7"}, "images": {}}`), bytes.Repeat([]byte(" "), 4<<20-100)...)
+	}
+	many := build(testutil.RPM{Name: "microshift-a-release-info", Version: "4.18.7", Files: manyFiles})
 	flipped := bytes.Clone(good)
 	flipped[len(flipped)-40] ^= 0xff
 	cases := []struct {
@@ -118,7 +104,7 @@ func TestReadPackageRefuses(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"text file", []byte("hello, I am not an RPM\n"), "test.rpm: not an RPM file (no RPM lead)"},
+		{"text file", []byte("hello, I am not an RPM\n"), "test.rpm: not an RPM file: it does not begin with the RPM lead (magic ed ab ee db); want a release-info .rpm"},
 		{"empty", nil, "test.rpm: not an RPM file"},
 		{"lead only", good[:96], "test.rpm: truncated RPM: the file ends before its signature header"},
 		{"cut in the header", good[:400], "test.rpm: truncated RPM: its"},
@@ -134,6 +120,7 @@ func TestReadPackageRefuses(t *testing.T) {
 			"test.rpm: /usr/share/microshift/release/release-olm-x86_64.json: missing release.base"},
 		{"bomb", bomb, "test.rpm: reading the payload: payload is larger than the RPM declares (2000 bytes): refused as an RPM bomb or a damaged file"},
 		{"too large", make([]byte, rpmrepo.MaxRPMSize+1), "test.rpm: file is larger than 33554432 bytes"},
+		{"release files over 16 MiB together", many, "test.rpm: the release files in /usr/share/microshift/release add up to more than 16777216 bytes (at /usr/share/microshift/release/release-e-x86_64.json); a release-info RPM's are tens of kilobytes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

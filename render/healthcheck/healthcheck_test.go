@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +77,7 @@ func TestHealthCheckScripts(t *testing.T) {
 			if *updateHealthGolden {
 				testutil.WriteFile(t, golden, script)
 			} else if want := testutil.ReadFile(t, golden); !bytes.Equal(script, want) {
-				t.Errorf("script for %s differs from %s (go test ./compose -run HealthCheckScripts -update-health)", tc.stream, golden)
+				t.Errorf("script for %s differs from %s (go test ./render/healthcheck -run HealthCheckScripts -update-health)", tc.stream, golden)
 			}
 			file := filepath.Join(t.TempDir(), "check.sh")
 			if err := os.WriteFile(file, script, 0o755); err != nil {
@@ -239,6 +240,14 @@ func TestHealthCheckManyWorkloadsFailure(t *testing.T) {
 // fail marker.
 func runHealthCheck(t *testing.T, bash string, script []byte, failAt int) [][]string {
 	t.Helper()
+	return runHealthCheckWith(t, []string{bash}, script, failAt)
+}
+
+// runHealthCheckWith runs the check with the command run before its path:
+// bash, as greenboot runs its scripts, or nothing, as greenboot-rs runs a
+// check: the kernel reads the file's interpreter line.
+func runHealthCheckWith(t *testing.T, runner []string, script []byte, failAt int) [][]string {
+	t.Helper()
 	const lib = "source /usr/share/microshift/functions/greenboot.sh\n"
 	stubs := "id() { echo 0; }\nprint_boot_status() { :; }\nget_wait_timeout() { echo 600; }\nexit_if_fail_marker_exists() { :; }\ncreate_fail_marker_and_exit() { echo MARKED; exit 1; }\n"
 	if bytes.Count(script, []byte(lib)) != 1 {
@@ -264,7 +273,11 @@ printf '%s\0' "$@" > "$CALLS/$(printf %06d "$n")"
 	}
 	file := filepath.Join(dir, "check.sh")
 	testutil.WriteFile(t, file, bytes.Replace(script, []byte(lib), []byte(stubs), 1))
-	cmd := exec.Command(bash, file)
+	if err := os.Chmod(file, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	argv := append(slices.Clone(runner), file)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "CALLS=" + callDir, "FAIL_AT=" + fmt.Sprint(failAt), "LC_ALL=C.UTF-8"}
 	out, err := cmd.CombinedOutput()
 	if failAt == 0 && err != nil {
@@ -286,4 +299,41 @@ printf '%s\0' "$@" > "$CALLS/$(printf %06d "$n")"
 		calls = append(calls, strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00"))
 	}
 	return calls
+}
+
+// TestHealthCheckUnderGreenbootRS: greenboot-rs, which replaces greenboot,
+// runs a check as an executable (no bash in front), stops at the first
+// failing required check, and must not be rebooted by a check: the script
+// runs by its interpreter line alone, answers with its exit code under both
+// runners, and reboots nothing.
+func TestHealthCheckUnderGreenbootRS(t *testing.T) {
+	bash := testutil.NeedTool(t, "bash", "bash")
+	know, err := knowledge.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts, err := know.For(semver.MustParse("5.0.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := healthcheck.Script("5.0", facts.HealthCheck, manyWorkloads(3), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(script, []byte("#!/bin/bash\n")) {
+		t.Fatalf("the check does not start with its interpreter line: %q", script[:min(len(script), 40)])
+	}
+	for _, word := range []string{"reboot", "shutdown", "grub2-editenv", "boot_counter=", "red.d"} {
+		if bytes.Contains(script, []byte(word)) {
+			t.Errorf("the check holds %q: a check answers with its exit code and reboots nothing", word)
+		}
+	}
+	for name, runner := range map[string][]string{"greenboot": {bash}, "greenboot-rs": nil} {
+		t.Run(name, func(t *testing.T) {
+			if calls := runHealthCheckWith(t, runner, script, 0); len(calls) != 1 {
+				t.Errorf("%d healthcheck calls, want 1", len(calls))
+			}
+			runHealthCheckWith(t, runner, script, 1)
+		})
+	}
 }

@@ -173,15 +173,51 @@ func EncodeBIBConfig(p *plan.Plan, o BIBOptions) ([]byte, error) {
 		b.WriteString("# For the disk image types (--type qcow2, raw, ami, vmdk...).\n")
 		writeDiskComment(&b, disk, c.Disk.MinSize)
 	}
-	b.WriteString("# Build with: podman run --rm --privileged -v ./config.toml:/config.toml:ro -v ./output:/output \\\n")
-	b.WriteString("#   -v /var/lib/containers/storage:/var/lib/containers/storage registry.redhat.io/rhel9/bootc-image-builder \\\n")
-	b.WriteString("#   --type TYPE --config /config.toml IMAGE\n\n")
+	b.WriteString("# Build with image-builder, which bootc-image-builder became (the image in root's container storage):\n")
+	b.WriteString("#   podman run --rm --privileged --security-opt label=type:unconfined_t -v ./config.toml:/config.toml:ro -v ./output:/output \\\n")
+	b.WriteString("#     -v /var/lib/containers/storage:/var/lib/containers/storage " + ImageBuilderImage + " \\\n")
+	b.WriteString("#     build --bootc-ref IMAGE --blueprint /config.toml --output-dir /output TYPE\n")
+	b.WriteString("# or with the bootc-image-builder image of the release's RHEL: ... registry.redhat.io/rhel9/bootc-image-builder --type TYPE --config /config.toml IMAGE\n\n")
 	enc := toml.NewEncoder(&b)
 	enc.Indent = ""
-	if err := enc.Encode(BIBConfig{Customizations: c}); err != nil {
+	if err := enc.Encode(configTOML{Customizations: customizationsTOML{User: c.User, FIPS: c.FIPS, Installer: c.Installer, Disk: (*diskTOML)(c.Disk)}}); err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", BIBConfigFile, err)
 	}
 	return b.Bytes(), nil
+}
+
+// ImageBuilderImage is osbuild's image-builder as a container, which builds
+// a bootc image's disk images and installer from this config
+// (`image-builder build --bootc-ref IMAGE --blueprint config.toml TYPE`):
+// bootc-image-builder was merged into it, and MicroShift's own CI builds its
+// installers with it.
+const ImageBuilderImage = "ghcr.io/osbuild/image-builder-cli:latest"
+
+// configTOML is BIBConfig as config.toml is written: only what the config
+// sets, no zero value standing for a default (osbuild/blueprint's
+// DiskCustomization tags start_offset and sector_size omitempty, which the
+// TOML encoder keeps for a 0).
+type configTOML struct {
+	Customizations customizationsTOML `toml:"customizations"`
+}
+
+// customizationsTOML are the customizations config.toml takes, in
+// blueprint.Customizations' order.
+type customizationsTOML struct {
+	User      []blueprint.UserCustomization     `toml:"user,omitempty"`
+	Disk      *diskTOML                         `toml:"disk,omitempty"`
+	FIPS      *bool                             `toml:"fips,omitempty"`
+	Installer *blueprint.InstallerCustomization `toml:"installer,omitempty"`
+}
+
+// diskTOML is blueprint.DiskCustomization, converted, with every number
+// omitted when zero.
+type diskTOML struct {
+	Type        string                             `toml:"type,omitempty"`
+	MinSize     uint64                             `toml:"minsize,omitzero"`
+	Partitions  []blueprint.PartitionCustomization `toml:"partitions,omitempty"`
+	StartOffset uint64                             `toml:"start_offset,omitzero"`
+	SectorSize  uint64                             `toml:"sector_size,omitzero"`
 }
 
 // writeDiskComment says in words what the disk layout below is.

@@ -108,6 +108,13 @@ func TestBIBConfigDisk(t *testing.T) {
 			if tc.golden != "" {
 				golden(t, tc.golden, data)
 			}
+			// A key config.toml writes is one it sets: no Go zero value
+			// stands for bootc-image-builder's default.
+			for i, line := range strings.Split(string(data), "\n") {
+				if strings.HasSuffix(line, " = 0") || strings.HasSuffix(line, ` = ""`) || strings.HasSuffix(line, " = false") {
+					t.Errorf("config.toml line %d writes a zero value: %s", i+1, line)
+				}
+			}
 			bp := loadBIBConfig(t, data)
 			c := bp.Customizations
 			if len(c.Filesystem) > 0 {

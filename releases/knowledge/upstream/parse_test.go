@@ -18,7 +18,7 @@ func TestParsePinsErrors(t *testing.T) {
 	for _, tc := range []struct{ name, doc, want string }{
 		{"fine", ok, ""},
 		{"none", "", `pins.toml: no [[stream]]`},
-		{"unknown key", ok + "colour = 1\n", `pins.toml: unknown key "stream.colour"`},
+		{"unknown key", ok + "colour = 1\n", `pins.toml: line 5: unknown key "stream.colour"`},
 		{"syntax", "[[stream]\n", `pins.toml: line 2: expected end of table array name delimiter`},
 		{"stream not major.minor", stream("4.20.1", "release-4.20", commitA), `pins.toml: stream[0]: stream "4.20.1" is not major.minor`},
 		{"out of order", stream("4.21", "release-4.21", commitA) + ok, `pins.toml: stream[1]: stream 4.20 is not newer than the one before: list streams oldest first`},
@@ -53,7 +53,7 @@ func TestParsePinsErrors(t *testing.T) {
 func TestParseHandErrors(t *testing.T) {
 	for _, tc := range []struct{ name, doc, want string }{
 		{"fine", "[[key]]\npath = \"a.b\"\nwhy = \"because\"\nmin = 1\n", ""},
-		{"unknown key", "[[key]]\npath = \"a\"\nwhy = \"x\"\nmaximum = 3\n", `handkept.toml: unknown key "key.maximum"`},
+		{"unknown key", "[[key]]\npath = \"a\"\nwhy = \"x\"\nmaximum = 3\n", `handkept.toml: line 4: unknown key "key.maximum"`},
 		{"key without why", "[[key]]\npath = \"a\"\nmin = 1\n", `handkept.toml: key[0] "a": path and why are required`},
 		{"key bad release", "[[key]]\npath = \"a\"\nwhy = \"x\"\nrelease = \"soon\"\n", `handkept.toml: key[0] "a": release: invalid semver constraint "soon"`},
 		{"default and no_default", "[[key]]\npath = \"a\"\nwhy = \"x\"\ndefault = 1\nno_default = true\n", `handkept.toml: key[0] "a": default and no_default together`},
