@@ -186,3 +186,22 @@ func resolveOK(t testing.TB, cat *components.Catalog, rel *releases.Release, req
 	}
 	return p
 }
+
+// microshift-io's release files without its recorded RPMs (a release
+// directory of its files): its build by its images, its RPMs pinned to the
+// stream with a warning saying how to record them.
+func TestMicroShiftIOWithoutRecordedRPMs(t *testing.T) {
+	dir := t.TempDir()
+	testutil.MicroShiftIORelease(t, testutil.ReleaseDir(t, "release-4.21"), dir)
+	rel, err := releases.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := resolveOK(t, assembletest.Catalog(t), rel, compose.Request{Profile: "full", Arch: releases.X86_64, AllowUnpinned: true})
+	if p.Release.Build == nil || p.Release.Build.Version != "" || p.Release.Pin != plan.PinStream || p.Target.Distro != "centos-stream-9" {
+		t.Errorf("release %+v, target %+v", p.Release, p.Target)
+	}
+	if len(p.Warnings) == 0 || !strings.Contains(p.Warnings[0], "the release-info RPMs of microshift-io's build were not recorded with its files") || !strings.Contains(p.Warnings[0], "release fetch") {
+		t.Errorf("warnings %q", p.Warnings)
+	}
+}
