@@ -1,10 +1,12 @@
 package components_test
 
 import (
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
@@ -327,5 +329,37 @@ requires = ["core"]
 	a, b := overlay("one"), overlay("two")
 	if a.DigestFor("redhat") != b.DigestFor("redhat") || a.DigestFor("microshift-io") == b.DigestFor("microshift-io") {
 		t.Errorf("a microshift-io component changed: redhat %s -> %s, microshift-io %s -> %s", a.DigestFor("redhat"), b.DigestFor("redhat"), a.DigestFor("microshift-io"), b.DigestFor("microshift-io"))
+	}
+}
+
+// kindnet's greenboot check reads as bash and to shellcheck, and every
+// function of MicroShift's greenboot library it calls is in the library of
+// each release it is for (release-4.19 and later of ../shared/reference).
+func TestKindnetGreenbootCheck(t *testing.T) {
+	cat, err := components.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cat.Components["kindnet"]
+	if c == nil || len(c.Files) != 1 || !strings.HasPrefix(c.Files[0].Path, "/etc/greenboot/check/required.d/") || c.Files[0].Mode != "0755" {
+		t.Fatalf("kindnet's files: %+v", c)
+	}
+	script := filepath.Join(t.TempDir(), "check.sh")
+	testutil.WriteFile(t, script, []byte(c.Files[0].Content))
+	for _, args := range [][]string{{testutil.NeedTool(t, "bash", "bash"), "-n", script}, {testutil.NeedTool(t, "shellcheck", "shellcheck"), "-s", "bash", script}} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", filepath.Base(args[0]), err, out)
+		}
+	}
+	for _, fn := range []string{"exit_if_fail_marker_exists", "print_boot_status", "get_wait_timeout", "create_fail_marker_and_exit"} {
+		if !strings.Contains(c.Files[0].Content, fn) {
+			t.Errorf("the check does not call %s", fn)
+		}
+		for _, branch := range []string{"release-4.19", "release-4.20", "release-4.21", "release-4.22", "main"} {
+			lib := string(testutil.ReadFile(t, testutil.Shared(t, "reference", "microshift-greenboot", branch, "functions.sh")))
+			if !strings.Contains(lib, "function "+fn+"()") && !strings.Contains(lib, fn+"() {") {
+				t.Errorf("%s's greenboot functions have no %s", branch, fn)
+			}
+		}
 	}
 }
