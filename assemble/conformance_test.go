@@ -174,6 +174,19 @@ func TestConformance(t *testing.T) {
 			})
 		}
 	})
+	t.Run("microshift-io", func(t *testing.T) {
+		for _, branch := range microshiftIOBranches {
+			t.Run(branch, func(t *testing.T) {
+				t.Parallel()
+				for _, c := range microshiftIOCells(t, cat, branch) {
+					record(c)
+					if c.wrong != "" {
+						t.Errorf("%s %s %s: %s", c.release, c.arch, c.selection, c.wrong)
+					}
+				}
+			})
+		}
+	})
 	report(t, cells)
 }
 
@@ -448,8 +461,12 @@ func checkWrittenConfig(out *output.Dir, p *plan.Plan, release string, facts *kn
 func report(t *testing.T, cells []cell) {
 	sort.Slice(cells, func(i, j int) bool {
 		a, b := cells[i], cells[j]
+		// microshift-io's builds ("io-4.21") after Red Hat's releases.
+		if ai, bi := strings.HasPrefix(a.release, "io-"), strings.HasPrefix(b.release, "io-"); ai != bi {
+			return bi
+		}
 		if a.release != b.release {
-			return versionLess(a.release, b.release)
+			return versionLess(strings.TrimPrefix(a.release, "io-"), strings.TrimPrefix(b.release, "io-"))
 		}
 		if a.arch != b.arch {
 			return a.arch < b.arch

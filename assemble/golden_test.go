@@ -122,3 +122,62 @@ func checkGoldenDir(t *testing.T, dir string, files map[string][]byte) {
 		}
 	}
 }
+
+// goldenMicroShiftIORepo is the --repo-file of the microshift-io goldens:
+// the repository of its RPMs, as a user writes it.
+const goldenMicroShiftIORepo = "[microshift-io]\nname=microshift-io's MicroShift RPMs\nbaseurl=https://rpms.example.com/microshift-io/$basearch/\ngpgcheck=1\ngpgkey=https://rpms.example.com/microshift-io/RPM-GPG-KEY\n"
+
+// TestGoldenMicroShiftIO compares every output of the four profiles on
+// both arches of microshift-io's build of the 4.21 reference release
+// (assembletest.MicroShiftIO: its RPMs recorded, its TopoLVM tag resolved),
+// built for its default distro (CentOS Stream 9) with --bootc and a
+// --repo-file, and the full profile of its el10 build, whose distro is
+// CentOS Stream 10 (image mode only), with
+// testdata/golden/microshift-io-4.21/<profile>-<arch>[-<distro>]/.
+func TestGoldenMicroShiftIO(t *testing.T) {
+	cat := assembletest.Catalog(t)
+	el9, el10 := assembletest.MicroShiftIO(t, "release-4.21"), assembletest.MicroShiftIODist(t, "release-4.21", "el10")
+	type cell struct {
+		profile string
+		arch    releases.Arch
+		distro  string
+	}
+	var cells []cell
+	for _, arch := range goldenArches {
+		for _, profile := range goldenProfiles {
+			cells = append(cells, cell{profile, arch, ""})
+		}
+	}
+	cells = append(cells, cell{"full", releases.X86_64, "centos-stream-10"})
+	for _, c := range cells {
+		name := c.profile + "-" + string(c.arch)
+		if c.distro != "" {
+			name += "-" + c.distro
+		}
+		t.Run(name, func(t *testing.T) {
+			req := compose.Request{Profile: c.profile, Arch: c.arch,
+				RepoFiles: []compose.RepoFile{{Source: "microshift-io.repo", Data: []byte(goldenMicroShiftIORepo)}}}
+			rel := el9
+			if c.distro != "" {
+				rel = el10
+			}
+			p, err := assemble.Plan(context.Background(), cat, rel, req)
+			if err == nil && c.distro != "" && p.Target.Distro != c.distro {
+				t.Fatalf("the el10 build targets %s, want %s", p.Target.Distro, c.distro)
+			}
+			if err != nil {
+				t.Fatalf("Plan() = %v", err)
+			}
+			out, err := assemble.Build(context.Background(), p, assemble.Options{Bootc: true})
+			if err != nil {
+				t.Fatalf("Build() = %v", err)
+			}
+			files := map[string][]byte{}
+			for _, f := range out.Files {
+				files[f.Path] = f.Data
+			}
+			assembletest.CheckListedFiles(t, files)
+			checkGoldenDir(t, testutil.TestdataDir(t, "golden", "microshift-io-4.21", name), files)
+		})
+	}
+}

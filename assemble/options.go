@@ -78,6 +78,8 @@ type InstallerOptions struct {
 // and the notes saying so. Every option the target cannot take is refused
 // while they are decided; the writers then trust what they get.
 type outputs struct {
+	// distro is osbuild's name for the target's distro (centos-9 for
+	// centos-stream-9), which its lookups take.
 	distro string
 	arch   releases.Arch
 	// imageType is the image type asked for, or the target's
@@ -114,7 +116,7 @@ type outputs struct {
 // hardening a bootc image cannot carry, the installer outputs, then the
 // image types and what each takes.
 func (o Options) outputsFor(p *plan.Plan) (*outputs, error) {
-	out := &outputs{distro: p.Target.Distro, arch: releases.Arch(p.Arch), imageType: o.ImageType, defaultType: p.Target.ImageType, hardening: blueprints.Hardening(p)}
+	out := &outputs{distro: p.Target.OSBuildDistro(), arch: releases.Arch(p.Arch), imageType: o.ImageType, defaultType: p.Target.ImageType, hardening: blueprints.Hardening(p)}
 	if out.distro == "" { // a plan from a lock older than targets
 		out.distro = p.Release.Distro
 	}
@@ -123,6 +125,9 @@ func (o Options) outputsFor(p *plan.Plan) (*outputs, error) {
 	}
 	if o.Bootc && p.Target.BootcBase == "" {
 		return nil, fmt.Errorf("release %s targets %s, which has no bootc base image for MicroShift %s: pass --bootc-base IMAGE", p.Release, out.distro, p.Release.Stream)
+	}
+	if b := p.Release.Build; o.Bootc && b != nil && !slices.ContainsFunc(p.Repositories, func(r plan.Repository) bool { return strings.HasPrefix(r.Source, "--repo-file ") }) {
+		return nil, fmt.Errorf("--bootc: release %s is %s, whose MicroShift RPMs are in no repository its bootc base %s enables: name their repository with --repo-file FILE (%s)", p.Release, b.Title, p.Target.BootcBase, b.RPMSource)
 	}
 	if err := o.checkBootcHardening(p, out); err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func Plan(ctx context.Context, cat *components.Catalog, rel *releases.Release, r
 	if err != nil {
 		return nil, fmt.Errorf("loading release knowledge: %w", err)
 	}
-	facts, err := know.For(rel.Version)
+	facts, err := know.ForBuild(rel.Version, rel.Build)
 	if err != nil {
 		return nil, fmt.Errorf("release %s: %w", rel, err)
 	}

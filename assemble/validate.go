@@ -144,7 +144,7 @@ func releaseTarget(rel *releases.Release, opts ValidateOptions) (distro, imageTy
 	if err != nil {
 		return cmp.Or(distro, "the release's distro"), cmp.Or(imageType, "its image type")
 	}
-	facts, err := know.For(rel.Version)
+	facts, err := know.ForBuild(rel.Version, rel.Build)
 	if err != nil {
 		return cmp.Or(distro, "the release's distro"), cmp.Or(imageType, "its image type")
 	}

@@ -29,7 +29,9 @@ func FromPlan(p *plan.Plan) *blueprint.Blueprint {
 		bp.Packages = append(bp.Packages, blueprint.Package{Name: pkg.Name, Version: pkg.Version})
 	}
 	for _, im := range p.Images {
-		bp.Containers = append(bp.Containers, blueprint.Container{Source: im.Ref})
+		// A tag the release file names is the image's local name: the
+		// device's manifests pull it by that tag.
+		bp.Containers = append(bp.Containers, blueprint.Container{Source: im.Ref, Name: im.Tag})
 	}
 	c := &blueprint.Customizations{}
 	if len(p.Services.Enabled)+len(p.Services.Disabled) > 0 {

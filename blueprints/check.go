@@ -23,7 +23,10 @@ var (
 	labelPattern   = lazyregexp.New(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	streamPattern  = lazyregexp.New(`^[0-9]+\.[0-9]+$`)
 	packagePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
-	versionPattern = lazyregexp.New(`^[0-9][0-9.]*(\.\*)?$`)
+	// versionPattern is X.Y.Z or X.Y.* (Red Hat's), or an RPM
+	// version-release (microshift-io's 4.21.0_..._okd_scos.6-1.el9).
+	versionPattern = lazyregexp.New(`^[0-9][0-9.]*(\.\*)?$|^[0-9][0-9A-Za-z._+~^]*-[0-9A-Za-z._+~^]+$`)
+	repoIDPattern  = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
 	unitPattern    = lazyregexp.New(`^[A-Za-z0-9:_.@-]+$`)
 	portPattern    = lazyregexp.New(`^[0-9]{1,5}(-[0-9]{1,5})?:(tcp|udp)$`)
 	modePattern    = lazyregexp.New(`^0?[0-7]{3}$`)
@@ -63,12 +66,28 @@ func CheckPlan(p *plan.Plan) error {
 			return fail("package %s: version %q is not a version", pkg.Name, pkg.Version)
 		}
 	}
+	for _, r := range p.Repositories {
+		if !repoIDPattern.MatchString(r.ID) {
+			return fail("repository ID %q is not one dnf takes", r.ID)
+		}
+		for _, u := range append(strings.Fields(r.BaseURL), r.GPGKey...) {
+			if text.HasUnsafe(u) || strings.ContainsAny(u, "\"'\\`") || !strings.Contains(u, "://") {
+				return fail("repository %s: %q is not a URL", r.ID, u)
+			}
+		}
+		if text.HasUnsafe(r.Name) {
+			return fail("repository %s: name %q contains a control character", r.ID, r.Name)
+		}
+	}
 	for _, im := range p.Images {
 		if text.HasUnsafe(im.Ref) {
 			return fail("image %q contains a control character", im.Ref)
 		}
 		if _, err := name.ParseReference(im.Ref, name.StrictValidation); err != nil {
 			return fail("image %q is not an image reference: %v", im.Ref, err)
+		}
+		if _, err := name.NewTag(im.Tag, name.StrictValidation); im.Tag != "" && (err != nil || text.HasUnsafe(im.Tag)) {
+			return fail("image %s: tag %q is not a tag reference", im.Ref, im.Tag)
 		}
 	}
 	for _, u := range append(append([]string{}, p.Services.Enabled...), p.Services.Disabled...) {

@@ -26,6 +26,14 @@ type Component struct {
 	// nil Constraint means any release.
 	Release    string
 	Constraint *semver.Constraints
+	// Builds are the builds of MicroShift the component is for (release
+	// knowledge's builds: "redhat", "microshift-io"); empty means every
+	// build.
+	Builds []string
+	// DefaultFor are the capabilities it provides that it is the default
+	// provider of on its builds: profiles take it in place of the
+	// catalog-wide default's providers there.
+	DefaultFor []string
 	Provides   []string
 	Requires   []string
 	Conflicts  []string
@@ -112,7 +120,19 @@ type Images struct {
 	// not ship it (another product's release-info RPM), for the error of a
 	// release without it.
 	From string
+	// Also are the component's images in other release files
+	// ([[images.also]]: kindnet's kube-proxy), each a file and its keys.
+	Also []Images
 }
+
+// ImageSets are the component's images file by file, Images then Also,
+// but a set without keys.
+func (c *Component) ImageSets() []Images {
+	return slices.DeleteFunc(c.Images.files(), func(im Images) bool { return len(im.Keys) == 0 })
+}
+
+// files are im and its Also.
+func (im Images) files() []Images { return append([]Images{im}, im.Also...) }
 
 // Repository is an RPM repository a component's packages come from
 // besides the OS's and MicroShift's own (rhocp, fast-datapath): the build
@@ -192,10 +212,17 @@ func (c *Component) SupportsArch(a releases.Arch) bool {
 	return false
 }
 
-// SupportsRelease reports whether the component works with release r: its
-// release constraint matches and, when it has variants, one of them does.
+// SupportsRelease reports whether the component works with release r: it
+// is for r's build, its release constraint matches and, when it has
+// variants, one of them does.
 func (c *Component) SupportsRelease(r *releases.Release) bool {
-	return c.supportsVersion(r.Version)
+	return c.ForBuild(r.Build) && c.supportsVersion(r.Version)
+}
+
+// ForBuild reports whether the component is for the build of MicroShift
+// named build ("" is any).
+func (c *Component) ForBuild(build string) bool {
+	return len(c.Builds) == 0 || build == "" || slices.Contains(c.Builds, build)
 }
 
 func (c *Component) supportsVersion(v *semver.Version) bool {
@@ -262,7 +289,7 @@ func (c *Component) withVariant(v *Variant) *Component {
 // error that names the release range they need). Capabilities and profiles
 // are shared with c.
 func (c *Catalog) ForRelease(v *semver.Version) *Catalog {
-	out := &Catalog{Components: make(map[string]*Component, len(c.Components)), Capabilities: c.Capabilities, Profiles: c.Profiles, Digest: c.Digest, names: c.names}
+	out := &Catalog{Components: make(map[string]*Component, len(c.Components)), Capabilities: c.Capabilities, Profiles: c.Profiles, Digest: c.Digest, digests: c.digests, names: c.names}
 	for n, comp := range c.Components {
 		var applied *Variant
 		if comp.supportsVersion(v) {
@@ -307,13 +334,26 @@ type Catalog struct {
 	Profiles     map[string]*Profile
 	// Digest is the sha256 (hex) of the catalog's content: every file of
 	// the embedded catalog and of the --catalog overlay, by path inside
-	// the catalog and bytes, not by where the directory is. It is part of
-	// a plan's composition ID; "" for a catalog built by hand.
+	// the catalog and bytes, not by where the directory is, but for the
+	// components of builds of MicroShift other than the default. It is
+	// part of a plan's composition ID (DigestFor: the plan's build's); ""
+	// for a catalog built by hand.
 	Digest string
+	// digests are the digests by build.
+	digests map[string]string
 
 	// names is ComponentNames, computed when the catalog is loaded (a
 	// catalog is not changed after that); nil for a catalog built by hand.
 	names []string
+}
+
+// DigestFor is the catalog's digest for a plan of the build of MicroShift
+// named build: its content but the components of other builds.
+func (c *Catalog) DigestFor(build string) string {
+	if d, ok := c.digests[build]; ok {
+		return d
+	}
+	return c.Digest
 }
 
 // ComponentNames returns component names sorted by apply order (order,

@@ -1,13 +1,18 @@
 package components_test
 
 import (
+	"os/exec"
+	"path/filepath"
 	"reflect"
-
-	"github.com/Masterminds/semver/v3"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/microshift-compose/microshift-compose/components"
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -18,8 +23,8 @@ func TestDefault(t *testing.T) {
 	}
 	// Apply order: order prefix, then name.
 	wantOrder := []string{
-		"core", "olm", "gateway-api", "low-latency", "multus", "networking-ovnk", "observability",
-		"storage-hostpath", "storage-lvms", "snapshot-controller", "gitops", "ai-model-serving", "cert-manager", "sriov",
+		"core", "olm", "gateway-api", "low-latency", "multus", "networking-ovnk", "observability", "kindnet",
+		"topolvm", "storage-hostpath", "storage-lvms", "snapshot-controller", "gitops", "ai-model-serving", "cert-manager", "sriov",
 		"metrics-server", "kube-state-metrics", "node-exporter",
 	}
 	if got := cat.ComponentNames(); !reflect.DeepEqual(got, wantOrder) {
@@ -48,11 +53,11 @@ func TestDefault(t *testing.T) {
 		t.Errorf("CapabilityNames() = %v", got)
 	}
 	for _, tc := range []struct {
-		capability, def string
-		providers       []string
+		capability, def, microshiftIO string
+		providers                     []string
 	}{
-		{"cni", "networking-ovnk", []string{"networking-ovnk"}},
-		{"csi", "storage-lvms", []string{"storage-hostpath", "storage-lvms"}},
+		{"cni", "networking-ovnk", "kindnet", []string{"kindnet", "networking-ovnk"}},
+		{"csi", "storage-lvms", "topolvm", []string{"storage-hostpath", "storage-lvms", "topolvm"}},
 	} {
 		c := cat.Capabilities[tc.capability]
 		if c == nil || c.Default != tc.def {
@@ -60,6 +65,10 @@ func TestDefault(t *testing.T) {
 		}
 		if got := cat.Providers(tc.capability); !reflect.DeepEqual(got, tc.providers) {
 			t.Errorf("Providers(%s) = %v, want %v", tc.capability, got, tc.providers)
+		}
+		// microshift-io's build has its own default provider.
+		if own := cat.Components[tc.microshiftIO]; own == nil || !slices.Equal(own.DefaultFor, []string{tc.capability}) || !slices.Equal(own.Builds, []string{"microshift-io"}) {
+			t.Errorf("%s is not microshift-io's default %s provider: %+v", tc.microshiftIO, tc.capability, own)
 		}
 	}
 	if got := cat.Providers("gpu"); got != nil {
@@ -286,6 +295,70 @@ func TestDefaultClaimsPartitionReleases(t *testing.T) {
 				if len(owners) != 1 {
 					t.Errorf("%s %s key %q is claimed by %v, want exactly one component", r, f.Name, im.Key, owners)
 				}
+			}
+		}
+	}
+}
+
+// A catalog's digest for a build of MicroShift leaves out the components
+// of other builds: the embedded catalog's Red Hat digest is its Digest,
+// microshift-io's differs, and changing a component for microshift-io only
+// changes microshift-io's.
+func TestDigestForBuild(t *testing.T) {
+	cat, err := components.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cat.DigestFor("redhat") != cat.Digest || cat.DigestFor("microshift-io") == cat.Digest || len(cat.DigestFor("microshift-io")) != 64 {
+		t.Errorf("DigestFor: redhat %s, microshift-io %s, Digest %s", cat.DigestFor("redhat"), cat.DigestFor("microshift-io"), cat.Digest)
+	}
+	overlay := func(description string) *components.Catalog {
+		dir := t.TempDir()
+		testutil.WriteFile(t, filepath.Join(dir, "components", "extra", "component.toml"), []byte(`name = "extra"
+description = "`+description+`"
+order = 90
+builds = ["microshift-io"]
+requires = ["core"]
+`))
+		c, err := components.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := overlay("one"), overlay("two")
+	if a.DigestFor("redhat") != b.DigestFor("redhat") || a.DigestFor("microshift-io") == b.DigestFor("microshift-io") {
+		t.Errorf("a microshift-io component changed: redhat %s -> %s, microshift-io %s -> %s", a.DigestFor("redhat"), b.DigestFor("redhat"), a.DigestFor("microshift-io"), b.DigestFor("microshift-io"))
+	}
+}
+
+// kindnet's greenboot check reads as bash and to shellcheck, and every
+// function of MicroShift's greenboot library it calls is in the library of
+// each release it is for (release-4.19 and later of ../shared/reference).
+func TestKindnetGreenbootCheck(t *testing.T) {
+	cat, err := components.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cat.Components["kindnet"]
+	if c == nil || len(c.Files) != 1 || !strings.HasPrefix(c.Files[0].Path, "/etc/greenboot/check/required.d/") || c.Files[0].Mode != "0755" {
+		t.Fatalf("kindnet's files: %+v", c)
+	}
+	script := filepath.Join(t.TempDir(), "check.sh")
+	testutil.WriteFile(t, script, []byte(c.Files[0].Content))
+	for _, args := range [][]string{{testutil.NeedTool(t, "bash", "bash"), "-n", script}, {testutil.NeedTool(t, "shellcheck", "shellcheck"), "-s", "bash", script}} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", filepath.Base(args[0]), err, out)
+		}
+	}
+	for _, fn := range []string{"exit_if_fail_marker_exists", "print_boot_status", "get_wait_timeout", "create_fail_marker_and_exit"} {
+		if !strings.Contains(c.Files[0].Content, fn) {
+			t.Errorf("the check does not call %s", fn)
+		}
+		for _, branch := range []string{"release-4.19", "release-4.20", "release-4.21", "release-4.22", "main"} {
+			lib := string(testutil.ReadFile(t, testutil.Shared(t, "reference", "microshift-greenboot", branch, "functions.sh")))
+			if !strings.Contains(lib, "function "+fn+"()") && !strings.Contains(lib, fn+"() {") {
+				t.Errorf("%s's greenboot functions have no %s", branch, fn)
 			}
 		}
 	}

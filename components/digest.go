@@ -6,22 +6,24 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"strings"
-	"sync"
 )
 
 // digestFS hashes every regular file under fsys by its slash-separated
 // path inside fsys and its bytes, in lexical order: the content of a
 // catalog directory, not where it is. Symlinks count as what they point
 // to (the input gate keeps them inside the directory); other special files
-// are left out (the loader refuses those it would read).
-func digestFS(fsys fs.FS) (string, error) {
+// are left out (the loader refuses those it would read), and so are the
+// directories skip names (the components of other builds of MicroShift).
+func digestFS(fsys fs.FS, skip map[string]bool) (string, error) {
 	h := sha256.New()
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
+			if skip[name] {
+				return fs.SkipDir
+			}
 			return nil
 		}
 		st, err := fs.Stat(fsys, name)
@@ -47,24 +49,4 @@ func digestFS(fsys fs.FS) (string, error) {
 		return "", fmt.Errorf("hashing catalog: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// embeddedDigest is the embedded catalog's digest, computed once.
-var embeddedDigest = sync.OnceValues(func() (string, error) {
-	sub, err := fs.Sub(embedded, "data")
-	if err != nil {
-		return "", err
-	}
-	return digestFS(sub)
-})
-
-// overlayDigest is the digest of the embedded catalog with the overlay
-// whose own digest is over.
-func overlayDigest(over string) (string, error) {
-	base, err := embeddedDigest()
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{"embedded", base, "overlay", over}, "\x00")))
-	return hex.EncodeToString(sum[:]), nil
 }

@@ -1,7 +1,9 @@
 package components
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +18,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/stricttoml"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 // Limits on what a catalog directory may hold (README.md, "Limits").
@@ -61,7 +64,7 @@ var loadDefault = sync.OnceValues(func() (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	if parts.digest, err = embeddedDigest(); err != nil {
+	if parts.digests, err = parts.buildDigests(sub); err != nil {
 		return nil, err
 	}
 	// Not checked again at run time: TestEmbeddedCatalogProblems checks
@@ -90,6 +93,10 @@ func Load(dir string) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
+	embeddedDigests, err := base.buildDigests(sub)
+	if err != nil {
+		return nil, err
+	}
 	over, err := loadDir(dir)
 	if err != nil {
 		return nil, err
@@ -103,9 +110,7 @@ func Load(dir string) (*Catalog, error) {
 	for n, p := range over.profiles {
 		base.profiles[n] = p
 	}
-	if base.digest, err = overlayDigest(over.digest); err != nil {
-		return nil, err
-	}
+	base.digests = overlayDigests(embeddedDigests, over.digests)
 	return base.finish()
 }
 
@@ -145,7 +150,7 @@ func loadDir(dir string) (*parts, error) {
 	if len(p.components) == 0 && len(p.capabilities) == 0 && len(p.profiles) == 0 {
 		return nil, fmt.Errorf("%s: not a catalog: no %s and no %s/<name>/%s", dir, catalogFile, componentsDir, componentFile)
 	}
-	if p.digest, err = digestFS(fsys); err != nil {
+	if p.digests, err = p.buildDigests(fsys); err != nil {
 		return nil, fmt.Errorf("reading catalog %s: %w", dir, unwrapPath(err))
 	}
 	return p, nil
@@ -155,13 +160,16 @@ type parts struct {
 	components   map[string]*Component
 	capabilities map[string]*Capability
 	profiles     map[string]*Profile
-	// digest is the content digest (Catalog.Digest).
-	digest string
+	// digests are the content digests by build (Catalog.DigestFor).
+	digests map[string]string
 }
 
 // catalog is the catalog of the parts, unchecked.
 func (p *parts) catalog() *Catalog {
-	c := &Catalog{Components: p.components, Capabilities: p.capabilities, Profiles: p.profiles, Digest: p.digest}
+	c := &Catalog{Components: p.components, Capabilities: p.capabilities, Profiles: p.profiles, digests: p.digests}
+	if k, err := knowledge.Default(); err == nil && p.digests != nil {
+		c.Digest = p.digests[k.DefaultBuild().Name]
+	}
 	c.names = c.sortNames()
 	return c
 }
@@ -383,17 +391,15 @@ type componentTOML struct {
 	Order        *int             `toml:"order"`
 	Arches       []string         `toml:"arches"`
 	Release      string           `toml:"release"`
+	Builds       []string         `toml:"builds"`
+	DefaultFor   []string         `toml:"default_for"`
 	Provides     []string         `toml:"provides"`
 	Requires     []string         `toml:"requires"`
 	Conflicts    []string         `toml:"conflicts"`
 	Packages     []string         `toml:"packages"`
 	Repositories []repositoryTOML `toml:"repositories"`
-	Images       struct {
-		File string   `toml:"file"`
-		Keys []string `toml:"keys"`
-		From string   `toml:"from"`
-	} `toml:"images"`
-	Config struct {
+	Images       imagesTOML       `toml:"images"`
+	Config       struct {
 		Selected map[string]any `toml:"selected"`
 		Omitted  map[string]any `toml:"omitted"`
 	} `toml:"config"`
@@ -426,16 +432,31 @@ type variantTOML struct {
 	Release      string            `toml:"release"`
 	Packages     *[]string         `toml:"packages"`
 	Repositories *[]repositoryTOML `toml:"repositories"`
-	Images       *struct {
-		File string   `toml:"file"`
-		Keys []string `toml:"keys"`
-		From string   `toml:"from"`
-	} `toml:"images"`
-	Config *struct {
+	Images       *imagesTOML       `toml:"images"`
+	Config       *struct {
 		Selected map[string]any `toml:"selected"`
 		Omitted  map[string]any `toml:"omitted"`
 	} `toml:"config"`
 	AlwaysDeployed string `toml:"always_deployed"`
+}
+
+type imagesTOML struct {
+	File string   `toml:"file"`
+	Keys []string `toml:"keys"`
+	From string   `toml:"from"`
+	Also []struct {
+		File string   `toml:"file"`
+		Keys []string `toml:"keys"`
+		From string   `toml:"from"`
+	} `toml:"also"`
+}
+
+func (im imagesTOML) images() Images {
+	out := Images{File: im.File, Keys: im.Keys, From: im.From}
+	for _, a := range im.Also {
+		out.Also = append(out.Also, Images{File: a.File, Keys: a.Keys, From: a.From})
+	}
+	return out
 }
 
 type repositoryTOML struct {
@@ -462,11 +483,13 @@ func decodeComponent(display string, data []byte) (*Component, error) {
 		Name:        doc.Name,
 		Description: doc.Description,
 		Release:     doc.Release,
+		Builds:      doc.Builds,
+		DefaultFor:  doc.DefaultFor,
 		Provides:    doc.Provides,
 		Requires:    doc.Requires,
 		Conflicts:   doc.Conflicts,
 		Packages:    doc.Packages,
-		Images:      Images{File: doc.Images.File, Keys: doc.Images.Keys, From: doc.Images.From},
+		Images:      doc.Images.images(),
 		Config:      Config{Selected: doc.Config.Selected, Omitted: doc.Config.Omitted},
 		Services:    Services{Enabled: doc.Services.Enabled, Disabled: doc.Services.Disabled},
 		Firewall: Firewall{
@@ -529,7 +552,8 @@ func decodeComponent(display string, data []byte) (*Component, error) {
 			vr.Repositories = repositories(*v.Repositories)
 		}
 		if v.Images != nil {
-			vr.Images = &Images{File: v.Images.File, Keys: v.Images.Keys, From: v.Images.From}
+			im := v.Images.images()
+			vr.Images = &im
 		}
 		if v.Config != nil {
 			vr.Config = &Config{Selected: v.Config.Selected, Omitted: v.Config.Omitted}
@@ -546,4 +570,42 @@ func nonNilStrings(list []string) []string {
 		return []string{}
 	}
 	return list
+}
+
+// A catalog's digest is a plan's for the build of MicroShift the plan's
+// release is: the components of other builds (builds = [...] without it)
+// are left out, so that a component added for one build does not change
+// the composition IDs of another's plans.
+
+// buildDigests hashes fsys for every build of MicroShift, leaving out the
+// directories of p's components that are not for it.
+func (p *parts) buildDigests(fsys fs.FS) (map[string]string, error) {
+	k, err := knowledge.Default()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, b := range k.Builds {
+		skip := map[string]bool{}
+		for n, c := range p.components {
+			if !c.ForBuild(b.Name) {
+				skip[path.Join(componentsDir, n)] = true
+			}
+		}
+		if out[b.Name], err = digestFS(fsys, skip); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// overlayDigests are the digests, by build, of the embedded catalog (its
+// own are base) with an overlay (over).
+func overlayDigests(base, over map[string]string) map[string]string {
+	out := map[string]string{}
+	for b, d := range base {
+		sum := sha256.Sum256([]byte(strings.Join([]string{"embedded", d, "overlay", over[b]}, "\x00")))
+		out[b] = hex.EncodeToString(sum[:])
+	}
+	return out
 }

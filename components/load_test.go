@@ -70,10 +70,20 @@ func TestBadCatalogs(t *testing.T) {
 		{dir: "unknown-provides", problems: []string{`{c}: provides: unknown capability "gpu" (declare it in catalog.toml [capabilities.gpu])`}},
 		{dir: "capability-default-unknown", problems: []string{`{cat}: capability "cni": default provider unknown component or capability "networking-ovk"; did you mean "networking-ovnk"?`}},
 		{dir: "capability-default-not-provider", problems: []string{`{cat}: capability "csi": default provider "multus" does not provide it`}},
-		{dir: "capability-no-default", problems: []string{`{cat}: capability "csi" has no default provider (one of storage-hostpath, storage-lvms)`}},
+		{dir: "capability-no-default", problems: []string{`{cat}: capability "csi" has no default provider (one of storage-hostpath, storage-lvms, topolvm)`}},
 		{dir: "profile-unknown-component", problems: []string{`{cat}: profile "edge": unknown component "mutlus"; did you mean "multus"?`}},
 		{dir: "profile-duplicate-component", problems: []string{`{cat}: profile "edge" lists "core" twice`}},
 		{dir: "profile-empty", problems: []string{`{cat}: profile "edge" selects no components`}},
+		{dir: "builds-bad", problems: []string{
+			`{c}: builds: "fedora" is not a build of MicroShift microshift-compose knows (redhat, microshift-io), or is listed twice`,
+			`{c}: default_for: "csi" is not a capability it provides`,
+		}},
+		{dir: "images-also-bad", problems: []string{
+			`{c}: default_for: "csi" is not a capability it provides`,
+			`{c}: default_for: "csi": a component is the default provider of a capability on the builds it names (builds); the catalog-wide default is catalog.toml's`,
+			`{c}: images.also[0]: file "extra": name a release file of its own (the <component> part of release-<component>-<arch>.json), not the core file nor one named before`,
+			`{c}: images.also[1]: list its keys (and no also of its own)`,
+		}},
 		{dir: "requires-cycle", problems: []string{`{d}/components/networking-ovnk/component.toml: dependency cycle: networking-ovnk -> storage-lvms -> networking-ovnk`}},
 		{dir: "duplicate-image-key", problems: []string{
 			`{c}: image key "cli" of release-<arch>.json is already claimed by component "core"`,

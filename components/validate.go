@@ -25,6 +25,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 var (
@@ -185,6 +186,21 @@ func (comp *Component) problems() []string {
 	checkNames("provides", comp.Provides)
 	checkNames("requires", comp.Requires)
 	checkNames("conflicts", comp.Conflicts)
+	checkNames("default_for", comp.DefaultFor)
+	k, _ := knowledge.Default()
+	for i, b := range comp.Builds {
+		if k != nil && k.Build(b) == nil || slices.Index(comp.Builds, b) < i {
+			add("builds: %q is not a build of MicroShift microshift-compose knows (%s), or is listed twice", b, strings.Join(k.BuildNames(), ", "))
+		}
+	}
+	for _, c := range comp.DefaultFor {
+		if !slices.Contains(comp.Provides, c) {
+			add("default_for: %q is not a capability it provides", c)
+		}
+		if len(comp.Builds) == 0 {
+			add("default_for: %q: a component is the default provider of a capability on the builds it names (builds); the catalog-wide default is catalog.toml's", c)
+		}
+	}
 	seenArch := map[releases.Arch]bool{}
 	for _, a := range comp.Arches {
 		if seenArch[a] {
@@ -338,6 +354,20 @@ func repositoryProblems(prefix string, repos []Repository, packages []string) []
 
 func imagesProblems(prefix string, im Images) []string {
 	var probs []string
+	files := map[string]bool{im.File: true}
+	for i, a := range im.Also {
+		where := fmt.Sprintf("%simages.also[%d]: ", prefix, i)
+		switch {
+		case a.File == "" || files[a.File]:
+			probs = append(probs, fmt.Sprintf("%sfile %q: name a release file of its own (the <component> part of release-<component>-<arch>.json), not the core file nor one named before", where, a.File))
+		case len(a.Keys) == 0 || len(a.Also) > 0:
+			probs = append(probs, where+"list its keys (and no also of its own)")
+		}
+		files[a.File] = true
+		for _, p := range imagesProblems("", Images{File: a.File, Keys: a.Keys, From: a.From}) {
+			probs = append(probs, where+p)
+		}
+	}
 	if im.File != "" && !namePattern.MatchString(im.File) {
 		probs = append(probs, fmt.Sprintf("%simages.file: %q must be the <component> part of release-<component>-<arch>.json", prefix, im.File))
 	}
@@ -427,11 +457,15 @@ func (comp *Component) variantProblems() []string {
 
 // allImageKeys is every key the component draws, whatever the release.
 func (comp *Component) allImageKeys() []string {
-	keys := append([]string{}, comp.Images.Keys...)
+	all := comp.Images.files()
 	for _, v := range comp.Variants {
 		if v.Images != nil {
-			keys = append(keys, v.Images.Keys...)
+			all = append(all, v.Images.files()...)
 		}
+	}
+	var keys []string
+	for _, im := range all {
+		keys = append(keys, im.Keys...)
 	}
 	return keys
 }
@@ -465,12 +499,14 @@ func (c *Catalog) claimProblems() []string {
 			varying = append(varying, n)
 			continue
 		}
-		for _, k := range comp.Images.Keys {
-			id := comp.Images.File + "\x00" + k
-			if other, dup := static[id]; dup && other != n {
-				report(comp, other, k, nil)
-			} else {
-				static[id] = n
+		for _, im := range comp.Images.files() {
+			for _, k := range im.Keys {
+				id := im.File + "\x00" + k
+				if other, dup := static[id]; dup && other != n {
+					report(comp, other, k, nil)
+				} else {
+					static[id] = n
+				}
 			}
 		}
 	}
@@ -484,18 +520,19 @@ func (c *Catalog) claimProblems() []string {
 			if !comp.supportsVersion(ver) {
 				continue
 			}
-			im := comp.imagesFor(ver)
-			for _, k := range im.Keys {
-				id := im.File + "\x00" + k
-				other, dup := claims[id]
-				if !dup {
-					other, dup = static[id]
-				}
-				switch {
-				case !dup:
-					claims[id] = n
-				case other != n:
-					report(comp, other, k, ver)
+			for _, im := range comp.imagesFor(ver).files() {
+				for _, k := range im.Keys {
+					id := im.File + "\x00" + k
+					other, dup := claims[id]
+					if !dup {
+						other, dup = static[id]
+					}
+					switch {
+					case !dup:
+						claims[id] = n
+					case other != n:
+						report(comp, other, k, ver)
+					}
 				}
 			}
 		}
@@ -568,21 +605,23 @@ func (comp *Component) manifestProblems() []string {
 	}
 	for _, f := range comp.ReleaseFiles {
 		where := ReleaseDir + "/" + f.Name
-		if f.Component != comp.Images.File {
+		i := slices.IndexFunc(comp.Images.files(), func(im Images) bool { return im.File == f.Component })
+		if i < 0 {
 			add("%s: a component may bring only its own %s files (images.file is %q)", where, describeFile(comp.Images.File), comp.Images.File)
 			continue
 		}
+		im := comp.Images.files()[i]
 		if !comp.SupportsArch(f.Arch) {
 			add("%s: the component does not support %s (arches)", where, f.Arch)
 		}
-		for _, k := range comp.Images.Keys {
+		for _, k := range im.Keys {
 			if _, ok := f.Lookup(k); !ok {
 				add("%s: has no image key %q that images.keys lists", where, k)
 			}
 		}
-		for _, im := range f.Images {
-			if !slices.Contains(comp.Images.Keys, im.Key) {
-				add("%s: image key %q is not in images.keys", where, im.Key)
+		for _, fim := range f.Images {
+			if !slices.Contains(im.Keys, fim.Key) {
+				add("%s: image key %q is not in images.keys", where, fim.Key)
 			}
 		}
 	}
@@ -723,34 +762,33 @@ func (c *Catalog) ReleaseProblems(rel *releases.Release) []error {
 	claimed := map[string]bool{}
 	for _, n := range c.ComponentNames() {
 		comp := c.Components[n]
-		if len(comp.Images.Keys) == 0 {
-			continue
-		}
-		drawn[comp.Images.File] = true
-		for _, k := range comp.Images.Keys {
-			claimed[comp.Images.File+"\x00"+k] = true
-		}
-		if !comp.SupportsRelease(rel) {
-			continue
-		}
-		for _, a := range rel.Arches() {
-			if !comp.SupportsArch(a) {
+		for _, im := range comp.ImageSets() {
+			drawn[im.File] = true
+			for _, k := range im.Keys {
+				claimed[im.File+"\x00"+k] = true
+			}
+			if !comp.SupportsRelease(rel) {
 				continue
 			}
-			f := rel.File(comp.Images.File, a)
-			if f == nil && comp.Images.From != "" {
-				// The file comes with another product's release-info
-				// (images.from); a build without it says so.
-				continue
-			}
-			if f == nil {
-				add("release %s: component %q supports %s (release %s) but %s is missing",
-					rel, n, a, comp.ReleaseRange(), releases.FileName(comp.Images.File, a))
-				continue
-			}
-			for _, k := range comp.Images.Keys {
-				if _, ok := f.Lookup(k); !ok {
-					add("release %s: %s has no image key %q that component %q needs", rel, f.Name, k, n)
+			for _, a := range rel.Arches() {
+				if !comp.SupportsArch(a) {
+					continue
+				}
+				f := rel.File(im.File, a)
+				if f == nil && im.From != "" {
+					// The file comes with another product's release-info
+					// (images.from); a build without it says so.
+					continue
+				}
+				if f == nil {
+					add("release %s: component %q supports %s (release %s) but %s is missing",
+						rel, n, a, comp.ReleaseRange(), releases.FileName(im.File, a))
+					continue
+				}
+				for _, k := range im.Keys {
+					if _, ok := f.Lookup(k); !ok {
+						add("release %s: %s has no image key %q that component %q needs", rel, f.Name, k, n)
+					}
 				}
 			}
 		}

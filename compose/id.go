@@ -41,6 +41,8 @@ type idRequest struct {
 	FIPS       bool     `json:"fips,omitempty"`
 	KernelArgs []string `json:"kernel_args,omitempty"`
 	CIS        string   `json:"cis,omitempty"`
+	// RepoFiles are the digests of the --repo-file files, in order.
+	RepoFiles []string `json:"repo_files,omitempty"`
 }
 
 type idStorageClass struct {
@@ -87,6 +89,9 @@ func setInputs(p *plan.Plan, catalogDigest string, rel *releases.Release, know s
 	slices.SortStableFunc(r.StorageClasses, func(a, b idStorageClass) int { return strings.Compare(a.Class, b.Class) })
 	if h := req.HealthCheck; h.Disabled || h.Timeout != 0 {
 		r.HealthCheck = &idHealthCheck{Disabled: h.Disabled, Timeout: int64(h.Timeout / time.Second)}
+	}
+	for _, f := range req.RepoFiles {
+		r.RepoFiles = append(r.RepoFiles, digest(f.Data))
 	}
 	if h := p.Hardening; h != nil {
 		r.FIPS, r.KernelArgs = h.FIPSOn(), h.KernelArgs

@@ -62,6 +62,16 @@ type Request struct {
 	// Hardening is the device's FIPS mode, kernel arguments and CIS
 	// profile (--fips, --karg, --cis).
 	Hardening HardeningOptions
+	// RepoFiles are dnf .repo files (--repo-file): RPM repositories the
+	// bootc Containerfile enables itself, such as those of microshift-io's
+	// build, which no bootc base has.
+	RepoFiles []RepoFile
+}
+
+// RepoFile is a .repo file as read: Source names it, Data is its bytes.
+type RepoFile struct {
+	Source string
+	Data   []byte
 }
 
 // CannotHonourError is a selection the target release cannot honour: a
@@ -112,7 +122,7 @@ func newInputs(ctx context.Context, cat *components.Catalog, rel *releases.Relea
 	if err != nil {
 		return nil, fmt.Errorf("loading release knowledge: %w", err)
 	}
-	facts, err := know.For(rel.Version)
+	facts, err := know.ForBuild(rel.Version, rel.Build)
 	if err != nil {
 		return nil, fmt.Errorf("release %s: %w", rel, err)
 	}
@@ -182,6 +192,35 @@ const MicroShiftPackage = "microshift"
 // isMicroShiftPackage reports whether pkg is built from MicroShift's spec.
 func isMicroShiftPackage(pkg string) bool {
 	return pkg == "microshift" || strings.HasPrefix(pkg, "microshift-")
+}
+
+// providers are the components that provide capability for the release's
+// build of MicroShift, sorted.
+func (in *inputs) providers(capability string) []string {
+	var out []string
+	for _, n := range in.cat.Providers(capability) {
+		if in.cat.Components[n].ForBuild(in.rel.Build) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// defaultProvider is the provider of capability that profiles and
+// requirements take on the release's build of MicroShift: a component for
+// that build that is its default there (default_for), else the
+// capability's catalog-wide default.
+func (in *inputs) defaultProvider(capability string) string {
+	for _, n := range in.cat.ComponentNames() {
+		c := in.cat.Components[n]
+		if len(c.Builds) > 0 && slices.Contains(c.Builds, in.rel.Build) && slices.Contains(c.DefaultFor, capability) {
+			return n
+		}
+	}
+	if cp := in.cat.Capabilities[capability]; cp != nil {
+		return cp.Default
+	}
+	return ""
 }
 
 // expandArch replaces dnf's $basearch with the plan's arch.

@@ -24,7 +24,7 @@ func addCapabilityWarnings(_ context.Context, in *inputs, p soFar) (soFar, error
 		}
 		if !in.req.AllowRedBoot {
 			add := ""
-			if d := in.cat.Capabilities[capName].Default; d != "" {
+			if d := in.defaultProvider(capName); d != "" {
 				add = " (--with " + d + ")"
 			}
 			return p, fmt.Errorf("release %s: %w: %s; add a %s provider%s, or pass --allow-red-boot to build a device that rolls back on every boot",

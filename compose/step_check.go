@@ -32,9 +32,12 @@ func checkSelection(_ context.Context, in *inputs, p soFar) (soFar, error) {
 			return p, fmt.Errorf("component %q does not support %s, only %s (%s: %s)",
 				n, req.Arch, joinArches(c.Arches), n, sel.why(n))
 		}
-		if !c.SupportsRelease(rel) {
+		if !c.SupportsRelease(rel) && c.ForBuild(rel.Build) {
 			return p, &CannotHonourError{fmt.Sprintf("component %q is not available for release %s: it needs release %s (%s: %s)",
 				n, rel.Stream(), c.ReleaseRange(), n, sel.why(n))}
+		}
+		if why := Unavailable(c, rel, facts, in.know); why != "" {
+			return p, &CannotHonourError{fmt.Sprintf("component %q is not available for release %s: %s (%s: %s)", n, rel, why, n, sel.why(n))}
 		}
 		for _, pkg := range c.Packages {
 			if isMicroShiftPackage(pkg) && !facts.HasPackage(pkg) && c.RepositoryOf(pkg) == nil {

@@ -45,7 +45,7 @@ func hardening(in *inputs, t plan.Target) (*plan.Hardening, error) {
 			h.KernelArgs = append(h.KernelArgs, a.String())
 		}
 	}
-	major, _ := knowledge.DistroMajor(t.Distro)
+	major, _ := knowledge.DistroMajor(t.OSBuildDistro())
 	if req.FIPS {
 		f := in.facts.FIPS
 		if f == nil {
@@ -69,7 +69,7 @@ func hardening(in *inputs, t plan.Target) (*plan.Hardening, error) {
 		if err != nil {
 			return nil, err
 		}
-		have := distros.OpenSCAPProfiles(t.Distro)
+		have := distros.OpenSCAPProfiles(t.OSBuildDistro())
 		if !slices.Contains(have, profile) {
 			var cis []string
 			for _, p := range have {

@@ -12,7 +12,9 @@ import (
 )
 
 // addImages looks every selected component's image keys up in the release
-// file for the plan's arch.
+// file for the plan's arch. A tag reference release fetch resolved to a
+// digest (when the registry answered) is embedded by that digest and named
+// by its tag.
 func addImages(_ context.Context, in *inputs, p soFar) (soFar, error) {
 	files := &releaseFileIndex{in: in}
 	byRef := map[string]*plan.Image{}
@@ -21,39 +23,47 @@ func addImages(_ context.Context, in *inputs, p soFar) (soFar, error) {
 	for _, pc := range p.Components {
 		n := pc.Name
 		c := in.cat.Components[n]
-		if len(c.Images.Keys) == 0 {
-			continue
-		}
-		f := in.rel.File(c.Images.File, in.req.Arch)
-		if f == nil {
-			from := ""
-			if c.Images.From != "" {
-				from = "; it comes with " + c.Images.From + ": add it to the release directory (--release-dir) or the component's release/ directory (--catalog)"
-			}
-			return p, fmt.Errorf("release %s has no %s, which component %q takes its images from%s",
-				in.rel, releases.FileName(c.Images.File, in.req.Arch), n, from)
-		}
-		if err := files.checkClaimed(f); err != nil {
-			return p, err
-		}
-		index := files.keyIndex(f)
-		for _, k := range c.Images.Keys {
-			ref, ok := index[k]
-			if !ok {
-				return p, fmt.Errorf("release %s: %s has no image key %q that component %q needs", in.rel, f.Name, k, n)
-			}
-			im := byRef[ref]
-			if im == nil {
-				// The release parser has checked every reference, and a
-				// valid reference holds "@" only before its digest: no
-				// second parse per image.
-				im = &plan.Image{Ref: ref, Pinned: strings.Contains(ref, "@")}
-				byRef[ref] = im
-				if !im.Pinned {
-					unpinned = append(unpinned, tagOnly{fmt.Sprintf("component %q image %q (%s)", n, k, f.Name), ref})
+		for _, set := range c.ImageSets() {
+			f := in.rel.File(set.File, in.req.Arch)
+			if f == nil {
+				from := ""
+				if set.From != "" {
+					from = "; it comes with " + set.From + ": add it to the release directory (--release-dir) or the component's release/ directory (--catalog)"
 				}
+				return p, fmt.Errorf("release %s has no %s, which component %q takes its images from%s",
+					in.rel, releases.FileName(set.File, in.req.Arch), n, from)
 			}
-			im.Uses = append(im.Uses, plan.ImageUse{Component: n, File: f.Name, Key: k})
+			if err := files.checkClaimed(f); err != nil {
+				return p, err
+			}
+			index := files.keyIndex(f)
+			for _, k := range set.Keys {
+				ref, ok := index[k]
+				if !ok {
+					return p, fmt.Errorf("release %s: %s has no image key %q that component %q needs", in.rel, f.Name, k, n)
+				}
+				tag := ""
+				if pinned, ok := in.rel.Resolved[ref]; ok {
+					tag, ref = ref, pinned
+				}
+				im := byRef[ref]
+				if im == nil {
+					// The release parser has checked every reference, and a
+					// valid reference holds "@" only before its digest: no
+					// second parse per image.
+					im = &plan.Image{Ref: ref, Pinned: strings.Contains(ref, "@"), Tag: tag}
+					byRef[ref] = im
+					if !im.Pinned {
+						unpinned = append(unpinned, tagOnly{fmt.Sprintf("component %q image %q (%s)", n, k, f.Name), ref})
+					}
+				}
+				im.Uses = append(im.Uses, plan.ImageUse{Component: n, File: f.Name, Key: k})
+			}
+		}
+	}
+	for _, ref := range slices.Sorted(maps.Keys(byRef)) {
+		if im := byRef[ref]; im.Tag != "" {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s is pinned to %s, the digest release fetch resolved the tag to; the device names it by the tag too, which its manifests pull", im.Tag, im.Ref))
 		}
 	}
 	if len(unpinned) > 0 {
@@ -75,11 +85,12 @@ func addImages(_ context.Context, in *inputs, p soFar) (soFar, error) {
 	noted := map[string]bool{}
 	for _, pc := range p.Components {
 		n := pc.Name
-		c := in.cat.Components[n]
-		name := releases.FileName(c.Images.File, in.req.Arch)
-		if from, ok := in.ownFiles[name]; ok && len(c.Images.Keys) > 0 && !noted[name] {
-			noted[name] = true
-			p.Notes = append(p.Notes, fmt.Sprintf("%s comes from component %s: release %s does not ship it", name, from, in.rel))
+		for _, set := range in.cat.Components[n].ImageSets() {
+			name := releases.FileName(set.File, in.req.Arch)
+			if from, ok := in.ownFiles[name]; ok && !noted[name] {
+				noted[name] = true
+				p.Notes = append(p.Notes, fmt.Sprintf("%s comes from component %s: release %s does not ship it", name, from, in.rel))
+			}
 		}
 	}
 	return p, nil
@@ -123,13 +134,15 @@ func (r *releaseFileIndex) checkClaimed(f *releases.File) error {
 			if !c.SupportsRelease(r.in.rel) {
 				continue
 			}
-			keys := r.claimed[c.Images.File]
-			if keys == nil {
-				keys = map[string]bool{}
-				r.claimed[c.Images.File] = keys
-			}
-			for _, k := range c.Images.Keys {
-				keys[k] = true
+			for _, set := range c.ImageSets() {
+				keys := r.claimed[set.File]
+				if keys == nil {
+					keys = map[string]bool{}
+					r.claimed[set.File] = keys
+				}
+				for _, k := range set.Keys {
+					keys[k] = true
+				}
 			}
 		}
 		r.checked = map[string]bool{}

@@ -65,7 +65,7 @@ func checkRequest(in *inputs) error {
 			if cat.Components[n] == nil {
 				if cat.Capabilities[n] != nil {
 					return fmt.Errorf("%s %s: %q is a capability; name a component that provides it (%s)",
-						flag.name, n, n, strings.Join(cat.Providers(n), ", "))
+						flag.name, n, n, strings.Join(in.providers(n), ", "))
 				}
 				if m := suggest.Closest(n, cat.ComponentNames()); m != "" {
 					return fmt.Errorf("%s: unknown component %q; did you mean %q?", flag.name, n, m)

@@ -20,6 +20,7 @@ func selectComponents(_ context.Context, in *inputs, p soFar) (soFar, error) {
 	if err := s.run(); err != nil {
 		return p, err
 	}
+	p.Notes = append(p.Notes, s.notes...)
 	p.Capabilities = map[string]string{}
 	// ComponentNames is already in apply order (order, then name).
 	for _, n := range in.cat.ComponentNames() {
@@ -53,6 +54,9 @@ type selector struct {
 	providers map[string][]string
 	queue     []string
 	without   map[string]bool
+	// notes say which profile components the build's own providers
+	// replaced.
+	notes []string
 }
 
 func newSelector(in *inputs) *selector {
@@ -88,6 +92,10 @@ type capabilityNeed struct{ capability, by string }
 func (s *selector) run() error {
 	cat, req := s.in.cat, s.in.req
 	for _, n := range cat.Profiles[req.Profile].Components {
+		if own, capName := s.buildsOwn(n); own != "" {
+			s.notes = append(s.notes, fmt.Sprintf("profile %s: %s, the %s provider of %s, in place of %s", req.Profile, own, capName, s.in.facts.Build.Title, n))
+			n = own
+		}
 		if !s.without[n] {
 			s.add(n, plan.Reason{Kind: plan.ReasonProfile, Profile: req.Profile})
 		}
@@ -122,28 +130,47 @@ func (s *selector) run() error {
 		}
 		nd := needs[unmet]
 		needs = slices.Delete(needs, 0, unmet+1)
-		capa := cat.Capabilities[nd.capability]
-		if cat.Components[capa.Default] == nil {
+		def := s.in.defaultProvider(nd.capability)
+		if cat.Components[def] == nil {
 			// Catalog validation allows a capability without a default
 			// only when nothing provides it.
 			return fmt.Errorf("%s requires a %s provider and no component in the catalog provides %s (%s: %s); add one with --catalog",
 				nd.by, nd.capability, nd.capability, nd.by, s.reasons.why(nd.by))
 		}
-		if s.without[capa.Default] {
-			others := without(cat.Providers(nd.capability), capa.Default)
+		if s.without[def] {
+			others := without(s.in.providers(nd.capability), def)
 			hint := ""
 			if len(others) > 0 {
 				hint = fmt.Sprintf("; select another provider with --with %s", strings.Join(others, " or --with "))
 			}
 			return fmt.Errorf("--without %s: %s requires a %s provider and %s is its default (%s: %s)%s",
-				capa.Default, nd.by, nd.capability, capa.Default, nd.by, s.reasons.why(nd.by), hint)
+				def, nd.by, nd.capability, def, nd.by, s.reasons.why(nd.by), hint)
 		}
-		s.add(capa.Default, plan.Reason{Kind: plan.ReasonCapability, Capability: nd.capability, By: nd.by})
+		s.add(def, plan.Reason{Kind: plan.ReasonCapability, Capability: nd.capability, By: nd.by})
 	}
 	for n := range s.reasons {
 		sortReasons(s.reasons[n])
 	}
 	return nil
+}
+
+// buildsOwn returns the component that takes profile component n's place on
+// the release's build of MicroShift, and the capability: when n is the
+// catalog-wide default provider of a capability that the build has a
+// default provider of its own for (default_for: kindnet, TopoLVM on
+// microshift-io's). A profile that names another provider keeps it.
+func (s *selector) buildsOwn(n string) (string, string) {
+	cat := s.in.cat
+	for _, capName := range cat.Components[n].Provides {
+		capa := cat.Capabilities[capName]
+		if capa == nil || capa.Default != n {
+			continue
+		}
+		if own := s.in.defaultProvider(capName); own != n && own != "" && len(cat.Components[own].Builds) > 0 {
+			return own, capName
+		}
+	}
+	return "", ""
 }
 
 // sortReasons puts a component's reasons in one order whatever the order

@@ -15,6 +15,16 @@ import (
 // bootc base image, or the requested one.
 func chooseTarget(_ context.Context, in *inputs, p soFar) (soFar, error) {
 	d := in.facts.Distros[0] // the default; the knowledge guarantees one
+	// Recorded RPMs of one dist (an el10 build) are built for the distros
+	// that take it: the first is the default.
+	if dist := in.rel.RPMDist(); dist != "" && d.Dist != "" && d.Dist != dist {
+		for _, cand := range in.facts.Distros {
+			if cand.Dist == dist {
+				d = cand
+				break
+			}
+		}
+	}
 	if want := in.req.Distro; want != "" && want != d.Name {
 		var names []string
 		found := false
@@ -30,11 +40,19 @@ func chooseTarget(_ context.Context, in *inputs, p soFar) (soFar, error) {
 			if m := suggest.Closest(want, names); m != "" && distros.ImageTypes(want, in.req.Arch) == nil {
 				hint = fmt.Sprintf("; did you mean %q?", m)
 			}
-			return p, &CannotHonourError{fmt.Sprintf("release %s is not built for distro %q: MicroShift %s is built and tested for %s%s",
-				in.rel, want, in.rel.Stream(), strings.Join(names, ", "), hint)}
+			what := "MicroShift " + in.rel.Stream()
+			if b := in.facts.Build; b != nil && !b.Default {
+				what = b.Title + " of MicroShift " + in.rel.Stream()
+			}
+			return p, &CannotHonourError{fmt.Sprintf("release %s is not built for distro %q: %s is built and tested for %s%s",
+				in.rel, want, what, strings.Join(names, ", "), hint)}
 		}
 	}
-	p.Target = plan.Target{Distro: d.Name, ImageType: d.ImageType, BootcBase: d.BootcBase}
+	if dist := in.rel.RPMDist(); dist != "" && d.Dist != "" && d.Dist != dist {
+		return p, &CannotHonourError{fmt.Sprintf("release %s is not built for distro %q: its RPMs are %s builds (%s), and %s takes %s ones",
+			in.rel, d.Name, dist, in.rel.Origin, d.Name, d.Dist)}
+	}
+	p.Target = plan.Target{Distro: d.Name, ImageType: d.ImageType, BootcBase: d.BootcBase, OSBuild: d.OSBuild}
 	if in.req.BootcBase != "" {
 		p.Target.BootcBase = in.req.BootcBase
 	}

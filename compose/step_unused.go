@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
 
@@ -27,7 +28,7 @@ func warnUnused(_ context.Context, in *inputs, p soFar) (soFar, error) {
 		if !c.Renders() {
 			continue
 		}
-		for _, k := range c.Images.Keys {
+		for _, k := range imageKeys(c) {
 			ref, ok := refs[n][k]
 			if !ok || used[ref] || inFiles(p.Plan, ref) {
 				continue
@@ -45,4 +46,13 @@ func inFiles(p *plan.Plan, ref string) bool {
 		}
 	}
 	return false
+}
+
+// imageKeys are every key of a component's image sets.
+func imageKeys(c *components.Component) []string {
+	var out []string
+	for _, set := range c.ImageSets() {
+		out = append(out, set.Keys...)
+	}
+	return out
 }

@@ -108,6 +108,29 @@ type Release struct {
 	// UpgradeFrom is set when the plan was checked to take over the data
 	// of an earlier release (build --upgrade-from).
 	UpgradeFrom *Upgrade `json:"upgrade_from,omitempty"`
+	// Build is the build of MicroShift the release is, when it is not
+	// the default (Red Hat's): absent for Red Hat's releases.
+	Build *Build `json:"build,omitempty"`
+}
+
+// Build is a release's build of MicroShift other than Red Hat's (release
+// knowledge's builds: microshift-io's): what its plans need that Red
+// Hat's do not say.
+type Build struct {
+	// Name is the build's ("microshift-io"); Title names it in text.
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	// Version is the version-release of its MicroShift RPMs when its
+	// release-info RPMs were recorded ("4.21.0_..._okd_scos.6-1.el9"):
+	// the exact version every MicroShift RPM is pinned to.
+	Version string `json:"version,omitempty"`
+	// OKD is the OKD release its images come from ("4.21.0-okd-scos.6").
+	OKD string `json:"okd,omitempty"`
+	// PullSecret says whether its images need a pull secret.
+	PullSecret bool `json:"pull_secret"`
+	// RPMSource says where its MicroShift RPMs are: no bootc base enables
+	// their repository (build --repo-file names it).
+	RPMSource string `json:"rpm_source,omitempty"`
 }
 
 // ReleaseRPM is a release-info RPM a plan's release files came from.
@@ -148,10 +171,22 @@ type Target struct {
 	// BootcBase is the bootc Containerfile's base image: the distro's, or
 	// --bootc-base; "" when the distro has none.
 	BootcBase string `json:"bootc_base,omitempty"`
+	// OSBuild is osbuild's name for Distro when it is not Distro
+	// ("centos-9" for centos-stream-9).
+	OSBuild string `json:"osbuild_distro,omitempty"`
 }
 
 // BootcOnly reports whether the target has no rpm-ostree image types.
 func (t Target) BootcOnly() bool { return t.ImageType == "" }
+
+// OSBuildDistro is osbuild's name for the target's distro, which its
+// distro and image type lookups take.
+func (t Target) OSBuildDistro() string {
+	if t.OSBuild != "" {
+		return t.OSBuild
+	}
+	return t.Distro
+}
 
 // Component is a selected component and why it is there.
 type Component struct {
@@ -213,13 +248,28 @@ type Repository struct {
 	// Packages are the plan's packages it provides.
 	Packages   []string `json:"packages"`
 	Components []string `json:"components"`
+	// Enable says the bootc Containerfile enables it itself: a
+	// repository of the release's build (its dependencies, --repo-file's)
+	// that no bootc base has; the build host enables the others.
+	Enable bool `json:"enable,omitempty"`
+	// GPGCheck and GPGKey are dnf's gpgcheck (nil: dnf's default) and
+	// gpgkey for an enabled repository.
+	GPGCheck *bool    `json:"gpgcheck,omitempty"`
+	GPGKey   []string `json:"gpgkey,omitempty"`
+	// Source says where it was named: "--repo-file FILE", the build's
+	// knowledge; "" for a component's [[repositories]].
+	Source string `json:"source,omitempty"`
 }
 
 // Image is one container image the device needs.
 type Image struct {
-	Ref    string     `json:"ref"`
-	Pinned bool       `json:"pinned"`
-	Uses   []ImageUse `json:"uses"`
+	Ref    string `json:"ref"`
+	Pinned bool   `json:"pinned"`
+	// Tag is the tag reference the release file names when Ref is the
+	// digest release fetch resolved it to: the device's manifests pull
+	// it by that tag, so the image is named by it too.
+	Tag  string     `json:"tag,omitempty"`
+	Uses []ImageUse `json:"uses"`
 }
 
 // ImageUse records which component's release-file entry names an image.

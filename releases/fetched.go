@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,8 +17,10 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/internal/usercache"
 )
 
@@ -54,6 +57,17 @@ type rpmRecord struct {
 	// Files are the sha256 of each release file as written: a file
 	// changed since (release update) unties the directory from its RPMs.
 	Files map[string]string `json:"files"`
+	// Resolved maps the tag references of the files to the digest
+	// references a registry resolved them to when they were fetched.
+	Resolved map[string]string `json:"resolved,omitempty"`
+}
+
+// Record is what a release directory records beside its files: the RPMs
+// they came from, and the tags resolved to digests when they were fetched
+// (tag reference -> repository@digest).
+type Record struct {
+	RPMs     []RPM
+	Resolved map[string]string
 }
 
 // StoreDir is the per-user store of fetched releases: the releases
@@ -78,11 +92,21 @@ type WriteResult struct {
 // place; an existing one is replaced only with force (or when it already
 // holds the same), and never through a symlink.
 func WriteDir(dir string, files map[string][]byte, rpms []RPM, force bool) (*WriteResult, error) {
+	return WriteRecorded(dir, files, Record{RPMs: rpms}, force)
+}
+
+// WriteRecorded is WriteDir with the whole record: the RPMs and the tags
+// resolved to digests, each a tag reference of the files resolved to a
+// digest of the same repository.
+func WriteRecorded(dir string, files map[string][]byte, r Record, force bool) (*WriteResult, error) {
 	rel, err := parseRaw(dir, files)
 	if err != nil {
 		return nil, err
 	}
-	rec := rpmRecord{Version: rel.Version.String(), RPMs: rpms, Files: map[string]string{}}
+	if err := checkResolved(dir, rel, r.Resolved); err != nil {
+		return nil, err
+	}
+	rec := rpmRecord{Version: rel.Version.String(), RPMs: r.RPMs, Files: map[string]string{}, Resolved: r.Resolved}
 	for n, data := range files {
 		rec.Files[n] = fileDigest(data)
 	}
@@ -233,10 +257,10 @@ func describeRPMs(rpms []RPM) string {
 	return ", from " + rpms[0].NEVRA
 }
 
-// readRecord reads dir's RPMRecordFile and returns its RPMs when every
-// release file of rel is as recorded; nil when there is no record or the
-// files changed since.
-func readRecord(fsys fs.FS, dir string, raw map[string][]byte) ([]RPM, error) {
+// readRecord reads dir's RPMRecordFile and returns it when every release
+// file of rel is as recorded; nil when there is no record or the files
+// changed since.
+func readRecord(fsys fs.FS, dir string, raw map[string][]byte) (*rpmRecord, error) {
 	data, err := inputfile.ReadFS(fsys, RPMRecordFile, maxRecordSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -274,7 +298,38 @@ func readRecord(fsys fs.FS, dir string, raw map[string][]byte) ([]RPM, error) {
 			return nil, nil
 		}
 	}
-	return rec.RPMs, nil
+	if len(rec.Resolved) > 0 {
+		rel, err := parseRaw(dir, raw)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkResolved(display, rel, rec.Resolved); err != nil {
+			return nil, err
+		}
+	}
+	return &rec, nil
+}
+
+// checkResolved checks each resolved tag: a tag reference the release
+// names, resolved to a digest of the same repository.
+func checkResolved(where string, rel *Release, resolved map[string]string) error {
+	tags := map[string]bool{}
+	for _, f := range rel.Files() {
+		for _, im := range f.Images {
+			if !IsDigestPinned(im.Ref) {
+				tags[im.Ref] = true
+			}
+		}
+	}
+	for _, tag := range slices.Sorted(maps.Keys(resolved)) {
+		ref := resolved[tag]
+		t, err1 := name.NewTag(tag, name.StrictValidation)
+		d, err2 := name.NewDigest(ref, name.StrictValidation)
+		if !tags[tag] || err1 != nil || err2 != nil || t.Context().Name() != d.Context().Name() || d.Name() != d.Context().Name()+"@"+d.DigestStr() {
+			return fmt.Errorf("%s: invalid resolved tag %q -> %q: want a tag reference of the release files and REPOSITORY@DIGEST of the same repository", where, text.Escape(tag), text.Escape(ref))
+		}
+	}
+	return nil
 }
 
 // exactVersion returns the version a --release constraint names exactly

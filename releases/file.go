@@ -35,7 +35,8 @@ type File struct {
 	// release-<arch>.json file.
 	Component string
 	Arch      Arch
-	// Base is the file's release.base version string, as written.
+	// Base is the file's release.base version string, as written; "" for
+	// a component's file that names no release.
 	Base   string
 	Images []Image
 }
@@ -80,9 +81,9 @@ func ParseFileName(base string) (component string, arch Arch, ok bool, err error
 const badArchSuffix = "file name does not end in -x86_64.json or -aarch64.json"
 
 // ParseFile parses one release file strictly: only the "release" and
-// "images" keys, a non-empty release.base, string image references that parse
-// as fully qualified image references, no duplicate keys, nothing after the
-// document. fileName is the MicroShift file name (it carries the component
+// "images" keys, a non-empty release.base (a component's file may have no
+// "release"), string image references that parse as fully qualified image
+// references, no duplicate keys, nothing after the document. fileName is the MicroShift file name (it carries the component
 // and arch); display names the file in errors (a path, or bundle: file).
 func ParseFile(display, fileName string, data []byte) (*File, error) {
 	f, _, err := parseFile(display, fileName, data, true)
@@ -178,10 +179,12 @@ func parseFile(display, fileName string, data []byte, checkRefs bool) (*File, *f
 	if _, err := p.next(); err != io.EOF {
 		return nil, nil, p.errorf("unexpected data after the JSON document")
 	}
-	if !sawRelease {
+	// A component's file may name no release: microshift-io's kindnet,
+	// kube-proxy and TopoLVM files hold their images only.
+	if !sawRelease && component == "" {
 		return nil, nil, fmt.Errorf("%s: missing \"release\" object with \"base\"", display)
 	}
-	if f.Base == "" {
+	if sawRelease && f.Base == "" {
 		return nil, nil, fmt.Errorf("%s: missing release.base", display)
 	}
 	if !sawImages {
@@ -316,9 +319,13 @@ func escapeControl(s string) string {
 // file order, a trailing newline. Parsing the output gives f back.
 func (f *File) Encode() []byte {
 	var b bytes.Buffer
-	b.WriteString("{\n  \"release\": {\n    \"base\": ")
-	b.Write(quote(f.Base))
-	b.WriteString("\n  },\n  \"images\": {")
+	b.WriteString("{\n")
+	if f.Base != "" {
+		b.WriteString("  \"release\": {\n    \"base\": ")
+		b.Write(quote(f.Base))
+		b.WriteString("\n  },\n")
+	}
+	b.WriteString("  \"images\": {")
 	for i, im := range f.Images {
 		if i > 0 {
 			b.WriteByte(',')

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
@@ -133,4 +134,61 @@ func FuzzPatch(f *testing.F) {
 			t.Fatalf("the patched file parses to %+v, want %+v", back, &updated)
 		}
 	})
+}
+
+// FuzzRecord loads a microshift-io release directory with a fuzzed record
+// of its RPMs and resolved tags: no panic; an error is one line; a record
+// that loads resolves only tags the files name, each to a digest of the
+// same repository, and gives the build its RPMs' version says.
+func FuzzRecord(f *testing.F) {
+	dir := f.TempDir()
+	files := testutil.MicroShiftIORelease(f, refDir(f, "release-4.21"), dir)
+	version := testutil.MicroShiftIOVersion("4.21.0")
+	tag := "ghcr.io/topolvm/topolvm-with-sidecar:" + testutil.MicroShiftIOTopoLVMTag
+	good := goodRecord(f, files, version, tag)
+	f.Add(good)
+	f.Add([]byte(strings.Replace(string(good), "ghcr.io/topolvm/topolvm-with-sidecar@", "ghcr.io/other/x@", 1)))
+	f.Add([]byte(strings.Replace(string(good), "_okd_scos", "-okd-scos", 1)))
+	f.Add([]byte(`{"version": "4.21.0", "rpms": [], "files": {}, "resolved": {"a": "b"}}`))
+	f.Fuzz(func(t *testing.T, record []byte) {
+		d := t.TempDir()
+		for n, data := range files {
+			if err := os.WriteFile(filepath.Join(d, n), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(d, releases.RPMRecordFile), record, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rel, err := releases.LoadDir(d)
+		if err != nil {
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("error is not one line: %q", err)
+			}
+			return
+		}
+		for from, to := range rel.Resolved {
+			if releases.IsDigestPinned(from) || !releases.IsDigestPinned(to) {
+				t.Fatalf("resolved %q -> %q", from, to)
+			}
+		}
+		if len(rel.RPMs) > 0 && (rel.Build == "microshift-io") != (rel.MicroShiftIO != nil) {
+			t.Fatalf("RPMs %v gave build %q, %+v", rel.RPMs, rel.Build, rel.MicroShiftIO)
+		}
+	})
+}
+
+// goodRecord writes a good record of files through WriteRecorded and
+// returns its bytes.
+func goodRecord(f *testing.F, files map[string][]byte, version, tag string) []byte {
+	dir := filepath.Join(f.TempDir(), "r")
+	rpms := []releases.RPM{{NEVRA: "microshift-release-info-" + version + "-1.el9.noarch", SHA256: strings.Repeat("a", 64)}}
+	if _, err := releases.WriteRecorded(dir, files, releases.Record{RPMs: rpms, Resolved: map[string]string{tag: "ghcr.io/topolvm/topolvm-with-sidecar@sha256:" + strings.Repeat("c", 64)}}, false); err != nil {
+		f.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, releases.RPMRecordFile))
+	if err != nil {
+		f.Fatal(err)
+	}
+	return data
 }

@@ -35,7 +35,19 @@ type Release struct {
 	// development branch (main): selectable by --release, but a command
 	// without one takes the newest release branch's stream.
 	Development bool
-	files       map[string]*File
+	// Build is the build of MicroShift the release is (knowledge's
+	// builds: "redhat", "microshift-io"; build.go): what its recorded
+	// release-info RPMs' version says, else whose registries its images
+	// come from.
+	Build string
+	// MicroShiftIO is the version of its microshift-io RPMs; nil for a
+	// release of another build, or whose RPMs were not recorded.
+	MicroShiftIO *MicroShiftIOVersion
+	// Resolved maps tag references of its files to the digest references
+	// release fetch resolved them to (a registry answered then), so that a
+	// build pins them without the network.
+	Resolved map[string]string
+	files    map[string]*File
 }
 
 // New assembles a release from parsed files. At least one core file is
@@ -56,6 +68,11 @@ func New(source string, files []*File) (*Release, error) {
 		return nil, fmt.Errorf("%s: no core release file (release-x86_64.json or release-aarch64.json)", source)
 	}
 	sort.Strings(coreNames)
+	build, err := identify(source, r.files, files)
+	if err != nil {
+		return nil, err
+	}
+	r.Build = build
 	for _, n := range coreNames {
 		f := r.files[n]
 		v, err := semver.NewVersion(f.Base)
@@ -193,11 +210,16 @@ func loadFS(fsys fs.FS, source string, display func(string) string) (*Release, e
 	if err != nil {
 		return nil, err
 	}
-	if r.RPMs, err = readRecord(fsys, source, raw); err != nil {
-		return nil, err
+	rec, err := readRecord(fsys, source, raw)
+	if err != nil || rec == nil {
+		return r, err
 	}
+	r.RPMs, r.Resolved = rec.RPMs, rec.Resolved
 	if len(r.RPMs) > 0 {
 		r.Origin = r.RPMs[0].NEVRA
+	}
+	if err := r.setBuildOfRPMs(); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(source, RPMRecordFile), err)
 	}
 	return r, nil
 }
@@ -320,7 +342,8 @@ func Load(dir, constraint string) (*Release, error) {
 // wins: a release directory that ships a component's file overrides the
 // component's own copy. r itself is not changed.
 func (r *Release) WithFiles(extra []*File) (*Release, []string) {
-	out := &Release{Version: r.Version, Source: r.Source, Origin: r.Origin, RPMs: r.RPMs, Development: r.Development, files: make(map[string]*File, len(r.files)+len(extra))}
+	out := &Release{Version: r.Version, Source: r.Source, Origin: r.Origin, RPMs: r.RPMs, Development: r.Development,
+		Build: r.Build, MicroShiftIO: r.MicroShiftIO, Resolved: r.Resolved, files: make(map[string]*File, len(r.files)+len(extra))}
 	for n, f := range r.files {
 		out.files[n] = f
 	}

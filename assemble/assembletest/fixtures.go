@@ -140,8 +140,9 @@ func DeviceWarnings(p *plan.Plan) []string {
 
 // CheckListedFiles walks what the lock and the SBOM of a build name by
 // digest: every device file and chart archive of the lock, every file of
-// an SBOM package, and the lock the SBOM is of, must be among the build's
-// files (output path -> bytes) with that digest.
+// an SBOM package but the release-info RPMs the release was read from, and
+// the lock the SBOM is of, must be among the build's files (output path ->
+// bytes) with that digest.
 func CheckListedFiles(t testing.TB, files map[string][]byte) {
 	t.Helper()
 	check := func(who, path, sum string) {
@@ -205,7 +206,9 @@ func CheckListedFiles(t testing.TB, files map[string][]byte) {
 		check("the SBOM", output.LockFile, m[1])
 	}
 	for _, p := range s.Packages {
-		if p.FileName == "" {
+		// A release-info RPM's file is what the release was read from,
+		// not an output of the build.
+		if p.FileName == "" || strings.HasSuffix(p.FileName, ".rpm") {
 			continue
 		}
 		for _, c := range p.Checksums {
@@ -261,4 +264,47 @@ func ClassChoices(t testing.TB, flags ...string) []lvmdconfig.ClassChoice {
 func FullPlan(t testing.TB) *plan.Plan {
 	t.Helper()
 	return Plan(t, Catalog(t), Release(t, "5.0"), compose.Request{Profile: "full", Arch: releases.X86_64})
+}
+
+// MicroShiftIOTopoLVMDigest is the digest the microshift-io fixtures'
+// TopoLVM tag resolved to.
+const MicroShiftIOTopoLVMDigest = "sha256:7f3c0d7b2a4e8f1e6b5d9c3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e"
+
+// MicroShiftIO is microshift-io's build of the upstream reference release
+// of branch (testutil.MicroShiftIORelease) as release fetch stores it: its
+// release-info RPMs recorded (testutil.MicroShiftIOVersion, release
+// 1.el9) and its TopoLVM tag resolved to MicroShiftIOTopoLVMDigest,
+// loaded as the per-user store's ("fetched").
+func MicroShiftIO(t testing.TB, branch string) *releases.Release {
+	t.Helper()
+	return MicroShiftIODist(t, branch, "el9")
+}
+
+// MicroShiftIODist is MicroShiftIO of RPMs built for dist (release
+// 1.<dist>): "el10" is a CentOS Stream 10 build.
+func MicroShiftIODist(t testing.TB, branch, dist string) *releases.Release {
+	t.Helper()
+	src := t.TempDir()
+	files := testutil.MicroShiftIORelease(t, testutil.ReleaseDir(t, branch), src)
+	rel, err := releases.LoadDir(src)
+	if err != nil {
+		t.Fatalf("LoadDir(microshift-io's %s) = %v", branch, err)
+	}
+	version := testutil.MicroShiftIOVersion(rel.Version.String())
+	var rpms []releases.RPM
+	for _, pkg := range []string{"microshift-release-info", "microshift-kindnet-release-info", "microshift-multus-release-info", "microshift-olm-release-info", "microshift-topolvm-release-info"} {
+		sum := sha256.Sum256([]byte(pkg + version))
+		rpms = append(rpms, releases.RPM{NEVRA: pkg + "-" + version + "-1." + dist + ".noarch", SHA256: hex.EncodeToString(sum[:])})
+	}
+	tag := "ghcr.io/topolvm/topolvm-with-sidecar:" + testutil.MicroShiftIOTopoLVMTag
+	dir := filepath.Join(t.TempDir(), rel.Version.String())
+	rec := releases.Record{RPMs: rpms, Resolved: map[string]string{tag: "ghcr.io/topolvm/topolvm-with-sidecar@" + MicroShiftIOTopoLVMDigest}}
+	if _, err := releases.WriteRecorded(dir, files, rec, false); err != nil {
+		t.Fatalf("WriteRecorded() = %v", err)
+	}
+	if rel, err = releases.LoadDir(dir); err != nil {
+		t.Fatalf("LoadDir() = %v", err)
+	}
+	rel.Source = releases.FetchedSource
+	return rel
 }

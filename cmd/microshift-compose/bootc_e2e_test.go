@@ -4,10 +4,12 @@ import (
 	"archive/tar"
 	"bytes"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -140,7 +142,9 @@ func (p *podman) buildTagged(t *testing.T, context, containerfile, base, secret 
 // the coreutils the Containerfile uses, skopeo and its libraries, the
 // containers policy, vfs storage, and the source registry's CA; dnf,
 // systemctl and firewall-offline-cmd do nothing.
-func (p *podman) testBase(t *testing.T, skopeoBin string, src *secureRegistry) string {
+// extra files (path -> content, mode 0755) replace the base's own, such as
+// a stand-in dnf that shows what it was given.
+func (p *podman) testBase(t *testing.T, skopeoBin string, src *secureRegistry, extra ...map[string][]byte) string {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -179,7 +183,7 @@ func (p *podman) testBase(t *testing.T, skopeoBin string, src *secureRegistry) s
 			}
 		}
 	}
-	for _, prog := range []string{"bash", "sh", "cat", "sha256sum", "cut", "mkdir", "chmod", "install", "stat", "head"} {
+	for _, prog := range []string{"bash", "sh", "cat", "sha256sum", "cut", "mkdir", "chmod", "install", "stat", "head", "rm"} {
 		path, err := exec.LookPath(prog)
 		if err != nil {
 			t.Fatalf("test base image: %v", err)
@@ -193,6 +197,11 @@ func (p *podman) testBase(t *testing.T, skopeoBin string, src *secureRegistry) s
 	copyProgram(skopeoBin)
 	if data, err := os.ReadFile("/lib/x86_64-linux-gnu/libnss_files.so.2"); err == nil {
 		add("/lib/x86_64-linux-gnu/libnss_files.so.2", data, 0o755)
+	}
+	for _, files := range extra {
+		for _, path := range slices.Sorted(maps.Keys(files)) {
+			add(path, files[path], 0o755)
+		}
 	}
 	for _, fake := range []string{"dnf", "systemctl", "firewall-offline-cmd", "bootc"} {
 		add("/usr/bin/"+fake, []byte("#!/bin/sh\necho \"(test base) $0 $*\"\n"), 0o755)

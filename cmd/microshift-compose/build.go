@@ -382,7 +382,9 @@ func (b *buildSteps) Validate(cmd *cobra.Command) error {
 // request sets the request fields the steps' flags choose.
 func (b *buildSteps) request(req *compose.Request) error {
 	req.Distro, req.BootcBase = b.bp.Distro, b.boot.Base
-	return nil
+	files, err := b.boot.repoFiles()
+	req.RepoFiles = files
+	return err
 }
 
 // build adds the device files (and sizes) to p and renders the outputs.

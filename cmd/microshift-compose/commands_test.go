@@ -166,7 +166,7 @@ func TestReleaseList(t *testing.T) {
 		if versionLess(r.Stream, "4.19") {
 			wantConfig = "/etc/microshift/config.yaml"
 		}
-		if r.ConfigFile != wantConfig || !strings.HasPrefix(r.Distro, "rhel-9.") || !strings.HasPrefix(r.Kubernetes, "1.") {
+		if r.ConfigFile != wantConfig || !strings.HasPrefix(r.Distro, "rhel-9.") || !strings.HasPrefix(r.Kubernetes, "1.") || r.Build != "redhat" {
 			t.Errorf("release %s: config %q distro %q kubernetes %q", r.Stream, r.ConfigFile, r.Distro, r.Kubernetes)
 		}
 		// The embedded data are branch-head nightlies; the default distro
@@ -185,8 +185,8 @@ func TestReleaseList(t *testing.T) {
 	}
 
 	text := mustRun(t, "release", "list")
-	if lines := nonEmptyLines(text); len(lines) != 12 || !strings.HasPrefix(lines[1], "5.1     5.1.0    nightly  1.36        rhel-9.8,rhel-10.2 (bootc)  config.d     x86_64,aarch64  19     embedded (development, --release 5.1): ") ||
-		!strings.HasPrefix(lines[2], "5.0     5.0.0    nightly  1.36        rhel-9.8,rhel-10.2 (bootc)  config.d ") || !strings.HasPrefix(lines[11], "4.14    4.14.0   nightly  1.27        rhel-9.2                    config.yaml") {
+	if lines := nonEmptyLines(text); len(lines) != 12 || !strings.HasPrefix(lines[1], "5.1     5.1.0    redhat  nightly  1.36        rhel-9.8,rhel-10.2 (bootc)  config.d     x86_64,aarch64  19     embedded (development, --release 5.1): ") ||
+		!strings.HasPrefix(lines[2], "5.0     5.0.0    redhat  nightly  1.36        rhel-9.8,rhel-10.2 (bootc)  config.d ") || !strings.HasPrefix(lines[11], "4.14    4.14.0   redhat  nightly  1.27        rhel-9.2                    config.yaml") {
 		t.Errorf("release list text:\n%s", text)
 	}
 }

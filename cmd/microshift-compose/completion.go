@@ -302,7 +302,7 @@ func releaseFacts(cmd *cobra.Command) (*knowledge.Release, error) {
 	if err != nil {
 		return nil, err
 	}
-	return know.For(rels[0].Version)
+	return know.ForBuild(rels[0].Version, rels[0].Build)
 }
 
 func completeDistros(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
@@ -327,13 +327,15 @@ func completeDistros(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.
 // completeImageTypes offers osbuild's image types for the --distro (default
 // the release's) and --arch (default this machine's).
 func completeImageTypes(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-	distro := flagValue(cmd, "distro")
-	if distro == "" {
-		facts, err := releaseFacts(cmd)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
+	facts, err := releaseFacts(cmd)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	distro := cmp.Or(flagValue(cmd, "distro"), facts.Distro)
+	for _, d := range facts.Distros {
+		if d.Name == distro {
+			distro = d.OSBuildName() // osbuild's name (centos-9 for centos-stream-9)
 		}
-		distro = facts.Distro
 	}
 	arch, err := releases.ParseArch(cmp.Or(flagValue(cmd, "arch"), hostArch()))
 	if err != nil {

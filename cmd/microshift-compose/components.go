@@ -11,6 +11,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/compose"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
 type componentJSON struct {
@@ -25,6 +26,11 @@ type componentJSON struct {
 	Packages    []string `json:"packages"`
 	ImageFile   string   `json:"image_file"`
 	ImageKeys   []string `json:"image_keys"`
+	// Builds are the builds of MicroShift it is for (none: every build);
+	// Unavailable says why it is not available on the release's build
+	// (another build's, or needing what the build lacks).
+	Builds      []string `json:"builds,omitempty"`
+	Unavailable string   `json:"unavailable,omitempty"`
 	// Available says whether build takes the component on the selected
 	// release, on every arch it supports, as things are: the release ships
 	// it, its release file is there and pins its images.
@@ -55,7 +61,10 @@ require): yes; no (the release does not ship it, or its release file is missing
 or incomplete: --output json says why, per arch); unpinned (build takes it only
 with --allow-unpinned: the release names images by tag only); or always (the
 release deploys it whatever the plan says, so a selection that leaves it out is
-refused).`,
+refused). A component is not available on another build of MicroShift than its
+own (kindnet and TopoLVM are microshift-io's), nor where the release's build
+lacks what it needs (Red Hat's RPMs and images on microshift-io's build): the
+lines after the table say why.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := format.Validate(); err != nil {
@@ -68,6 +77,14 @@ refused).`,
 			release, err := rel.load()
 			if err != nil {
 				return err
+			}
+			know, err := knowledge.Default()
+			if err != nil {
+				return err
+			}
+			facts, err := know.ForBuild(release.Version, release.Build)
+			if err != nil {
+				return fmt.Errorf("release %s: %w", release, err)
 			}
 			// Packages, image keys and the like as they are for the release;
 			// what build takes is asked of the catalog as given.
@@ -82,11 +99,17 @@ refused).`,
 						arches = append(arches, string(a))
 					}
 				}
+				files := []string{releases.FileName(c.Images.File, "<arch>")}
+				keys := nonNil(c.Images.Keys)
+				for _, also := range c.Images.Also {
+					files = append(files, releases.FileName(also.File, "<arch>"))
+					keys = append(keys, also.Keys...)
+				}
 				j := componentJSON{
 					Name: n, Order: c.Order, Description: c.Description, Arches: arches, Release: c.Release,
 					Provides: nonNil(c.Provides), Requires: nonNil(c.Requires), Conflicts: nonNil(c.Conflicts),
-					Packages: nonNil(c.Packages), ImageFile: releases.FileName(c.Images.File, "<arch>"),
-					ImageKeys: nonNil(c.Images.Keys), AlwaysDeployed: c.AlwaysDeployed,
+					Packages: nonNil(c.Packages), ImageFile: strings.Join(files, ","), ImageKeys: keys,
+					Builds: c.Builds, Unavailable: compose.Unavailable(c, release, facts, know), AlwaysDeployed: c.AlwaysDeployed,
 				}
 				for _, a := range arches {
 					switch err := compose.Availability(cmd.Context(), full, release, releases.Arch(a), n); {
@@ -124,7 +147,17 @@ refused).`,
 				fmt.Fprintf(tw, "%03d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Order, c.Name, dash(c.Provides), dash(c.Requires),
 					strings.Join(c.Arches, ","), dashStr(c.Release), avail, c.Description)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			// Why a build's component is not available (the RELEASE column
+			// says it for a release range).
+			for _, c := range list {
+				if c.Unavailable != "" && (c.Builds != nil || !facts.Build.Default) {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: not available: %s\n", c.Name, c.Unavailable)
+				}
+			}
+			return nil
 		},
 	}
 	cat.addFlags(cmd)

@@ -45,6 +45,7 @@ func fileFixtures(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	writeTestFile(t, filepath.Join(dir, "prev", "compose.lock.json"), "{}\n")
+	writeTestFile(t, filepath.Join(dir, "io.repo"), "[microshift-io]\nbaseurl=https://rpms.example.com/microshift-io/$basearch/\ngpgcheck=0\n")
 }
 
 func writeTestFile(t *testing.T, path, data string) {
@@ -96,6 +97,7 @@ var fileCases = []fileCase{
 	{name: "config", flags: []string{"--config", "D/config.yaml"}, toml: "microshift.config = 'config.yaml'\n"},
 	{name: "lvmd and storage classes", flags: []string{"--lvmd", "D/lvmd.yaml", "--storage-class", "thin=snapshots,fstype=ext4"}, toml: "[microshift]\nlvmd = 'lvmd.yaml'\n[[microshift.storage_classes]]\ndevice_class = 'thin'\nname = 'snapshots'\nfstype = 'ext4'\n"},
 	{name: "bootc base and images", flags: []string{"--bootc", "--bootc-base", "quay.io/example/rhel-bootc:9.8", "--bootc-images", "pull"}, toml: "[bootc]\nenabled = true\nbase = 'quay.io/example/rhel-bootc:9.8'\nimages = 'pull'\n"},
+	{name: "repo files", flags: []string{"--bootc", "--repo-file", "D/io.repo"}, toml: "[bootc]\nenabled = true\nrepo_files = ['io.repo']\n"},
 	{name: "pull secret", flags: []string{"--pull-secret", "D/pull-secret.json"}, toml: "registry.pull_secret = 'pull-secret.json'\n"},
 	{name: "mirror", flags: []string{"--mirror-registry", "mirror.example.com:5000/microshift", "--mirror-ca", "D/mirror-ca.crt", "--mirror-insecure"}, toml: "[registry]\nmirror = 'mirror.example.com:5000/microshift'\nmirror_ca = 'mirror-ca.crt'\nmirror_insecure = true\n"},
 	{name: "policy", flags: []string{"--policy", "D/policy.json"}, toml: "trust.policy = 'policy.json'\n"},

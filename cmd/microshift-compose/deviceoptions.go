@@ -6,8 +6,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/blueprints"
+	"github.com/microshift-compose/microshift-compose/compose"
+	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/plan"
+	"github.com/microshift-compose/microshift-compose/releases/rpmrepo"
 	"github.com/microshift-compose/microshift-compose/render/registry"
 )
 
@@ -54,6 +57,9 @@ type bootcOptions struct {
 	Images  string
 	// Base overrides the bootc base image of the plan's distro.
 	Base string
+	// RepoFiles are .repo files whose repositories the Containerfile
+	// enables for its dnf step (microshift-io's RPMs).
+	RepoFiles []string
 }
 
 func (o *bootcOptions) addFlags(cmd *cobra.Command) {
@@ -61,6 +67,21 @@ func (o *bootcOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.Enabled, "bootc", false, "also write a Containerfile that builds the composition as a bootc image")
 	f.StringVar(&o.Base, "bootc-base", "", "bootc base image of the Containerfile (default: the one of the distro the release is built for, e.g. registry.redhat.io/rhel9/rhel-bootc:9.8 for 5.0)")
 	f.StringVar(&o.Images, "bootc-images", blueprints.BootcImagesMirror, "how the Containerfile gets the images: mirror (copied from the dir: layout 'mirror --to dir:OUTPUT/images' writes) or pull (pulled during the image build with the build secret "+blueprints.BootcSecretID+")")
+	f.StringArrayVar(&o.RepoFiles, "repo-file", nil, "a .repo file whose enabled repositories the Containerfile enables for its dnf install (http(s), no credentials; $basearch and $releasever are the plan's): the repository of microshift-io's RPMs, which no bootc base has; repeat")
+	_ = cmd.MarkFlagFilename("repo-file", "repo")
+}
+
+// repoFiles reads the --repo-file files.
+func (o *bootcOptions) repoFiles() ([]compose.RepoFile, error) {
+	var out []compose.RepoFile
+	for _, f := range o.RepoFiles {
+		data, err := inputfile.Read("--repo-file", f, rpmrepo.MaxRepoFileSize)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, compose.RepoFile{Source: f, Data: data})
+	}
+	return out, nil
 }
 
 func (o *bootcOptions) Validate(cmd *cobra.Command) error {

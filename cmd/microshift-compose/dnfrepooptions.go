@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/releases"
+	"github.com/microshift-compose/microshift-compose/releases/knowledge"
+	"github.com/microshift-compose/microshift-compose/releases/rebase"
 	"github.com/microshift-compose/microshift-compose/releases/rpmrepo"
 )
 
@@ -130,8 +134,9 @@ func (o *storeOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.Force, "force", false, "replace a stored release (or --output directory) that holds other files")
 }
 
-// write stores or writes rel, returning where and what happened.
-func (o *storeOptions) write(rel *rpmrepo.Release) (*releases.WriteResult, error) {
+// write stores or writes rel with the tags resolved for it, returning
+// where and what happened.
+func (o *storeOptions) write(rel *rpmrepo.Release, resolved map[string]string) (*releases.WriteResult, error) {
 	dir := o.Output
 	if dir == "" {
 		var err error
@@ -139,5 +144,32 @@ func (o *storeOptions) write(rel *rpmrepo.Release) (*releases.WriteResult, error
 			return nil, err
 		}
 	}
-	return releases.WriteDir(dir, rel.Files, rel.RPMs, o.Force)
+	return releases.WriteRecorded(dir, rel.Files, releases.Record{RPMs: rel.RPMs, Resolved: resolved}, o.Force)
+}
+
+// resolveTags resolves the tag references of rel's files to digests when
+// its build's release files name images by tag (microshift-io's TopoLVM):
+// release fetch talks to the network anyway, so that build need not. A tag
+// a registry does not resolve stays a tag, with a warning: build refuses it
+// unless --allow-unpinned.
+func resolveTags(ctx context.Context, rel *rpmrepo.Release, reg *registryOptions, stderr io.Writer) (map[string]string, error) {
+	know, err := knowledge.Default()
+	if err != nil {
+		return nil, err
+	}
+	if b := know.Build(rel.Release.Build); b == nil || !b.ResolveTags {
+		return nil, nil
+	}
+	rc, err := reg.client()
+	if err != nil {
+		return nil, err
+	}
+	resolved, failed, err := rebase.ResolveTags(ctx, rel.Release.Files(), rc)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the release's tags: %w", err)
+	}
+	for _, u := range failed {
+		warn(stderr, fmt.Sprintf("%s: not resolved to a digest, so build refuses it unless --allow-unpinned; fetch again where the registry answers", u))
+	}
+	return resolved, nil
 }

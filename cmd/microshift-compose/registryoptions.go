@@ -41,6 +41,20 @@ func (o *registryOptions) addFlags(cmd *cobra.Command) {
 	markPaths(cmd, "authfile", "registries-conf", "cert-dir")
 }
 
+// addAccessFlags binds the flags of how a registry is reached (auth,
+// registries.conf, certificates, TLS), for a command that asks registries
+// little and has its own --timeout (release fetch resolving tags): the
+// limits keep their defaults.
+func (o *registryOptions) addAccessFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	o.Jobs, o.Retries, o.Timeout = registryclient.DefaultJobs, registryclient.DefaultRetries, registryclient.DefaultTimeout
+	f.StringVar(&o.AuthFile, "authfile", "", "auth file with registry credentials for resolving tags (default: $REGISTRY_AUTH_FILE, else where podman looks)")
+	f.StringVar(&o.RegistriesConf, "registries-conf", "", "registries.conf to read instead of /etc/containers/registries.conf when resolving tags")
+	f.StringVar(&o.CertDir, "cert-dir", "", "directory of CA and client certificates for every registry (default: the registry's certs.d directory)")
+	f.BoolVar(&o.TLSVerify, "tls-verify", true, "verify registries' TLS certificates; --tls-verify=false also allows plain HTTP")
+	f.StringSliceVar(&o.Insecure, "insecure-registry", nil, "registry (host[:port]) to reach without TLS verification or over plain HTTP")
+}
+
 // Validate checks the flag values; files are checked by client.
 func (o *registryOptions) Validate() error {
 	if o.Jobs < 1 {

@@ -40,9 +40,16 @@ type releaseJSON struct {
 	// branch (main): built with --release only, never by default.
 	Development bool `json:"development,omitempty"`
 	// RPMs are the release-info RPMs a fetched release came from.
-	RPMs  []releases.RPM    `json:"rpms,omitempty"`
-	Bases map[string]string `json:"bases"`
-	Files []string          `json:"files"`
+	RPMs []releases.RPM `json:"rpms,omitempty"`
+	// Build is the build of MicroShift the release is: "redhat" or
+	// "microshift-io"; OKD the OKD release a microshift-io build's images
+	// come from, when its RPMs were recorded.
+	Build string `json:"build"`
+	OKD   string `json:"okd,omitempty"`
+	// Resolved are the tags release fetch resolved to digests.
+	Resolved map[string]string `json:"resolved,omitempty"`
+	Bases    map[string]string `json:"bases"`
+	Files    []string          `json:"files"`
 	// From the release knowledge: the Kubernetes it is built on, the
 	// distro blueprints are validated for, and where a plan's config goes.
 	Kubernetes string `json:"kubernetes"`
@@ -58,8 +65,10 @@ type releaseJSON struct {
 }
 
 type distroJSON struct {
-	Name      string `json:"name"`
-	Default   bool   `json:"default"`
+	Name    string `json:"name"`
+	Default bool   `json:"default"`
+	// OSBuild is osbuild's name for it when it is not Name.
+	OSBuild   string `json:"osbuild,omitempty"`
 	ImageType string `json:"image_type,omitempty"`
 	BootcBase string `json:"bootc_base,omitempty"`
 }
@@ -101,14 +110,18 @@ func newReleaseListCmd() *cobra.Command {
 			}
 			list := []releaseJSON{}
 			for _, r := range rels {
-				j := releaseJSON{Stream: r.Stream(), Version: r.Version.String(), Source: r.Source, Origin: r.Origin, Development: r.Development, RPMs: r.RPMs, Bases: map[string]string{}, Files: []string{}}
-				facts, err := know.For(r.Version)
+				j := releaseJSON{Stream: r.Stream(), Version: r.Version.String(), Source: r.Source, Origin: r.Origin, Development: r.Development, RPMs: r.RPMs,
+					Build: r.Build, Resolved: r.Resolved, Bases: map[string]string{}, Files: []string{}}
+				if r.MicroShiftIO != nil {
+					j.OKD = r.MicroShiftIO.OKD
+				}
+				facts, err := know.ForBuild(r.Version, r.Build)
 				if err != nil {
 					return fmt.Errorf("release %s: %w", r, err)
 				}
 				j.Kubernetes, j.Distro, j.ConfigFile = facts.Kubernetes, facts.Distro, facts.ConfigFile
 				for _, d := range facts.Distros {
-					j.Distros = append(j.Distros, distroJSON{Name: d.Name, Default: d.Default, ImageType: d.ImageType, BootcBase: d.BootcBase})
+					j.Distros = append(j.Distros, distroJSON{Name: d.Name, Default: d.Default, OSBuild: d.OSBuild, ImageType: d.ImageType, BootcBase: d.BootcBase})
 				}
 				for _, a := range r.Arches() {
 					j.Bases[string(a)] = r.Base(a)
@@ -125,7 +138,7 @@ func newReleaseListCmd() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), list)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "STREAM\tVERSION\tKIND\tKUBERNETES\tDISTROS\tCONFIG\tARCHES\tFILES\tSOURCE")
+			fmt.Fprintln(tw, "STREAM\tVERSION\tBUILD\tKIND\tKUBERNETES\tDISTROS\tCONFIG\tARCHES\tFILES\tSOURCE")
 			for _, j := range list {
 				var arches []string
 				for _, a := range releases.Arches {
@@ -152,7 +165,11 @@ func newReleaseListCmd() *cobra.Command {
 					}
 					distros = append(distros, n)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Stream, j.Version, j.Kind, cmp.Or(j.Kubernetes, "-"), strings.Join(distros, ","), config, strings.Join(arches, ","), len(j.Files), src)
+				build := j.Build
+				if j.OKD != "" {
+					build += " (OKD " + j.OKD + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Stream, j.Version, build, j.Kind, cmp.Or(j.Kubernetes, "-"), strings.Join(distros, ","), config, strings.Join(arches, ","), len(j.Files), src)
 			}
 			return tw.Flush()
 		},

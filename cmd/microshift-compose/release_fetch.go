@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
@@ -16,6 +18,7 @@ func newReleaseFetchCmd() *cobra.Command {
 	var (
 		repo  dnfRepoOptions
 		store storeOptions
+		reg   registryOptions
 		quiet bool
 	)
 	cmd := &cobra.Command{
@@ -26,6 +29,14 @@ repositories, and the microshift-<component>-release-info RPMs of the same
 build, downloads them, checks each against the checksum the repository's
 metadata lists, and reads the release files they install in
 /usr/share/microshift/release.
+
+Without Red Hat's X.Y.Z there, it takes the newest microshift-io build of
+it (X.Y.Z_<time>_g<commit>_<OKD tag>, github.com/microshift-io/microshift:
+OKD images, kindnet and TopoLVM, no subscription); VERSION may name one such
+build exactly. Its release files name TopoLVM's image by tag: fetch resolves
+each tag to a digest with the registry (--authfile, --cert-dir, --tls-verify
+as podman takes them) and records it, so that build stays offline; a tag
+that does not resolve is kept, with a warning.
 
 The release is stored in the per-user cache
 ($MICROSHIFT_COMPOSE_CACHE/releases, else ~/.cache/microshift-compose/releases),
@@ -48,15 +59,23 @@ href) or a redirect to another origin is read without them.`,
 
   # From a mirror, or a .repo file copied from a subscribed host
   microshift-compose release fetch 4.18.7 --repo https://mirror.example/rhocp/4.18/os/
-  microshift-compose release fetch 4.18.7 --repo-file redhat.repo --repo 'rhocp-4.18-*'`,
+  microshift-compose release fetch 4.18.7 --repo-file redhat.repo --repo 'rhocp-4.18-*'
+
+  # microshift-io's build of 4.21.0, from a repository of its RPMs
+  microshift-compose release fetch 4.21.0 --repo-file microshift-io.repo`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := repo.Validate(); err != nil {
 				return err
 			}
+			if err := reg.Validate(); err != nil {
+				return err
+			}
 			version := args[0]
 			if v, err := semver.StrictNewVersion(version); err != nil || v.Prerelease() != "" || v.Metadata() != "" {
-				return usageError{fmt.Errorf("VERSION %q: want a shipped version, X.Y.Z (e.g. 4.18.7)", text.Escape(version))}
+				if _, ioErr := releases.ParseMicroShiftIOVersion(version); ioErr != nil {
+					return usageError{fmt.Errorf("VERSION %q: want a shipped version, X.Y.Z (e.g. 4.18.7), or a microshift-io build of one (X.Y.Z_<time>_g<commit>_<OKD tag>)", text.Escape(version))}
+				}
 			}
 			repos, err := repo.repos()
 			if err != nil {
@@ -78,22 +97,29 @@ href) or a redirect to another origin is read without them.`,
 			if err != nil {
 				return fmt.Errorf("fetching release %s: %w", version, err)
 			}
-			res, err := store.write(rel)
+			reg.Timeout = repo.Timeout
+			resolved, err := resolveTags(cmd.Context(), rel, &reg, stderr)
 			if err != nil {
 				return err
 			}
-			printStored(cmd.OutOrStdout(), rel, res, store.Output == "")
+			res, err := store.write(rel, resolved)
+			if err != nil {
+				return err
+			}
+			printStored(cmd.OutOrStdout(), rel, resolved, res, store.Output == "")
 			return nil
 		},
 	}
 	repo.addFlags(cmd)
 	store.addFlags(cmd)
+	reg.addAccessFlags(cmd)
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }
 
-// printStored says what fetch (or import FILE.rpm) stored or wrote.
-func printStored(w io.Writer, rel *rpmrepo.Release, res *releases.WriteResult, stored bool) {
+// printStored says what fetch (or import FILE.rpm) stored or wrote, and
+// the tags it resolved.
+func printStored(w io.Writer, rel *rpmrepo.Release, resolved map[string]string, res *releases.WriteResult, stored bool) {
 	r := rel.Release
 	verb := "stored"
 	switch {
@@ -112,9 +138,15 @@ func printStored(w io.Writer, rel *rpmrepo.Release, res *releases.WriteResult, s
 		images += len(f.Images)
 	}
 	kind := releases.BaseKind(r.Base(r.Arches()[0]))
+	if v := r.MicroShiftIO; v != nil {
+		kind += ", microshift-io's build, OKD " + v.OKD
+	}
 	fmt.Fprintf(w, "%s release %s (stream %s, %s) in %s: %d files, %d images\n", verb, r.Version, r.Stream(), kind, text.Escape(res.Dir), len(r.Files()), images)
 	for _, p := range rel.RPMs {
 		fmt.Fprintf(w, "  %s  sha256:%s  %s\n", p.NEVRA, p.SHA256, text.Escape(p.From))
+	}
+	for _, tag := range slices.Sorted(maps.Keys(resolved)) {
+		fmt.Fprintf(w, "  resolved %s to %s\n", text.Escape(tag), text.Escape(resolved[tag]))
 	}
 	if stored {
 		fmt.Fprintf(w, "build it with: microshift-compose build --release %s --profile PROFILE --output DIR\n", r.Version)

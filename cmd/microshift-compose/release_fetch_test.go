@@ -145,7 +145,7 @@ func TestReleaseFetchErrors(t *testing.T) {
 	}{
 		{"version the repository lacks", []string{"4.18.9", "--repo", srv.URL}, exitError,
 			"error: fetching release 4.18.9: " + srv.URL + "/ has no microshift-release-info 4.18.9; nearest: 4.18.6, 4.18.7 (2 versions, 4.18.6 to 4.18.7)\n"},
-		{"not a version", []string{"4.18", "--repo", srv.URL}, exitUsage, `error: VERSION "4.18": want a shipped version, X.Y.Z (e.g. 4.18.7)` + "\n"},
+		{"not a version", []string{"4.18", "--repo", srv.URL}, exitUsage, `error: VERSION "4.18": want a shipped version, X.Y.Z (e.g. 4.18.7), or a microshift-io build of one (X.Y.Z_<time>_g<commit>_<OKD tag>)` + "\n"},
 		{"no repositories", []string{"4.18.7", "--reposdir", filepath.Join(repoDir, "none")}, exitError,
 			"error: repository directory " + filepath.Join(repoDir, "none") + " does not exist: pass --repo URL or --repo-file FILE\n"},
 		{"bad scheme", []string{"4.18.7", "--repo", "ftp://h/"}, exitUsage, `error: --repo ftp://h/: unsupported scheme "ftp" (want https, http or file)` + "\n"},

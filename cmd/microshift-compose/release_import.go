@@ -23,6 +23,7 @@ func newReleaseImportCmd() *cobra.Command {
 		origin, dataDir string
 		force           bool
 		store           storeOptions
+		reg             registryOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "import DIR | FILE.rpm...",
@@ -43,7 +44,11 @@ microshift-<component>-release-info RPMs of the same build, as dnf download
 fetches them), import reads them (no rpm2cpio needed) and stores their
 release in the per-user cache for --release X.Y.Z, as release fetch does, or
 writes it to --output DIR; with --data-dir it becomes the stream's embedded
-bundle, its origin the RPMs' NEVRA unless --origin says otherwise.`,
+bundle, its origin the RPMs' NEVRA unless --origin says otherwise.
+microshift-io's RPMs (github.com/microshift-io/microshift releases,
+microshift-rpms-<arch>.tgz) are stored as release fetch stores them, their
+TopoLVM tag resolved to a digest when the registry answers; the embedded
+bundles are Red Hat's, one per stream.`,
 		Example: `  microshift-compose release import /usr/share/microshift/release \
       --origin "microshift-release-info-4.19.2-1.el9 RPM"
   microshift-compose release import ../microshift-release --origin "openshift/microshift at 1a2b3c4d5e6f" --force
@@ -53,7 +58,10 @@ bundle, its origin the RPMs' NEVRA unless --origin says otherwise.`,
 			if rpms, err := rpmArgs(args); err != nil {
 				return err
 			} else if rpms {
-				return importRPMs(cmd, args, &store, origin, dataDir, cmd.Flags().Changed("data-dir"), force)
+				if err := reg.Validate(); err != nil {
+					return err
+				}
+				return importRPMs(cmd, args, &store, &reg, origin, dataDir, cmd.Flags().Changed("data-dir"), force)
 			}
 			if store.Output != "" {
 				return usageError{errors.New("--output takes the release of .rpm files; a directory is imported into --data-dir")}
@@ -73,6 +81,7 @@ bundle, its origin the RPMs' NEVRA unless --origin says otherwise.`,
 	cmd.Flags().StringVar(&dataDir, "data-dir", defaultDataDir, "the release data directory of the microshift-compose source tree")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing bundle for the stream (or stored release, or --output directory)")
 	cmd.Flags().StringVar(&store.Output, "output", "", "with .rpm files: write the release directory here (for --release-dir) instead of storing it for --release VERSION")
+	reg.addAccessFlags(cmd)
 	return cmd
 }
 
@@ -108,7 +117,7 @@ func isFileArg(a string) bool {
 
 // importRPMs stores (or writes to --output, or embeds with --data-dir)
 // the release of release-info RPM files.
-func importRPMs(cmd *cobra.Command, files []string, store *storeOptions, origin, dataDir string, embed, force bool) error {
+func importRPMs(cmd *cobra.Command, files []string, store *storeOptions, reg *registryOptions, origin, dataDir string, embed, force bool) error {
 	if embed && store.Output != "" {
 		return usageError{errors.New("--data-dir embeds the release, --output writes a release directory: give one")}
 	}
@@ -125,13 +134,20 @@ func importRPMs(cmd *cobra.Command, files []string, store *storeOptions, origin,
 		if strings.TrimSpace(origin) != "" {
 			return usageError{errors.New("--origin is recorded in an embedded bundle (--data-dir); a stored release records its RPMs")}
 		}
-		store.Force = force
-		res, err := store.write(rel)
+		resolved, err := resolveTags(cmd.Context(), rel, reg, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
-		printStored(cmd.OutOrStdout(), rel, res, store.Output == "")
+		store.Force = force
+		res, err := store.write(rel, resolved)
+		if err != nil {
+			return err
+		}
+		printStored(cmd.OutOrStdout(), rel, resolved, res, store.Output == "")
 		return nil
+	}
+	if v := rel.Release.MicroShiftIO; v != nil {
+		return fmt.Errorf("--data-dir: %s is microshift-io's build; the embedded release data is Red Hat's, one bundle per stream: store it instead (drop --data-dir), and build it with --release %s", rel.RPMs[0].NEVRA, rel.Release.Version)
 	}
 	if strings.TrimSpace(origin) == "" {
 		origin = rel.RPMs[0].NEVRA + " RPM (sha256:" + rel.RPMs[0].SHA256 + ")"

@@ -104,6 +104,21 @@ cp -a %s/. %%{buildroot}/
 // the paths, the core package first.
 func ReleaseInfoRPMs(t testing.TB, dir, releaseDir, version, release string, only ...string) []string {
 	t.Helper()
+	return releaseInfoRPMs(t, dir, releaseDir, version, release, true, only)
+}
+
+// MicroShiftIORPMs builds the release-info RPMs of a microshift-io release
+// directory (MicroShiftIORelease) as its spec splits them, version (a
+// microshift-io version, MicroShiftIOVersion) and release: the files as
+// they are, for microshift-io leaves every release.base as MicroShift's
+// own. It returns the paths, the core package first.
+func MicroShiftIORPMs(t testing.TB, dir, releaseDir, version, release string) []string {
+	t.Helper()
+	return releaseInfoRPMs(t, dir, releaseDir, version, release, false, nil)
+}
+
+func releaseInfoRPMs(t testing.TB, dir, releaseDir, version, release string, rebase bool, only []string) []string {
+	t.Helper()
 	entries, err := os.ReadDir(releaseDir)
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +134,13 @@ func ReleaseInfoRPMs(t testing.TB, dir, releaseDir, version, release string, onl
 		if err != nil {
 			t.Fatal(err)
 		}
-		data = releaseBase.ReplaceAll(data, []byte(`${1}"`+version+`"`))
+		if rebase {
+			data = releaseBase.ReplaceAll(data, []byte(`${1}"`+version+`"`))
+		}
 		pkg := "microshift-release-info"
+		if comp == "kube-proxy" && !rebase {
+			comp = "kindnet" // microshift-io's kindnet-release-info holds both
+		}
 		if comp != "" {
 			pkg = "microshift-" + comp + "-release-info"
 		}

@@ -69,6 +69,9 @@ type Bootc struct {
 	Enabled bool   `toml:"enabled,omitempty" flag:"bootc"`
 	Base    string `toml:"base,omitempty" flag:"bootc-base"`
 	Images  string `toml:"images,omitempty" flag:"bootc-images"`
+	// RepoFiles are .repo files whose repositories the Containerfile
+	// enables (microshift-io's RPMs).
+	RepoFiles []FilePath `toml:"repo_files,omitempty" flag:"repo-file"`
 }
 
 // DeviceRegistry is how the device pulls its images.

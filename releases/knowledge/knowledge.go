@@ -58,8 +58,12 @@ type Knowledge struct {
 	FIPS   []FIPS
 	FIPSOS []FIPSOS
 	CIS    []CIS
+	// Builds are the builds of MicroShift (builds.go), in data/builds.toml
+	// order.
+	Builds []*BuildFacts
 	// Digest is the sha256 (hex) of the data files the knowledge was
-	// parsed from: part of a plan's composition ID.
+	// parsed from (releases.toml and config.toml; a build other than the
+	// default adds its own, Build.Digest): part of a plan's composition ID.
 	Digest string
 }
 
@@ -83,8 +87,15 @@ type ConfigFile struct {
 // Distro is a distro a release is built and tested for.
 type Distro struct {
 	Range
-	// Name is the osbuild distro name ("rhel-9.6").
+	// Name is the distro's name as --distro takes it: osbuild's
+	// ("rhel-9.6"), unless OSBuild names osbuild's.
 	Name string
+	// OSBuild is osbuild's name for the distro when it is not Name
+	// ("centos-9" for centos-stream-9).
+	OSBuild string
+	// Dist is the dist tag of the RPMs the distro takes ("el9"); "" when
+	// the knowledge does not say.
+	Dist string
 	// Default marks the distro a plan targets without --distro.
 	Default bool
 	// ImageType is the osbuild image type a blueprint is validated for by
@@ -93,6 +104,14 @@ type Distro struct {
 	ImageType string
 	// BootcBase is the distro's bootc base image; "" when it has none.
 	BootcBase string
+}
+
+// OSBuildName is osbuild's name for the distro.
+func (d Distro) OSBuildName() string {
+	if d.OSBuild != "" {
+		return d.OSBuild
+	}
+	return d.Name
 }
 
 // BootcOnly reports whether MicroShift on the distro is image mode (bootc)
@@ -187,6 +206,12 @@ type Release struct {
 	// rules range forward. Newer tells the two apart.
 	Rules string
 	Newer bool
+	// Build is the build of MicroShift the facts are for (ForBuild): the
+	// default build's for For.
+	Build *BuildFacts
+	// Repositories are the RPM repositories the build's plans need
+	// besides the OS's; none for the default build.
+	Repositories []BuildRepository
 
 	packages   map[string]bool
 	missingCap map[string]CapabilityWarning
@@ -218,7 +243,7 @@ var ErrUnsupported = errors.New("release is not supported")
 
 // For returns the facts for release version v (major.minor.patch).
 func (k *Knowledge) For(v *semver.Version) (*Release, error) {
-	r := &Release{Version: v, packages: map[string]bool{}, missingCap: map[string]CapabilityWarning{}, k: k}
+	r := &Release{Version: v, Build: k.DefaultBuild(), packages: map[string]bool{}, missingCap: map[string]CapabilityWarning{}, k: k}
 	for _, f := range k.ConfigFiles {
 		if f.Matches(v) {
 			r.ConfigFile, r.ConfigFileWhy = f.Path, f.Why
@@ -320,9 +345,20 @@ var loadDefault = sync.OnceValues(func() (*Knowledge, error) {
 	if err != nil {
 		return nil, err
 	}
+	builds, err := data.ReadFile("data/builds.toml")
+	if err != nil {
+		return nil, err
+	}
 	// checkEveryRelease is not run again at run time:
 	// TestEmbeddedKnowledgeChecked runs it on the data the binary embeds.
-	return parse("releases/knowledge/data/releases.toml", rel, "releases/knowledge/data/config.toml", cfg, false)
+	k, err := parse("releases/knowledge/data/releases.toml", rel, "releases/knowledge/data/config.toml", cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.ParseBuilds("releases/knowledge/data/builds.toml", builds); err != nil {
+		return nil, err
+	}
+	return k, nil
 })
 
 // Default returns the knowledge embedded in the binary; what Parse checks

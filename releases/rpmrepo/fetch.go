@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	rpmutils "github.com/sassoftware/go-rpmutils"
+
+	"github.com/microshift-compose/microshift-compose/releases"
 )
 
 // Downloaded is a release-info RPM fetched from a repository.
@@ -121,11 +123,18 @@ func pickCore(all []found, version string, repos []*Repo) (found, error) {
 	var best *found
 	for i := range cores {
 		f := &cores[i]
-		if f.pkg.Version.Ver != version {
+		if !VersionMatches(f.pkg.Version.Ver, version) {
 			continue
 		}
-		// The newest release of the version; the first repository's
-		// among equals.
+		// X.Y.Z itself before a microshift-io build of it; else the
+		// newest release (and build) of the version, the first
+		// repository's among equals.
+		if exact, bestExact := f.pkg.Version.Ver == version, best != nil && best.pkg.Version.Ver == version; best != nil && exact != bestExact {
+			if exact {
+				best = f
+			}
+			continue
+		}
 		if best == nil || rpmutils.Vercmp(f.pkg.nevra().EVR(), best.pkg.nevra().EVR()) > 0 {
 			best = f
 		}
@@ -140,6 +149,20 @@ func pickCore(all []found, version string, repos []*Repo) (found, error) {
 	}
 	return found{}, &versionNotFound{fmt.Sprintf("%s has no %s %s; nearest: %s (%s)",
 		strings.Join(ids, ", "), CorePackage, version, strings.Join(Nearest(versions, version, 5), ", "), span)}
+}
+
+// VersionMatches reports whether an RPM version is the one a fetch asks
+// for: exactly it, or, for X.Y.Z, a microshift-io build of X.Y.Z
+// (X.Y.Z_..._gCOMMIT_OKD-TAG, releases.ParseMicroShiftIOVersion).
+func VersionMatches(rpmVersion, want string) bool {
+	if rpmVersion == want {
+		return true
+	}
+	if !strings.HasPrefix(rpmVersion, want+"_") {
+		return false
+	}
+	v, err := releases.ParseMicroShiftIOVersion(rpmVersion)
+	return err == nil && v.Version.String() == want && v.Prerelease == ""
 }
 
 // Nearest returns up to n of sorted (rpm version order) around where

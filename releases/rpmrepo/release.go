@@ -72,9 +72,21 @@ func Assemble(pkgs []*Package, from []string) (*Release, error) {
 	if err != nil {
 		return nil, err
 	}
-	if want, err := semver.NewVersion(strings.ReplaceAll(core.NEVRA.Version, "~", "-")); err != nil ||
-		want.Major() != rel.Version.Major() || want.Minor() != rel.Version.Minor() || want.Patch() != rel.Version.Patch() {
+	// The version says the build: X.Y.Z is Red Hat's, microshift-io's
+	// carries the build time, commit and OKD tag after it.
+	build, iov, err := releases.BuildOfVersion(core.NEVRA.Version)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", core.NEVRA, err)
+	}
+	want, err := semver.NewVersion(strings.ReplaceAll(core.NEVRA.Version, "~", "-"))
+	if iov != nil {
+		want, err = iov.Version, nil
+	}
+	if err != nil || want.Major() != rel.Version.Major() || want.Minor() != rel.Version.Minor() || want.Patch() != rel.Version.Patch() {
 		return nil, fmt.Errorf("%s holds the release files of %s (release.base %s), not of its own version", core.NEVRA, rel.Version, rel.Base(rel.Arches()[0]))
+	}
+	if err := rel.SetBuild(build, iov); err != nil {
+		return nil, err
 	}
 	rel.Origin = core.NEVRA.String()
 	out.Release = rel

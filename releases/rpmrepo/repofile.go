@@ -54,6 +54,12 @@ type Repo struct {
 	// SkipIfUnavailable lets a fetch go on without the repository when it
 	// cannot be reached (skip_if_unavailable).
 	SkipIfUnavailable bool
+	// Name is its name; GPGCheck its gpgcheck, nil when the file does not
+	// set it; GPGKeys its gpgkey URLs. A build that enables the repository
+	// in an image writes them as they are.
+	Name     string
+	GPGCheck *bool
+	GPGKeys  []string
 }
 
 // URLRepo is a repository given by its baseurl (--repo URL): TLS verified
@@ -361,6 +367,21 @@ func parseSection(sec *ini.Section, vars Vars, dir string) (*Repo, error) {
 	if r.Username, err = get("username"); err != nil {
 		return nil, err
 	}
+	if r.Name, err = get("name"); err != nil {
+		return nil, err
+	}
+	if sec.HasKey("gpgcheck") {
+		check, err := boolean("gpgcheck", true)
+		if err != nil {
+			return nil, err
+		}
+		r.GPGCheck = &check
+	}
+	keys, err := get("gpgkey")
+	if err != nil {
+		return nil, err
+	}
+	r.GPGKeys = strings.FieldsFunc(keys, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
 	if sec.HasKey("password") {
 		r.Password = sec.Key("password").Value() // never expanded, never printed
 	}

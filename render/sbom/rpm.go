@@ -111,20 +111,25 @@ func describeRPM(pkg plan.Package, p *plan.Plan) rpmInfo {
 	if len(q) > 0 {
 		quals = packageurl.QualifiersFromMap(q)
 	}
-	info.purl = packageurl.NewPackageURL(packageurl.TypeRPM, rpmNamespace, pkg.Name, purlVersion, quals, "").ToString()
+	info.purl = packageurl.NewPackageURL(packageurl.TypeRPM, namespaceOf(p), pkg.Name, purlVersion, quals, "").ToString()
 	return info
 }
 
 // recordedBuild is the build of MicroShift's spec pkg is pinned to: the
-// plan pins exactly to its release's version, pkg has that version (only
-// the spec's RPMs do), and the plan records the core release-info RPM of
-// that version.
+// plan pins exactly to its release's version (or, for a build of MicroShift
+// that versions its RPMs otherwise, to the recorded build's
+// version-release), pkg has that version (only the spec's RPMs do), and the
+// plan records the core release-info RPM of that version.
 func recordedBuild(pkg plan.Package, p *plan.Plan) (nevra, bool) {
-	if p.Release.Pin != plan.PinExact || pkg.Version == "" || pkg.Version != p.Release.Base || len(p.Release.RPMs) == 0 {
+	want := p.Release.Base
+	if b := p.Release.Build; b != nil && b.Version != "" {
+		want = b.Version
+	}
+	if p.Release.Pin != plan.PinExact || pkg.Version == "" || pkg.Version != want || len(p.Release.RPMs) == 0 {
 		return nevra{}, false
 	}
 	core, ok := parseNEVRA(p.Release.RPMs[0].NEVRA)
-	if !ok || core.version != pkg.Version {
+	if !ok || core.version != pkg.Version && core.version+"-"+core.release != pkg.Version {
 		return nevra{}, false
 	}
 	return core, true

@@ -31,9 +31,24 @@ const (
 	// purlType is SPDX 2.3's external reference type for a package URL.
 	purlType = "purl"
 	// rpmNamespace is the purl namespace of the RPMs: the vendor of the
-	// distros MicroShift is built for.
+	// distros MicroShift is built for (RHEL's; CentOS's for a plan for
+	// CentOS Stream, rpmNamespaces).
 	rpmNamespace = "redhat"
 )
+
+// rpmNamespaces are the purl namespaces of the RPMs of the distros other
+// than RHEL a plan may be for, by the distro's ID (the part of its name
+// before the first dash): the vendor whose advisories a scanner matches.
+var rpmNamespaces = map[string]string{"centos": "centos"}
+
+// namespaceOf is the purl namespace of the plan's RPMs.
+func namespaceOf(p *plan.Plan) string {
+	id, _, _ := strings.Cut(targetDistro(p), "-")
+	if ns, ok := rpmNamespaces[id]; ok {
+		return ns
+	}
+	return rpmNamespace
+}
 
 // The primaryPackagePurpose of each kind of package (SPDX 2.3, 7.24): the
 // composition is an operating system image, its components and RPMs are
