@@ -14,6 +14,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
+	"github.com/microshift-compose/microshift-compose/operators"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
@@ -62,6 +63,16 @@ type Request struct {
 	// Hardening is the device's FIPS mode, kernel arguments and CIS
 	// profile (--fips, --karg, --cis).
 	Hardening HardeningOptions
+	// Operators is the operator set asked for (--operator,
+	// --operator-catalog); nil for none.
+	Operators *OperatorRequest
+}
+
+// OperatorRequest is the operators asked for, out of a catalog image
+// opened for the request's arch.
+type OperatorRequest struct {
+	Catalog *operators.Catalog
+	Choices []operators.Choice
 }
 
 // CannotHonourError is a selection the target release cannot honour: a
@@ -172,6 +183,10 @@ func (s selected) why(n string) string {
 	}
 	return strings.Join(parts, " <- ")
 }
+
+// OLMComponent is the component that installs operators: an operator set
+// selects it.
+const OLMComponent = plan.OperatorImagesComponent
 
 // LVMSComponent is the component --lvmd configures.
 const LVMSComponent = "storage-lvms"

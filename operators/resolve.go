@@ -35,6 +35,10 @@ type Selected struct {
 // Set is what a resolution selected, by package name.
 type Set struct {
 	Selected []*Selected
+	// Edges are the requirements between selected packages, each
+	// satisfied by the bundle of To: OLM installs a dependency in its
+	// dependent's namespace.
+	Edges []Edge
 	// Notes say what was decided for the user (a dependency's provider
 	// picked among several).
 	Notes []string
@@ -48,6 +52,12 @@ func (s *Set) Get(n string) *Selected {
 		}
 	}
 	return nil
+}
+
+// Edge is a selected bundle requiring another package's.
+type Edge struct {
+	From, To    string
+	Requirement string
 }
 
 // ResolveOptions tune Resolve.
@@ -285,6 +295,7 @@ func (s *Set) requirePackage(m *Model, cur *Selected, r PackageRequirement) (*Se
 		if !rng.Contains(have.Bundle.Version) {
 			return nil, fmt.Errorf("%w: %s, and %s %s is selected (%s)", ErrUnsatisfiable, need, have.Bundle.Name, have.Bundle.Version, s.chain(have))
 		}
+		s.edge(cur.Package, have.Package, what)
 		return nil, nil
 	}
 	p := m.Packages[r.Package]
@@ -305,6 +316,7 @@ func (s *Set) requirePackage(m *Model, cur *Selected, r PackageRequirement) (*Se
 		if best != nil {
 			sel := &Selected{Package: p.Name, Channel: ch.Name, Bundle: best, RequiredBy: cur.Package, Requirement: what}
 			s.Selected = append(s.Selected, sel)
+			s.edge(cur.Package, p.Name, what)
 			return sel, nil
 		}
 	}
@@ -333,12 +345,15 @@ func (p *Package) channelOrder() []*Channel {
 // bundle that provides the API, or by selecting the head of a package's
 // channel that does (the default channels first, packages by name).
 func (s *Set) requireGVK(m *Model, cur *Selected, g GVK) (*Selected, error) {
+	what := "olm.gvk.required " + g.String()
 	for _, sel := range s.Selected {
 		if slices.Contains(sel.Bundle.Provides, g) {
+			if sel.Package != cur.Package {
+				s.edge(cur.Package, sel.Package, what)
+			}
 			return nil, nil
 		}
 	}
-	what := "olm.gvk.required " + g.String()
 	type candidate struct {
 		p  *Package
 		c  *Channel
@@ -376,7 +391,18 @@ func (s *Set) requireGVK(m *Model, cur *Selected, g GVK) (*Selected, error) {
 	}
 	sel := &Selected{Package: f.p.Name, Channel: f.c.Name, Bundle: f.b, RequiredBy: cur.Package, Requirement: what}
 	s.Selected = append(s.Selected, sel)
+	s.edge(cur.Package, f.p.Name, what)
 	return sel, nil
+}
+
+// edge records that from's bundle requires to's.
+func (s *Set) edge(from, to, what string) {
+	for _, e := range s.Edges {
+		if e.From == from && e.To == to {
+			return
+		}
+	}
+	s.Edges = append(s.Edges, Edge{From: from, To: to, Requirement: what})
 }
 
 // checkImages refuses a selected bundle image or related image that is

@@ -56,6 +56,9 @@ type Plan struct {
 	// Charts are the Helm charts rendered into Manifests, kept in the
 	// output (charts/) so a rebuild or the device has them offline.
 	Charts []Chart `json:"charts,omitempty"`
+	// Operators is the operator set chosen from a file-based catalog
+	// (build --operator); nil for none.
+	Operators *Operators `json:"operators,omitempty"`
 	// Hardening is the device's FIPS mode, kernel arguments and CIS
 	// profile (build --fips, --karg, --cis); nil for none.
 	Hardening *Hardening `json:"hardening,omitempty"`
@@ -168,6 +171,9 @@ const (
 	ReasonWith       = "with"
 	ReasonRequired   = "required"
 	ReasonCapability = "capability"
+	// ReasonOperators is the operators asked for (build --operator),
+	// which OLM installs.
+	ReasonOperators = "operators"
 )
 
 // Reason says why a component is in the plan.
@@ -191,6 +197,8 @@ func (r Reason) String() string {
 		return "required by " + r.By
 	case ReasonCapability:
 		return fmt.Sprintf("default %s provider, required by %s", r.Capability, r.By)
+	case ReasonOperators:
+		return "--operator"
 	}
 	return r.Kind
 }
@@ -280,6 +288,9 @@ const (
 	// FromLvmd is the StorageClasses and VolumeSnapshotClasses of --lvmd's
 	// device classes (storage-lvms).
 	FromLvmd = "lvmd"
+	// FromOperators is the CatalogSource, OperatorGroups and
+	// Subscriptions of the operator set (olm).
+	FromOperators = "operators"
 )
 
 // Manifest is one rendered manifests.d directory.

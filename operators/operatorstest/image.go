@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
 	"github.com/microshift-compose/microshift-compose/operators"
+	"github.com/microshift-compose/microshift-compose/releases"
 )
 
 // ImageOptions describe a catalog image: a base layer, the configs layer,
@@ -300,4 +302,34 @@ func Opm(t testing.TB) string {
 func Skopeo(t testing.TB) string {
 	t.Helper()
 	return testutil.NeedTool(t, "skopeo", "skopeo")
+}
+
+// SampleRepository is the repository the sample catalog images are named
+// in.
+const SampleRepository = "quay.io/example/catalog"
+
+// Layout writes c as a catalog image for arch (a configs file per package,
+// opm's cache layer) into an OCI layout under dir, named
+// SampleRepository:v1, and returns oci:DIR.
+func Layout(t testing.TB, dir string, c *Catalog, arch string) string {
+	t.Helper()
+	img := Image(arch, ImageOptions{Files: c.PerPackage(false), Cache: true})
+	WriteLayout(t, dir, SampleRepository+":v1", img.Manifest, img)
+	return "oci:" + dir
+}
+
+// Load opens c as a catalog image of an OCI layout (see Layout) for arch,
+// closed when the test ends.
+func Load(t testing.TB, c *Catalog, arch releases.Arch) *operators.Catalog {
+	t.Helper()
+	r, err := operators.ParseRef(Layout(t, t.TempDir(), c, arch.GOARCH()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := operators.Load(context.Background(), r, arch, operators.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	return cat
 }
