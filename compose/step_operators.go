@@ -84,8 +84,8 @@ func addOperators(ctx context.Context, in *inputs, p soFar) (soFar, error) {
 	if im.Resolved {
 		p.Notes = append(p.Notes, fmt.Sprintf("operator catalog %s is %s: its tag was read when the plan was made; --operator-catalog %s builds the same catalog", im.From, im.Ref(), im.Ref()))
 	}
-	p.Notes = append(p.Notes, fmt.Sprintf("operators: %s, from %s, filtered into %s (%s of its layers kept, %s left out)",
-		operatorList(ops.Packages), im.Ref(), f.Ref, layerCount(len(f.Kept)), layerCount(len(f.Dropped))))
+	p.Notes = append(p.Notes, fmt.Sprintf("operators: %s, from %s, filtered into %s (%d of its %s kept, %d left out)",
+		operatorList(ops.Packages), im.Ref(), f.Ref, len(f.Kept), text.Plural(len(f.Kept)+len(f.Dropped), "layer", "layers"), len(f.Dropped)))
 	p.Notes = append(p.Notes, res.Set.Notes...)
 	p.Notes = append(p.Notes, res.Configs.Notes...)
 	p.Notes = append(p.Notes, notes...)
@@ -153,4 +153,3 @@ func operatorList(pkgs []plan.OperatorPackage) string {
 	return strings.Join(s, ", ")
 }
 
-func layerCount(n int) string { return fmt.Sprintf("%d %s", n, text.Plural(n, "layer", "layers")) }

@@ -35,6 +35,7 @@ func newBuildCmd() *cobra.Command {
 		inst   installerOptions
 		sign   signOptions
 		file   fileOptions
+		ops    operatorOptions
 		outDir string
 		force  bool
 		// --print-file: print the composition file of the flags.
@@ -45,6 +46,7 @@ func newBuildCmd() *cobra.Command {
 	// --sbom-format: which SBOMs build writes.
 	sbomFormat := []string{string(sbom.FormatSPDX)}
 	steps := buildSteps{reg: &reg, trust: &trust}
+	ops.reg = &reg
 	cmd := &cobra.Command{
 		Use:   "build --profile NAME --output DIR",
 		Short: "Resolve a profile and write the blueprint, image list, config drop-in and lock file",
@@ -168,7 +170,7 @@ flags describe instead of building, to save and use with -f.`,
 			}
 			// Every flag is checked, whether or not it is used: --jobs -1
 			// is a mistake even without --resolve-sizes.
-			for _, v := range []interface{ Validate() error }{&sel, &reg, &format, &hard} {
+			for _, v := range []interface{ Validate() error }{&sel, &reg, &format, &hard, &ops} {
 				if err := v.Validate(); err != nil {
 					return err
 				}
@@ -209,7 +211,10 @@ flags describe instead of building, to save and use with -f.`,
 			if err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, hard.apply, steps.request)
+			// The catalog is closed once the output is written: its layers
+			// are copied into the filtered catalog's layout.
+			defer ops.close()
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, ver.apply, hard.apply, steps.request, ops.request(cmd.Context()))
 			if err != nil {
 				return err
 			}
@@ -279,6 +284,7 @@ flags describe instead of building, to save and use with -f.`,
 	cmd.Flags().StringVar(&expectID, "expect-id", "", "fail, writing nothing, unless the composition ID is this one (64 hex digits): a CI job rebuilding a cell 'matrix --emit' planned checks it builds that composition")
 	file.addFlags(cmd)
 	cmd.Flags().BoolVar(&printOnly, "print-file", false, "print the composition file (TOML) the other flags (and -f) describe on stdout, paths as given (relative to the working directory: save it there), instead of building")
+	ops.addFlags(cmd)
 	cmd.Flags().BoolVar(&steps.sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")
 	return cmd
 }

@@ -163,6 +163,7 @@ func newMatrixCmd() *cobra.Command {
 		hard  hardeningOptions
 		trust trustOptions
 		file  fileOptions
+		ops   operatorOptions
 		// --print-file: print the composition file of the flags.
 		printOnly bool
 	)
@@ -219,6 +220,9 @@ flags given on the command line win over the file's keys.`,
 				return err
 			}
 			if printOnly {
+				if err := ops.Validate(); err != nil {
+					return err
+				}
 				if mx.Jobs < 1 {
 					return usageError{fmt.Errorf("--jobs must be 1 or more, got %d", mx.Jobs)}
 				}
@@ -239,9 +243,13 @@ flags given on the command line win over the file's keys.`,
 			if err := steps.Validate(cmd); err != nil {
 				return err
 			}
+			if err := ops.Validate(); err != nil {
+				return err
+			}
+			defer ops.close()
 			if mx.Emit != "" {
-				for _, f := range []string{"catalog", "config", "lvmd", "pull-secret", "mirror-ca", "policy", "verify-key", "upgrade-from"} {
-					if cmd.Flags().Changed(f) && (f != "upgrade-from" || strings.ContainsAny(ver.UpgradeFrom, "/\\")) {
+				for _, f := range []string{"catalog", "config", "lvmd", "pull-secret", "mirror-ca", "policy", "verify-key", "upgrade-from", "operator-catalog"} {
+					if cmd.Flags().Changed(f) && (f != "upgrade-from" || strings.ContainsAny(ver.UpgradeFrom, "/\\")) && (f != "operator-catalog" || ops.ref.Local()) {
 						return usageError{fmt.Errorf("--emit %s: --%s names a file on this machine, which the engine's jobs do not have; describe the matrix without it", mx.Emit, f)}
 					}
 				}
@@ -290,6 +298,9 @@ flags given on the command line win over the file's keys.`,
 			cell := func(ctx context.Context, c matrix.Cell) (assemble.Summary, error) {
 				req := base
 				req.Profile, req.Arch = c.Profile, c.Arch
+				if err := ops.request(cmd.Context())(&req); err != nil {
+					return assemble.Summary{}, err
+				}
 				p, err := assemble.Plan(ctx, catalog, c.Release.Release, req)
 				if err != nil {
 					return assemble.Summary{}, err
@@ -347,6 +358,7 @@ flags given on the command line win over the file's keys.`,
 	steps.addFlags(cmd)
 	trust.addBuildFlags(cmd)
 	file.addFlags(cmd)
+	ops.addFlags(cmd)
 	cmd.Flags().BoolVar(&printOnly, "print-file", false, "print the composition file (TOML) the other flags (and -f) describe on stdout, its lists spanning the matrix, paths as given (relative to the working directory: save it there), instead of building")
 	return cmd
 }
@@ -451,11 +463,16 @@ func emitArgs(cmd *cobra.Command, sel *selectionOptions) ([]string, error) {
 			args = append(args, "--"+f)
 		}
 	}
-	for _, f := range []string{"bootc-base", "bootc-images", "cis", "distro", "health-check-timeout", "image-type", "mirror-registry", "plugin-timeout", "upgrade-from"} {
+	for _, f := range []string{"bootc-base", "bootc-images", "cis", "distro", "health-check-timeout", "image-type", "mirror-registry", "operator-catalog", "plugin-timeout", "upgrade-from"} {
 		if cmd.Flags().Changed(f) {
 			if err := add(f, cmd.Flags().Lookup(f).Value.String()); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if ops, err := cmd.Flags().GetStringArray("operator"); err == nil {
+		if err := add("operator", ops...); err != nil {
+			return nil, err
 		}
 	}
 	// Kernel arguments keep their order: the kernel reads them in order.

@@ -72,6 +72,11 @@ func (r *Request) checkTables() error {
 			return fmt.Errorf("microshift.storage_classes[%d]: device_class is required (the lvmd.yaml device class the StorageClass is for)", i)
 		}
 	}
+	for i, o := range r.Operators {
+		if o.Package == "" {
+			return fmt.Errorf("operators[%d]: package is required (the catalog's name of the operator)", i)
+		}
+	}
 	for i, f := range r.Installer.Filesystems {
 		if f.Mountpoint == "" || f.MinSize == "" {
 			return fmt.Errorf("installer.filesystems[%d]: mountpoint and minsize are required", i)
