@@ -125,4 +125,3 @@ func refOrNone(ref string) string {
 	}
 	return text.CodeSpan(releases.ShortRef(ref))
 }
-
