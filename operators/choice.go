@@ -105,7 +105,7 @@ func (c Choice) Check() error {
 	}
 	if c.Namespace != "" {
 		if err := k8sname.Namespace(c.Namespace); err != nil {
-			return fmt.Errorf("namespace %s: %v", text.QuoteExcerpt(c.Namespace), err)
+			return err
 		}
 	}
 	return nil

@@ -87,7 +87,7 @@ func Resolve(m *Model, choices []Choice, opts ResolveOptions) (*Set, error) {
 	for i := range choices {
 		c := choices[i]
 		if prev := s.Get(c.Package); prev != nil {
-			return nil, fmt.Errorf("operator %s is asked for twice (%s and %s): give each package once", text.QuoteExcerpt(c.Package), prev.Choice, c)
+			return nil, fmt.Errorf("--operator %s and --operator %s ask for package %s twice: give each package once", prev.Choice, c, text.QuoteExcerpt(c.Package))
 		}
 		sel, err := choose(m, c)
 		if err != nil {

@@ -138,7 +138,7 @@ func TestResolveRefusals(t *testing.T) {
 		{"an unknown package, nothing near", sample, []string{"zzzzzzzzz"}, []string{`no package "zzzzzzzzz"`, "it has 3 packages: etcd, hello-microshift-operator, prometheus"}, nil},
 		{"an unknown channel", sample, []string{"etcd:stabel"}, []string{`package "etcd" has no channel "stabel"; did you mean "stable"?`}, nil},
 		{"a range nothing is in", sample, []string{"etcd@>=1.0.0"}, []string{`package "etcd" channel "stable" has no bundle in range ">=1.0.0"`, "versions 0.9.0, 0.9.2, 0.9.4"}, nil},
-		{"a package asked for twice", sample, []string{"etcd", "etcd:alpha"}, []string{`operator "etcd" is asked for twice`}, nil},
+		{"a package asked for twice", sample, []string{"etcd", "etcd:alpha"}, []string{`--operator etcd and --operator etcd:alpha ask for package "etcd" twice`}, nil},
 		{"two heads in a channel", twoHeads, []string{"split"}, []string{`package "split" channel "stable" has 2 heads (split.v1, split.v2)`}, nil},
 		{"a dependency out of range", sample, []string{"prometheus", "etcd@0.9.0"}, []string{"prometheusoperator.0.32.0 (prometheus <- --operator prometheus) requires package etcd in range >=0.9.2 <0.10.0, and etcdoperator.v0.9.0 0.9.0 is selected (etcd <- --operator etcd@0.9.0)"}, operators.ErrUnsatisfiable},
 		{"a dependency no bundle satisfies", missingDep, []string{"app"}, []string{"app.v1 (app <- --operator app) requires package lib in range >=2.0.0, and no bundle of it is (it has versions 1.0.0, 1.5.0)"}, operators.ErrUnsatisfiable},

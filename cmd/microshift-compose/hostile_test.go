@@ -777,7 +777,7 @@ func unclearCases() []hostileCase {
 
 func allHostileCases() []hostileCase {
 	var all []hostileCase
-	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases, registryHostileCases, structureCases, documentCases, linkCases, roughEdgeCases, trustCases, referenceCases, round3RoughEdgeCases, installerHostileCases, chartCases, hardeningHostileCases, round4AirgapCases} {
+	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases, registryHostileCases, structureCases, documentCases, linkCases, roughEdgeCases, trustCases, referenceCases, round3RoughEdgeCases, installerHostileCases, chartCases, hardeningHostileCases, round4AirgapCases, round4OperatorCases} {
 		all = append(all, f()...)
 	}
 	return all

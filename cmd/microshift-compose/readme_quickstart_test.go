@@ -705,6 +705,7 @@ func TestREADMEHostileCounts(t *testing.T) {
 		fmt.Sprintf("(%d cases: `trust/*`, `refs/*`, `rough/round3`)", round3),
 		fmt.Sprintf("the Helm chart classes (%d)", charts),
 		fmt.Sprintf("Round four's airgap part (issue 34) adds %d", len(round4AirgapCases())),
+		fmt.Sprintf("Round four's operators part (issue 35) adds %d", len(round4OperatorCases())),
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README does not say %q", want)

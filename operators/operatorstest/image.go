@@ -43,6 +43,9 @@ type ImageOptions struct {
 	Extra []map[string][]byte
 	// Docker uses Docker's media types.
 	Docker bool
+	// Raw layers follow the others as they are (a truncated tar, a
+	// layer of a million files).
+	Raw []testutil.Layer
 }
 
 // Built is a catalog image: its config, manifest and layers.
@@ -134,6 +137,10 @@ func Image(arch string, o ImageOptions) Built {
 		layers = append(layers, TarLayer(files, o.Docker))
 		history = append(history, v1.History{CreatedBy: "extra " + string(rune('0'+i))})
 	}
+	for range o.Raw {
+		history = append(history, v1.History{CreatedBy: "raw"})
+	}
+	layers = append(layers, o.Raw...)
 	history = append(history, v1.History{CreatedBy: "LABEL", EmptyLayer: true})
 	cfg := v1.ConfigFile{
 		Architecture: arch, OS: "linux",
@@ -332,4 +339,28 @@ func Load(t testing.TB, c *Catalog, arch releases.Arch) *operators.Catalog {
 	}
 	t.Cleanup(func() { cat.Close() })
 	return cat
+}
+
+// GzipLayer makes a layer of a tar stream as it is (it need not be a
+// whole tar): gzip-compressed at the fastest level.
+func GzipLayer(tarData []byte) testutil.Layer {
+	diff := sha256.Sum256(tarData)
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
+	zw.Write(tarData)
+	zw.Close()
+	sum := sha256.Sum256(gz.Bytes())
+	return testutil.Layer{
+		Data:   gz.Bytes(),
+		Desc:   v1.Descriptor{MediaType: types.OCILayer, Size: int64(gz.Len()), Digest: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}},
+		DiffID: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(diff[:])},
+	}
+}
+
+// WriteImageLayout writes img as the only image of an OCI layout at dir,
+// named SampleRepository:v1, and returns oci:DIR.
+func WriteImageLayout(t testing.TB, dir string, img Built) string {
+	t.Helper()
+	WriteLayout(t, dir, SampleRepository+":v1", img.Manifest, img)
+	return "oci:" + dir
 }
