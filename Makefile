@@ -197,7 +197,7 @@ image: build image-rootfs
 
 # make bench runs every section of hack/bench.sh; make bench rss (or any
 # other section names after bench: make bench day2) runs those.
-BENCH_SECTIONS := resolve render scale validate matrix verify mirror registry rss rss_inputs day2 day2_bundles day2_split attest
+BENCH_SECTIONS := resolve render scale validate matrix verify mirror registry rss rss_inputs day2 day2_bundles day2_split attest operators
 bench: build
 	./hack/bench.sh $(filter build $(BENCH_SECTIONS),$(filter-out bench,$(MAKECMDGOALS)))
 ifneq ($(filter bench,$(MAKECMDGOALS)),)

@@ -73,7 +73,7 @@ func (c *Catalog) Filter(ctx context.Context, choices []Choice, opts ResolveOpti
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := Extract(ctx, c.Files(ctx), c.lim, set)
+	cfg, err := Extract(ctx, c.Files(ctx), c.lim, set, c.Model)
 	if err != nil {
 		return nil, fmt.Errorf("reading operator catalog %s: %w", c.Image.From, err)
 	}

@@ -80,13 +80,21 @@ type kept struct {
 // Extract reads files again and keeps, for the packages of s, what the
 // filtered catalog holds (see Configs), and what the selected bundles'
 // CSVs say.
-func Extract(ctx context.Context, files Files, lim Limits, s *Set) (*Configs, error) {
+// m, when set, is the model of the same files: only the files holding
+// objects of the selected packages are read again.
+func Extract(ctx context.Context, files Files, lim Limits, s *Set, m *Model) (*Configs, error) {
 	byPkg := map[string]*kept{}
+	selected := map[string]bool{}
 	for _, sel := range s.Selected {
 		byPkg[sel.Package] = &kept{}
+		selected[sel.Package] = true
 	}
 	cfg := &Configs{Bundles: map[string]*CSVFacts{}}
-	err := walkObjects(ctx, files, lim, func(o Object) error {
+	w := walk{raw: true}
+	if m != nil {
+		w.want = func(path string) bool { return m.hasAny(path, selected) }
+	}
+	err := walkObjects(ctx, files, lim, w, func(o Object) error {
 		k := byPkg[o.Package]
 		if o.Schema == SchemaPackage {
 			k = byPkg[o.Name]

@@ -38,6 +38,19 @@ type Model struct {
 	Packages map[string]*Package
 	// Objects counts the catalog's objects, by schema.
 	Objects map[string]int
+	// files are the packages of each file's objects, so that a second
+	// pass reads only the files of the packages it wants.
+	files map[string]map[string]bool
+}
+
+// hasAny reports whether the file at path holds objects of any of pkgs.
+func (m *Model) hasAny(path string, pkgs map[string]bool) bool {
+	for p := range m.files[path] {
+		if pkgs[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // Package is an olm.package and what belongs to it.
@@ -135,6 +148,17 @@ type bundleJSON struct {
 	RelatedImages []RelatedImage `json:"relatedImages"`
 }
 
+// objectJSON is every field Index reads of an olm.package, olm.channel or
+// olm.bundle: each object is decoded once, whatever its schema.
+type objectJSON struct {
+	head
+	DefaultChannel string         `json:"defaultChannel"`
+	Entries        []Entry        `json:"entries"`
+	Image          string         `json:"image"`
+	Properties     []Property     `json:"properties"`
+	RelatedImages  []RelatedImage `json:"relatedImages"`
+}
+
 type packageProperty struct {
 	Package string `json:"packageName"`
 	Version string `json:"version"`
@@ -147,16 +171,26 @@ type packageProperty struct {
 // olm.package, and a bundle without a valid olm.package property are
 // refused, naming where.
 func Index(ctx context.Context, files Files, lim Limits) (*Model, error) {
-	m := &Model{Packages: map[string]*Package{}, Objects: map[string]int{}}
-	err := walkObjects(ctx, files, lim, func(o Object) error {
+	m := &Model{Packages: map[string]*Package{}, Objects: map[string]int{}, files: map[string]map[string]bool{}}
+	w := walk{value: func() decoded { return &objectJSON{} }}
+	err := walkObjects(ctx, files, lim, w, func(o Object) error {
 		m.Objects[o.Schema]++
+		pkg := o.Package
+		if o.Schema == SchemaPackage {
+			pkg = o.Name
+		}
+		if m.files[o.Path] == nil {
+			m.files[o.Path] = map[string]bool{}
+		}
+		m.files[o.Path][pkg] = true
+		oj := o.Value.(*objectJSON)
 		switch o.Schema {
 		case SchemaPackage:
-			return m.addPackage(o)
+			return m.addPackage(o, oj)
 		case SchemaChannel:
-			return m.addChannel(o)
+			return m.addChannel(o, oj)
 		case SchemaBundle:
-			return m.addBundle(o)
+			return m.addBundle(o, oj)
 		}
 		return nil
 	})
@@ -188,11 +222,7 @@ func decodeObject(where, what string, raw json.RawMessage, v any) error {
 	return nil
 }
 
-func (m *Model) addPackage(o Object) error {
-	var pj packageJSON
-	if err := decodeObject(o.Where, SchemaPackage, o.Raw, &pj); err != nil {
-		return err
-	}
+func (m *Model) addPackage(o Object, pj *objectJSON) error {
 	if pj.Name == "" {
 		return fmt.Errorf("%s: an olm.package without a name", o.Where)
 	}
@@ -204,11 +234,7 @@ func (m *Model) addPackage(o Object) error {
 	return nil
 }
 
-func (m *Model) addChannel(o Object) error {
-	var cj channelJSON
-	if err := decodeObject(o.Where, SchemaChannel, o.Raw, &cj); err != nil {
-		return err
-	}
+func (m *Model) addChannel(o Object, cj *objectJSON) error {
 	if cj.Package == "" || cj.Name == "" {
 		return fmt.Errorf("%s: an olm.channel without a package or a name", o.Where)
 	}
@@ -230,11 +256,7 @@ func (m *Model) addChannel(o Object) error {
 	return nil
 }
 
-func (m *Model) addBundle(o Object) error {
-	var bj bundleJSON
-	if err := decodeObject(o.Where, SchemaBundle, o.Raw, &bj); err != nil {
-		return err
-	}
+func (m *Model) addBundle(o Object, bj *objectJSON) error {
 	if bj.Package == "" || bj.Name == "" {
 		return fmt.Errorf("%s: an olm.bundle without a package or a name", o.Where)
 	}

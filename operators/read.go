@@ -53,10 +53,12 @@ type Object struct {
 	Schema  string
 	Package string
 	Name    string
-	// Where is FILE:LINE of the object's first line.
-	Where string
+	// Path is the file it is in, Where FILE:LINE of its first line.
+	Path, Where string
 	// Raw is the object as JSON (a YAML document converted).
 	Raw json.RawMessage
+	// Value is the object decoded into the walk's value (see walk).
+	Value decoded
 }
 
 // head is what every object has.
@@ -64,6 +66,22 @@ type head struct {
 	Schema  string `json:"schema"`
 	Package string `json:"package"`
 	Name    string `json:"name"`
+}
+
+// decoded is what a walk decodes each object into: a struct holding a
+// head and the fields the walk reads, decoded in one pass.
+type decoded interface{ objectHead() *head }
+
+func (h *head) objectHead() *head { return h }
+
+// walk is how a pass over a catalog's files reads them: each object is
+// decoded into a new value (the head alone by default), only the files
+// want takes are read (all with want nil), and raw keeps each object's
+// JSON (Object.Raw) for a pass that writes objects out again.
+type walk struct {
+	value func() decoded
+	want  func(path string) bool
+	raw   bool
 }
 
 // File is one file of a catalog's configs directory: its path below the
@@ -86,8 +104,11 @@ type budget struct {
 
 // walkObjects calls fn with every object of files, in file order and then
 // in order within each file, within lim.
-func walkObjects(ctx context.Context, files Files, lim Limits, fn func(Object) error) error {
+func walkObjects(ctx context.Context, files Files, lim Limits, w walk, fn func(Object) error) error {
 	b := &budget{lim: lim}
+	if w.value == nil {
+		w.value = func() decoded { return &head{} }
+	}
 	return files(func(f File) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -96,13 +117,46 @@ func walkObjects(ctx context.Context, files Files, lim Limits, fn func(Object) e
 		if b.files > lim.Files {
 			return fmt.Errorf("%w: more than %d files in the configs directory", ErrLimit, lim.Files)
 		}
-		return readObjects(f.Path, f.R, b, fn)
+		if w.want != nil && !w.want(f.Path) {
+			return nil
+		}
+		return readObjects(f.Path, f.R, b, &emitter{path: f.Path, w: w, fn: fn})
 	})
+}
+
+// emitter hands a file's objects on as Objects.
+type emitter struct {
+	path string
+	w    walk
+	fn   func(Object) error
+}
+
+// emit decodes raw into a new value of the walk and hands it on (with
+// raw when the walk keeps it).
+func (e *emitter) emit(where string, raw json.RawMessage) error {
+	v := e.w.value()
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%s: not a catalog object: %s", where, text.OneLine(err.Error()))
+	}
+	if !e.w.raw {
+		raw = nil
+	}
+	return e.decoded(where, raw, v)
+}
+
+// decoded hands on an object decoded into v (raw is nil unless the walk
+// keeps it).
+func (e *emitter) decoded(where string, raw json.RawMessage, v decoded) error {
+	h := v.objectHead()
+	if h.Schema == "" {
+		return fmt.Errorf("%s: an object without a schema (every catalog object has one: olm.package, olm.channel, olm.bundle...)", where)
+	}
+	return e.fn(Object{Schema: h.Schema, Package: h.Package, Name: h.Name, Path: e.path, Where: where, Raw: raw, Value: v})
 }
 
 // readObjects streams the objects of one file: a JSON stream of objects
 // when its first character is '{' (as opm decides), else YAML documents.
-func readObjects(name string, r io.Reader, b *budget, fn func(Object) error) error {
+func readObjects(name string, r io.Reader, b *budget, e *emitter) error {
 	lr := &limitedFile{r: r, name: name, b: b}
 	br := bufio.NewReaderSize(lr, 64<<10)
 	for {
@@ -120,9 +174,9 @@ func readObjects(name string, r io.Reader, b *budget, fn func(Object) error) err
 			return err
 		}
 		if c == '{' {
-			return readJSON(name, br, b.lim, fn)
+			return readJSON(name, br, b.lim, e)
 		}
-		return readYAML(name, br, b.lim, fn)
+		return readYAML(name, br, b.lim, e)
 	}
 }
 
@@ -189,32 +243,67 @@ func (t *lineTracker) advance(off int64) {
 	t.start += i
 }
 
-func readJSON(name string, r io.Reader, lim Limits, fn func(Object) error) error {
+// startAt is the offset of the first byte after off that is not JSON
+// whitespace, within what was read.
+func (t *lineTracker) startAt(off int64) int64 {
+	i := min(max(off-t.start, 0), int64(len(t.hist)))
+	for i < int64(len(t.hist)) {
+		switch t.hist[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+			continue
+		}
+		break
+	}
+	return t.start + i
+}
+
+// readJSON streams a file of JSON objects. A walk that keeps no raw JSON
+// decodes each object straight into its value: one pass over its bytes
+// fewer.
+func readJSON(name string, r io.Reader, lim Limits, e *emitter) error {
 	t := &lineTracker{r: r, name: name, limit: lim.ObjectBytes, line: 1}
 	dec := json.NewDecoder(t)
 	for {
+		prev := dec.InputOffset()
 		var raw json.RawMessage
-		err := dec.Decode(&raw)
+		var v decoded
+		var err error
+		if e.w.raw {
+			err = dec.Decode(&raw)
+		} else {
+			v = e.w.value()
+			err = dec.Decode(v)
+		}
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			var serr *json.SyntaxError
-			if errors.As(err, &serr) {
+			var terr *json.UnmarshalTypeError
+			switch {
+			case errors.As(err, &serr):
 				return fmt.Errorf("%s:%d: invalid JSON: %v", name, t.lineAt(serr.Offset), err)
-			}
-			if errors.Is(err, ErrLimit) {
+			case errors.Is(err, ErrLimit):
 				return err
+			case errors.As(err, &terr):
+				return fmt.Errorf("%s:%d: not a catalog object: %s", name, t.lineAt(t.startAt(prev)), text.OneLine(err.Error()))
 			}
 			return fmt.Errorf("%s:%d: %w", name, t.lineAt(dec.InputOffset()), err)
 		}
 		end := dec.InputOffset()
-		where := fmt.Sprintf("%s:%d", name, t.lineAt(end-int64(len(raw))))
+		start := t.startAt(prev)
+		where := fmt.Sprintf("%s:%d", name, t.lineAt(start))
 		t.advance(end)
-		if int64(len(raw)) > lim.ObjectBytes {
+		if end-start > lim.ObjectBytes {
 			return fmt.Errorf("%s: %w: an object of more than %d bytes", where, ErrLimit, lim.ObjectBytes)
 		}
-		if err := object(where, raw, fn); err != nil {
+		if raw != nil {
+			err = e.emit(where, raw)
+		} else {
+			err = e.decoded(where, nil, v)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -222,7 +311,7 @@ func readJSON(name string, r io.Reader, lim Limits, fn func(Object) error) error
 
 // readYAML splits a YAML stream into documents at "---" lines and reads
 // each as one object.
-func readYAML(name string, r *bufio.Reader, lim Limits, fn func(Object) error) error {
+func readYAML(name string, r *bufio.Reader, lim Limits, e *emitter) error {
 	var doc []byte
 	line, docLine := 0, 1
 	flush := func() error {
@@ -238,7 +327,7 @@ func readYAML(name string, r *bufio.Reader, lim Limits, fn func(Object) error) e
 		if bytes.Equal(js, []byte("null")) {
 			return nil // comments only
 		}
-		return object(where, js, fn)
+		return e.emit(where, js)
 	}
 	for {
 		l, err := readLine(r, lim.ObjectBytes-int64(len(doc)))
@@ -304,14 +393,3 @@ func separator(l []byte) (bool, []byte) {
 	return true, append(rest, '\n')
 }
 
-// object decodes the head of one object and hands it on.
-func object(where string, raw json.RawMessage, fn func(Object) error) error {
-	var h head
-	if err := json.Unmarshal(raw, &h); err != nil {
-		return fmt.Errorf("%s: not a catalog object: %s", where, text.OneLine(err.Error()))
-	}
-	if h.Schema == "" {
-		return fmt.Errorf("%s: an object without a schema (every catalog object has one: olm.package, olm.channel, olm.bundle...)", where)
-	}
-	return fn(Object{Schema: h.Schema, Package: h.Package, Name: h.Name, Where: where, Raw: raw})
-}

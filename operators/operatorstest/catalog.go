@@ -8,6 +8,8 @@ package operatorstest
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -159,7 +161,7 @@ func (c *Catalog) Bundle(b Bundle) *Catalog {
 		props = append(props, map[string]any{"type": operators.PropertyBundleObject, "value": map[string]any{"data": base64.StdEncoding.EncodeToString(data)}})
 	}
 	if b.Padding > 0 {
-		crd := map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "padding." + b.Name}, "spec": map[string]any{"description": string(bytes.Repeat([]byte("x"), b.Padding))}}
+		crd := map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "padding." + b.Name}, "spec": map[string]any{"description": padding(b.Name, b.Padding)}}
 		data, _ := json.Marshal(crd)
 		props = append(props, map[string]any{"type": operators.PropertyBundleObject, "value": map[string]any{"data": base64.StdEncoding.EncodeToString(data)}})
 	}
@@ -242,4 +244,17 @@ func (c *Catalog) PerPackage(yamlFiles bool) map[string][]byte {
 		out[file] = data
 	}
 	return out
+}
+
+// padding is n bytes of text that compresses as a CRD's schema does, not
+// as one repeated byte would: hex of a hash chain seeded by seed.
+func padding(seed string, n int) string {
+	var b bytes.Buffer
+	sum := sha256.Sum256([]byte(seed))
+	for b.Len() < n {
+		b.WriteString(hex.EncodeToString(sum[:]))
+		b.WriteString(" description of a field; ")
+		sum = sha256.Sum256(sum[:])
+	}
+	return b.String()[:n]
 }

@@ -185,41 +185,50 @@ func (x Index) Raw() testutil.Raw {
 	return testutil.Index(ms, ps)
 }
 
-func writeBlob(t testing.TB, dir string, data []byte) {
-	t.Helper()
+func writeBlob(dir string, data []byte) error {
 	sum := sha256.Sum256(data)
 	p := filepath.Join(dir, "blobs", "sha256", hex.EncodeToString(sum[:]))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func writeImageBlobs(t testing.TB, dir string, b Built) {
-	writeBlob(t, dir, b.Config.Data)
-	writeBlob(t, dir, b.Manifest.Data)
-	for _, l := range b.Layers {
-		writeBlob(t, dir, l.Data)
-	}
+	return os.WriteFile(p, data, 0o644)
 }
 
 // WriteLayout writes an OCI layout of top (an image's or an index's
 // manifest, whose blobs the images hold) named refName.
 func WriteLayout(t testing.TB, dir, refName string, top testutil.Raw, images ...Built) {
 	t.Helper()
-	for _, b := range images {
-		writeImageBlobs(t, dir, b)
+	if err := WriteLayoutDir(dir, refName, top, images...); err != nil {
+		t.Fatal(err)
 	}
-	writeBlob(t, dir, top.Data)
+}
+
+// WriteLayoutDir is WriteLayout for programs (hack/benchcatalog).
+func WriteLayoutDir(dir, refName string, top testutil.Raw, images ...Built) error {
+	blobs := [][]byte{top.Data}
+	for _, b := range images {
+		blobs = append(blobs, b.Config.Data, b.Manifest.Data)
+		for _, l := range b.Layers {
+			blobs = append(blobs, l.Data)
+		}
+	}
+	for _, data := range blobs {
+		if err := writeBlob(dir, data); err != nil {
+			return err
+		}
+	}
 	desc := top.Descriptor(nil)
 	if refName != "" {
 		desc.Annotations = map[string]string{"org.opencontainers.image.ref.name": refName}
 	}
-	idx, _ := json.Marshal(map[string]any{"schemaVersion": 2, "manifests": []v1.Descriptor{desc}})
-	testutil.WriteFile(t, filepath.Join(dir, "index.json"), idx)
-	testutil.WriteFile(t, filepath.Join(dir, "oci-layout"), []byte(`{"imageLayoutVersion":"1.0.0"}`))
+	idx, err := json.Marshal(map[string]any{"schemaVersion": 2, "manifests": []v1.Descriptor{desc}})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), idx, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "oci-layout"), []byte(`{"imageLayoutVersion":"1.0.0"}`), 0o644)
 }
 
 // Push pushes the image to the registry under path, tagged tag when set,
