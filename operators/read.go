@@ -392,4 +392,3 @@ func separator(l []byte) (bool, []byte) {
 	}
 	return true, append(rest, '\n')
 }
-
