@@ -257,3 +257,38 @@ func TestOperatorsFlow(t *testing.T) {
 	}
 	t.Logf("day 2 bundle: %d blobs in it, %d left out", carried, len(bundle.Omitted))
 }
+
+// TestMatrixOperators: matrix cells of two arches take the operators of
+// one catalog index, each cell the catalog image of its arch (the index
+// opened once per arch), and a file's [[operators]] are every cell's.
+func TestMatrixOperators(t *testing.T) {
+	dir := t.TempDir()
+	x := operatorstest.Index{Arches: []string{"amd64", "arm64"}, Images: map[string]operatorstest.Built{}}
+	for _, a := range x.Arches {
+		x.Images[a] = operatorstest.Image(a, operatorstest.ImageOptions{Files: operatorstest.Sample().PerPackage(false), Cache: true})
+	}
+	layout := filepath.Join(dir, "catalog")
+	operatorstest.WriteLayout(t, layout, operatorstest.SampleRepository+":v1", x.Raw(), x.Images["amd64"], x.Images["arm64"])
+	testutil.WriteFile(t, filepath.Join(dir, "fleet.toml"), []byte("profiles = ['minimal']\narches = ['x86_64', 'aarch64']\nallow_red_boot = true\noperator_catalog = 'oci:catalog'\n\n[[operators]]\npackage = 'etcd'\nchannel = 'alpha'\n"))
+	out := filepath.Join(dir, "out")
+	stdout, stderr, code := runCLI(t, "matrix", "-f", filepath.Join(dir, "fleet.toml"), "--output", out)
+	if code != exitOK {
+		t.Fatalf("matrix: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for arch, goarch := range map[string]string{"x86_64": "amd64", "aarch64": "arm64"} {
+		matches, _ := filepath.Glob(filepath.Join(out, "*-minimal-"+arch, "compose.lock.json"))
+		if len(matches) != 1 {
+			t.Fatalf("no cell for %s: %v", arch, matches)
+		}
+		l, err := lockfile.Load(matches[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Operators == nil || l.Operators.Catalog.Manifest != x.Images[goarch].Digest() || l.Operators.Packages[0].Bundle != "etcdoperator.v0.10.0-rc.1" {
+			t.Errorf("cell %s: operators %+v, want etcd's alpha head from the %s image %s", arch, l.Operators, goarch, x.Images[goarch].Digest())
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(matches[0]), "operators", "catalog", "index.json")); err != nil {
+			t.Errorf("cell %s has no filtered catalog layout: %v", arch, err)
+		}
+	}
+}

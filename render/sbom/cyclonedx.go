@@ -151,7 +151,7 @@ func BOM(p *plan.Plan, lock []byte, opts Options) (*cdx.BOM, error) {
 		for _, o := range ops.Packages {
 			ref := refs.add("operator", o.Name)
 			comps = append(comps, cdx.Component{
-				BOMRef: ref, Type: cdx.ComponentTypeApplication, Name: o.Name, Version: o.Version,
+				BOMRef: ref, Type: cdx.ComponentTypeApplication, Name: o.Bundle, Version: o.Version,
 				Description: operatorComment(o, ops),
 			})
 			dependsOn([]string{plan.OperatorImagesComponent}, ref)

@@ -248,8 +248,10 @@ func Document(p *plan.Plan, lock []byte, opts Options) (*spdx.Document, error) {
 	if ops := p.Operators; ops != nil {
 		for _, o := range ops.Packages {
 			id := ids.add("Operator", o.Name)
+			// Named as OLM names it: its CSV's name (the package's
+			// name may be a component's or an RPM's too).
 			doc.Packages = append(doc.Packages, &spdx.Package{
-				PackageName:             o.Name,
+				PackageName:             o.Bundle,
 				PackageSPDXIdentifier:   id,
 				PackageVersion:          o.Version,
 				PackageDownloadLocation: noAssertion,
