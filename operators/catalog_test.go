@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -268,5 +269,115 @@ func TestFilterLayeredCatalog(t *testing.T) {
 	}
 	if len(res.Configs.Notes) != 1 || !strings.Contains(res.Configs.Notes[0], "default channel of etcd is alpha") {
 		t.Errorf("notes %q, want one saying the default channel moved", res.Configs.Notes)
+	}
+}
+
+// helloBundle writes a bundle directory of MicroShift's own test operator's
+// shape (test/assets/olm/hello-microshift-operator: a CSV with one
+// deployment of a busybox HTTP server, its annotations naming package
+// and channel), its container image image.
+func helloBundle(t *testing.T, dir, image string) {
+	t.Helper()
+	csv := `apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: hello-microshift-operator.v0.1.0
+  namespace: placeholder
+spec:
+  displayName: Hello MicroShift Operator
+  version: 0.1.0
+  installModes:
+  - {type: OwnNamespace, supported: true}
+  - {type: SingleNamespace, supported: true}
+  - {type: MultiNamespace, supported: false}
+  - {type: AllNamespaces, supported: true}
+  install:
+    strategy: deployment
+    spec:
+      deployments:
+      - name: hello-microshift
+        spec:
+          selector: {matchLabels: {app: hello-microshift}}
+          template:
+            metadata: {labels: {app: hello-microshift}}
+            spec:
+              containers:
+              - name: hello-microshift
+                image: ` + image + `
+`
+	testutil.WriteFile(t, filepath.Join(dir, "manifests", "hello-microshift-operator.clusterserviceversion.yaml"), []byte(csv))
+	testutil.WriteFile(t, filepath.Join(dir, "metadata", "annotations.yaml"), []byte(`annotations:
+  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
+  operators.operatorframework.io.bundle.manifests.v1: manifests/
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: hello-microshift-operator
+  operators.operatorframework.io.bundle.channels.v1: alpha
+  operators.operatorframework.io.bundle.channel.default.v1: alpha
+`))
+}
+
+// TestMicroShiftCatalogShape builds a catalog as MicroShift's own test
+// catalog is built (build-catalog.sh: opm render of a bundle directory,
+// indented JSON, then the package and channel appended as compact JSON
+// lines): a bundle of objects alone, no bundle image, its CSV in the
+// catalog. The filtered catalog is what opm validates, the CSV's
+// deployment what greenboot waits for; MicroShift's asset names its
+// image by tag (busybox:1.36), which is refused without --allow-unpinned.
+func TestMicroShiftCatalogShape(t *testing.T) {
+	opm := operatorstest.Opm(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, image   string
+		allowUnpinned bool
+		err           string
+	}{
+		{"by digest", operatorstest.Ref("quay.io/microshift/busybox", "1.36"), false, ""},
+		{"by tag, refused", "quay.io/microshift/busybox:1.36", false, "image is not pinned by digest: quay.io/microshift/busybox:1.36"},
+		{"by tag, allowed", "quay.io/microshift/busybox:1.36", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			helloBundle(t, filepath.Join(dir, "bundle"), tc.image)
+			rendered := run(t, opm, "render", filepath.Join(dir, "bundle"), "-o", "json")
+			catalog := append(rendered, []byte(`{"schema":"olm.package","name":"hello-microshift-operator","defaultChannel":"alpha"}
+{"schema":"olm.channel","name":"alpha","package":"hello-microshift-operator","entries":[{"name":"hello-microshift-operator.v0.1.0"}]}
+`)...)
+			img := operatorstest.Image("amd64", operatorstest.ImageOptions{Files: map[string][]byte{"hello-microshift-operator/catalog.json": catalog}})
+			ref, err := operators.ParseRef(operatorstest.WriteImageLayout(t, filepath.Join(dir, "layout"), img))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := operators.Load(ctx, ref, releases.X86_64, operators.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			res, err := c.Filter(ctx, mustChoices(t, "hello-microshift-operator"), operators.ResolveOptions{AllowUnpinned: tc.allowUnpinned})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, operators.ErrUnpinned) {
+					t.Fatalf("Filter = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel := res.Set.Get("hello-microshift-operator")
+			if sel == nil || sel.Bundle.Image != "" || !slices.ContainsFunc(sel.Bundle.RelatedImages, func(ri operators.RelatedImage) bool { return ri.Image == tc.image }) {
+				t.Fatalf("selected %+v: want a bundle of no image whose related images name %s", sel, tc.image)
+			}
+			installs, _, err := operators.Installs(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i := installs[0]; !i.Waited || !slices.Equal(i.CSV.Deployments, []string{"hello-microshift"}) || i.InstallMode != operators.InstallAllNamespaces {
+				t.Errorf("install %+v (CSV %+v): want its deployment waited for, all namespaces", i, i.CSV)
+			}
+			configs := filepath.Join(t.TempDir(), "configs")
+			for _, cf := range res.Configs.Files {
+				testutil.WriteFile(t, filepath.Join(configs, cf.Path), cf.Data)
+			}
+			run(t, opm, "validate", configs)
+		})
 	}
 }
