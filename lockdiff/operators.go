@@ -3,6 +3,8 @@ package lockdiff
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/plan"
@@ -71,7 +73,14 @@ func compareOperators(a, b *plan.Plan) *OperatorsChange {
 		oc.Catalog.New, oc.Filtered.New = b.Operators.Catalog.Ref, b.Operators.Filtered.Ref
 	}
 	op, np := pkgs(a), pkgs(b)
-	for _, n := range unionKeys(op, np) {
+	names := slices.Collect(maps.Keys(op))
+	for n := range np {
+		if _, ok := op[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
 		o, inOld := op[n]
 		nw, inNew := np[n]
 		switch {

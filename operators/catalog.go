@@ -15,7 +15,7 @@ import (
 
 // Catalog is a catalog image opened for one arch, its files indexed.
 type Catalog struct {
-	Image *Image
+	Image *CatalogImage
 	Model *Model
 	scan  *scan
 	lim   Limits

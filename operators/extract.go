@@ -317,7 +317,7 @@ type csvJSON struct {
 	} `json:"metadata"`
 	Spec struct {
 		InstallModes []installMode `json:"installModes"`
-		Install      struct {
+		Strategy     struct {
 			Spec struct {
 				Deployments []struct {
 					Name string `json:"name"`
@@ -379,7 +379,7 @@ func csvFacts(o Object) (*CSVFacts, error) {
 			setModes(csv.Spec.InstallModes)
 			f.SuggestedNamespace = csv.Metadata.Annotations[SuggestedNamespaceAnnotation]
 			f.Deployments = []string{}
-			for _, d := range csv.Spec.Install.Spec.Deployments {
+			for _, d := range csv.Spec.Strategy.Spec.Deployments {
 				f.Deployments = append(f.Deployments, d.Name)
 			}
 		case PropertyCSVMetadata:

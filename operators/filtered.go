@@ -60,7 +60,7 @@ var epoch = time.Unix(0, 0).UTC()
 // them unless told not to enforce it: the command gets
 // --cache-enforce-integrity=false, so that opm builds its cache on the
 // device's first start (as MicroShift's own test catalog runs it).
-func buildFiltered(im *Image, s *scan, cfg *Configs, packages []string) (*Filtered, error) {
+func buildFiltered(im *CatalogImage, s *scan, cfg *Configs, packages []string) (*Filtered, error) {
 	f := &Filtered{MediaType: types.MediaType(im.Manifest.MediaType)}
 	if f.MediaType == "" {
 		f.MediaType = types.OCIManifestSchema1
@@ -197,7 +197,7 @@ func configsLayer(configs string, cfg *Configs, cache string, hideCache bool) ([
 // filteredConfig is the original's config with the kept layers' and the
 // new layer's diff IDs, the history of the kept layers and one entry for
 // the new layer, and cmd; every other field as the original has it.
-func filteredConfig(im *Image, s *scan, diffIDs []v1.Hash, cmd []string, desc string) ([]byte, error) {
+func filteredConfig(im *CatalogImage, s *scan, diffIDs []v1.Hash, cmd []string, desc string) ([]byte, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(im.ConfigData, &fields); err != nil {
 		return nil, fmt.Errorf("reading the catalog's config: %w", err)

@@ -111,7 +111,7 @@ func (l *limitedLayer) Read(p []byte) (int, error) {
 
 // eachEntry streams the tar entries of layer i; with verify, the layer's
 // digest and diff ID are checked once its end is read.
-func (im *Image) eachEntry(ctx context.Context, i int, lim Limits, verify bool, fn func(h *tar.Header, name string, r io.Reader) error) error {
+func (im *CatalogImage) eachEntry(ctx context.Context, i int, lim Limits, verify bool, fn func(h *tar.Header, name string, r io.Reader) error) error {
 	d := im.Manifest.Layers[i]
 	rc, err := im.blobs.open(d.Digest)
 	if err != nil {
@@ -169,7 +169,7 @@ func (im *Image) eachEntry(ctx context.Context, i int, lim Limits, verify bool, 
 // scanLayers reads every layer once, verified: which layer holds the last
 // version of each configs file (whiteouts applied), which layers hold
 // anything besides the catalog, and the .indexignore patterns.
-func (im *Image) scanLayers(ctx context.Context, lim Limits) (*scan, error) {
+func (im *CatalogImage) scanLayers(ctx context.Context, lim Limits) (*scan, error) {
 	s := &scan{final: map[string]int{}, ignores: ignores{}, cacheDir: cacheDir(im.ConfigFile.Config.Entrypoint, im.ConfigFile.Config.Cmd)}
 	configs := im.ConfigsDir
 	// catalog reports whether p is the catalog's: in the configs or cache
@@ -305,7 +305,7 @@ func cacheDir(entrypoint, cmd []string) string {
 
 // files yields the catalog's files from the layers holding their last
 // versions, in layer and then tar order, without the ignored ones.
-func (im *Image) files(ctx context.Context, s *scan, lim Limits) Files {
+func (im *CatalogImage) files(ctx context.Context, s *scan, lim Limits) Files {
 	return func(yield func(File) error) error {
 		for i, facts := range s.layers {
 			if !facts.files {

@@ -95,9 +95,9 @@ func ParseRef(s string) (Ref, error) {
 	return Ref{Transport: TransportDocker, Name: nm}, nil
 }
 
-// Image is a catalog image opened for one arch: its manifest and config,
+// CatalogImage is a catalog image opened for one arch: its manifest and config,
 // and its blobs where they are read from.
-type Image struct {
+type CatalogImage struct {
 	From Ref
 	// Repository is the image's repository (registry/path): the filtered
 	// catalog is named in it.
@@ -121,10 +121,10 @@ type Image struct {
 }
 
 // Ref is the catalog by digest.
-func (im *Image) Ref() string { return im.Repository + "@" + im.Digest.String() }
+func (im *CatalogImage) Ref() string { return im.Repository + "@" + im.Digest.String() }
 
 // Close releases the blobs read from a registry.
-func (im *Image) Close() error {
+func (im *CatalogImage) Close() error {
 	if im.blobs == nil {
 		return nil
 	}
@@ -132,7 +132,7 @@ func (im *Image) Close() error {
 }
 
 // OpenBlob streams a blob of the image.
-func (im *Image) OpenBlob(d v1.Hash) (io.ReadCloser, error) { return im.blobs.open(d) }
+func (im *CatalogImage) OpenBlob(d v1.Hash) (io.ReadCloser, error) { return im.blobs.open(d) }
 
 // blobStore holds an image's blobs.
 type blobStore interface {
@@ -156,8 +156,8 @@ const maxManifest = 4 << 20
 // linux/<arch> (picked from an index), its config and its configs label.
 // A registry's image is read with opts.Registry, and its layers are
 // fetched into a temporary directory (removed by Close), verified.
-func Open(ctx context.Context, r Ref, arch releases.Arch, opts OpenOptions) (*Image, error) {
-	var im *Image
+func Open(ctx context.Context, r Ref, arch releases.Arch, opts OpenOptions) (*CatalogImage, error) {
+	var im *CatalogImage
 	var err error
 	switch r.Transport {
 	case TransportOCI, TransportArchive:
@@ -178,7 +178,7 @@ func Open(ctx context.Context, r Ref, arch releases.Arch, opts OpenOptions) (*Im
 }
 
 // readConfig reads the config and the configs label.
-func (im *Image) readConfig(lim Limits) error {
+func (im *CatalogImage) readConfig(lim Limits) error {
 	m := im.Manifest
 	if m.Config.Size > maxManifest {
 		return fmt.Errorf("image config of %d bytes, more than %d", m.Config.Size, maxManifest)
@@ -292,7 +292,7 @@ type ociIndex struct {
 const refNameAnnotation = "org.opencontainers.image.ref.name"
 
 // openLayout opens an image of an OCI layout directory or archive.
-func openLayout(r Ref, arch releases.Arch) (*Image, error) {
+func openLayout(r Ref, arch releases.Arch) (*CatalogImage, error) {
 	var s blobStore
 	var err error
 	if r.Transport == TransportOCI {
@@ -311,7 +311,7 @@ func openLayout(r Ref, arch releases.Arch) (*Image, error) {
 	return im, nil
 }
 
-func layoutImage(s blobStore, r Ref, arch releases.Arch) (*Image, error) {
+func layoutImage(s blobStore, r Ref, arch releases.Arch) (*CatalogImage, error) {
 	data, err := readIndexJSON(s)
 	if err != nil {
 		return nil, err
@@ -356,7 +356,7 @@ func layoutImage(s blobStore, r Ref, arch releases.Arch) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Image{From: r, Repository: repo.Context().Name(), Digest: found.Digest, Manifest: m, ManifestData: mdata, ManifestHash: mh, blobs: s}, nil
+	return &CatalogImage{From: r, Repository: repo.Context().Name(), Digest: found.Digest, Manifest: m, ManifestData: mdata, ManifestHash: mh, blobs: s}, nil
 }
 
 func readIndexJSON(s blobStore) ([]byte, error) {
@@ -507,7 +507,7 @@ func (s *spoolStore) close() error { return os.RemoveAll(s.dir) }
 
 // openRegistry reads the image from its registry (its registries.conf
 // mirrors first) and fetches its layers, verified, into a spool.
-func openRegistry(ctx context.Context, r Ref, arch releases.Arch, opts OpenOptions) (*Image, error) {
+func openRegistry(ctx context.Context, r Ref, arch releases.Arch, opts OpenOptions) (*CatalogImage, error) {
 	reg := opts.Registry
 	ref, err := reg.ParseReference(r.Name)
 	if err != nil {
@@ -584,7 +584,7 @@ func openRegistry(ctx context.Context, r Ref, arch releases.Arch, opts OpenOptio
 		s.small[d.Digest] = data
 		return nil
 	}
-	im, err := func() (*Image, error) {
+	im, err := func() (*CatalogImage, error) {
 		top := desc.Manifest
 		if desc.MediaType.IsIndex() {
 			idx, err := v1.ParseIndexManifest(strings.NewReader(string(top)))
@@ -616,7 +616,7 @@ func openRegistry(ctx context.Context, r Ref, arch releases.Arch, opts OpenOptio
 			}
 		}
 		_, tagged := ref.(name.Tag)
-		return &Image{From: r, Repository: ref.Context().Name(), Digest: desc.Digest, Resolved: tagged, Manifest: m, ManifestData: mdata, ManifestHash: mh, blobs: s}, nil
+		return &CatalogImage{From: r, Repository: ref.Context().Name(), Digest: desc.Digest, Resolved: tagged, Manifest: m, ManifestData: mdata, ManifestHash: mh, blobs: s}, nil
 	}()
 	if err != nil {
 		s.close()
