@@ -69,6 +69,8 @@ func newBuildCmd() *cobra.Command {
   Containerfile       with --bootc: the same composition as a bootc image, embedding the
                       images that 'mirror --to dir:<output>/images' writes, or pulling
                       them during the image build (--bootc-images pull)
+  operators/catalog/  with --operator: the OCI layout of the filtered operator catalog
+                      image, which 'mirror --lock' reads
 
 The device's registry access: --pull-secret FILE goes to /etc/crio/openshift-pull-secret
 (0600), where CRI-O reads it: in the blueprint (written 0600), and in the Containerfile
@@ -106,6 +108,15 @@ plus 10GiB free for LVMS), checked with osbuild/images' bootc distro; with --kic
 the kickstart for --type anaconda-iso. --firewall-port and
 --ca-trust reach the blueprint and the Containerfile too. A blueprint part the image
 type would drop is refused by name.
+
+Operators: --operator PACKAGE[:CHANNEL][@VERSION-RANGE] (repeatable) installs a package
+of the file-based catalog image --operator-catalog names (oci:DIR, oci-archive:FILE: read
+here, offline; docker://REFERENCE: read from its registry, a tag resolved to the digest
+the lock records) with the bundles it requires: its channel's head, or the newest bundle
+in the range. The plan gets component olm, the filtered catalog image (only the chosen
+bundles) and every bundle and related image by digest; manifests.d/NNN-olm-operators
+holds the CatalogSource, OperatorGroups and Subscriptions, and greenboot waits for the
+operators' deployments.
 
 Components with a manifests/ kustomization are rendered in process (no kustomize
 binary); components with a plugin run it first (docs/plugins.md). Every container
