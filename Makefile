@@ -92,8 +92,9 @@ bench-smoke: test-deps
 # Installs the real tools tests use (Debian packages); CI runs on fresh
 # machines. The pinned Go tools -- cosign (the signature tests sign and
 # verify with it), helm (the chart tests compare with helm template; the
-# same Helm the build renders with) and goreleaser (internal/repo runs
-# `goreleaser check` and a snapshot release) -- are built by the first test
+# same Helm the build renders with), goreleaser (internal/repo runs
+# `goreleaser check` and a snapshot release) and opm (the operators tests
+# check filtered catalogs with it) -- are built by the first test
 # that needs each (testutil.PinnedTool, at the versions below, which
 # `make test` exports), from the Go module proxy, once per machine into a
 # shared cache (hack/tool.sh: ~/.cache/microshift-compose/tools, or
@@ -108,9 +109,13 @@ bench-smoke: test-deps
 COSIGN_VERSION ?= v2.5.3
 HELM_VERSION ?= v3.19.0
 GORELEASER_VERSION ?= v2.12.0
-export COSIGN_VERSION HELM_VERSION GORELEASER_VERSION
-# $(call go-tool,PACKAGE,VERSION,NAME): bin/NAME, a link into the cache.
-go-tool = mkdir -p bin && p=$$(./hack/tool.sh go $(1) $(2)) && ln -sfn "$$p" bin/$(3)
+# opm (operator-registry) checks the operators tests' filtered catalogs as
+# OLM reads them: opm validate and opm render. Built with its own tags.
+OPM_VERSION ?= v1.64.0
+OPM_TAGS := json1,netgo,osusergo,containers_image_openpgp
+export COSIGN_VERSION HELM_VERSION GORELEASER_VERSION OPM_VERSION
+# $(call go-tool,PACKAGE,VERSION,NAME[,TAGS]): bin/NAME, a link into the cache.
+go-tool = mkdir -p bin && p=$$(./hack/tool.sh go $(1) $(2) $(4)) && ln -sfn "$$p" bin/$(3)
 SKIP_RELEASE_LOCALLY := $(if $(CI),,$(MICROSHIFT_COMPOSE_SKIP_RELEASE))
 PREBUILD_TOOLS ?=
 test-deps: $(if $(PREBUILD_TOOLS),test-tools)
@@ -119,6 +124,7 @@ test-deps: $(if $(PREBUILD_TOOLS),test-tools)
 test-tools:
 	@$(call go-tool,github.com/sigstore/cosign/v2/cmd/cosign,$(COSIGN_VERSION),cosign)
 	@$(call go-tool,helm.sh/helm/v3/cmd/helm,$(HELM_VERSION),helm)
+	@$(call go-tool,github.com/operator-framework/operator-registry/cmd/opm,$(OPM_VERSION),opm,$(OPM_TAGS))
 	@$(if $(SKIP_RELEASE_LOCALLY),echo "MICROSHIFT_COMPOSE_SKIP_RELEASE is set: not building goreleaser; the release tests skip",$(call go-tool,github.com/goreleaser/goreleaser/v2,$(GORELEASER_VERSION),goreleaser))
 
 STATICCHECK_VERSION ?= v0.8.0
@@ -194,7 +200,7 @@ image: build image-rootfs
 
 # make bench runs every section of hack/bench.sh; make bench rss (or any
 # other section names after bench: make bench day2) runs those.
-BENCH_SECTIONS := resolve render scale validate matrix verify mirror registry rss rss_inputs day2 day2_bundles day2_split attest deps
+BENCH_SECTIONS := resolve render scale validate matrix verify mirror registry rss rss_inputs day2 day2_bundles day2_split attest operators deps
 bench: build
 	./hack/bench.sh $(filter build $(BENCH_SECTIONS),$(filter-out bench,$(MAKECMDGOALS)))
 ifneq ($(filter bench,$(MAKECMDGOALS)),)

@@ -18,10 +18,18 @@ import (
 // every component whose images use it, in the Unique bytes of a component
 // only when no other component uses it, and once in the total.
 func Footprint(ctx context.Context, p *plan.Plan, opts Options) (*plan.Footprint, error) {
-	r, err := newRegistrySource(ctx, opts.Registry)
+	reg, err := newRegistrySource(ctx, opts.Registry)
 	if err != nil {
 		return nil, err
 	}
+	// The filtered operator catalog, built by build, is measured where
+	// it is: the plan's files before build writes them, the output's
+	// layout after.
+	r, err := withBuilt(reg, opts.Built, p, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
 	images := make([]*image, len(p.Images))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(jobs(opts))

@@ -36,7 +36,10 @@ func ReadImageContents(ctx context.Context, refs []string, arch releases.Arch, l
 		if err != nil {
 			return nil, err
 		}
-		src = r
+		// Filtered operator catalogs are read where build wrote them.
+		if src, err = withBuilt(r, opts.Built, nil, opts.Registry); err != nil {
+			return nil, err
+		}
 	} else {
 		m := &layoutsSource{owner: map[string]*layoutSource{}}
 		for _, t := range layouts {

@@ -195,7 +195,11 @@ func LayoutImages(from Target, reg registryclient.Options) ([]string, error) {
 
 func openSource(ctx context.Context, opts Options) (source, error) {
 	if opts.From.Transport == "" {
-		return newRegistrySource(ctx, opts.Registry)
+		src, err := newRegistrySource(ctx, opts.Registry)
+		if err != nil {
+			return nil, err
+		}
+		return withBuilt(src, opts.Built, nil, opts.Registry)
 	}
 	return openLayoutSource(opts.From, opts.Registry)
 }

@@ -28,6 +28,10 @@ type Options struct {
 	// oci-archive:FILE, split or not). A differential bundle there is
 	// applied: the blobs it leaves out must be at the destination.
 	From Target
+	// Built are layouts build wrote (BuiltLayout: a plan's filtered
+	// operator catalog), holding images no registry has: with From
+	// unset, an image one of them names is read from it.
+	Built []Target
 	// Bundle, when set, makes the destination (oci:DIR or
 	// oci-archive:FILE) a differential bundle.
 	Bundle *BundleOptions

@@ -105,7 +105,14 @@ func openLayoutStore(from Target, reg registryclient.Options) (*layoutSource, er
 	if err != nil {
 		return nil, err
 	}
-	s := &layoutSource{desc: from.String(), store: store, reg: reg, byName: map[string]v1.Descriptor{}}
+	return newLayoutSource(from.String(), store, reg)
+}
+
+// newLayoutSource reads a layout's oci-layout, index.json and, if it has
+// one, its BundleFile out of store (closed on failure); desc names it.
+func newLayoutSource(desc string, store blobStore, reg registryclient.Options) (*layoutSource, error) {
+	from := desc
+	s := &layoutSource{desc: desc, store: store, reg: reg, byName: map[string]v1.Descriptor{}}
 	ldata, err := store.readFile(layoutFile, maxLayoutFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		store.close()
@@ -137,7 +144,7 @@ func openLayoutStore(from Target, reg registryclient.Options) (*layoutSource, er
 		store.close()
 		return nil, fmt.Errorf("reading %s of %s: %w", BundleFile, from, err)
 	default:
-		if s.bundle, err = ParseBundle(BundleFile+" of "+from.String(), bdata); err != nil {
+		if s.bundle, err = ParseBundle(BundleFile+" of "+from, bdata); err != nil {
 			store.close()
 			return nil, err
 		}

@@ -19,7 +19,8 @@ import (
 // Build renders every output of a plan with opts: the blueprints
 // (validated with osbuild/images; an osbuild error fails the build), the
 // image list, the lock, the SBOMs, the device files, the chart archives,
-// the installer outputs and the Containerfile. What opts mean for the
+// the filtered operator catalog's layout, the installer outputs and the
+// Containerfile. What opts mean for the
 // plan's target is decided, and refused where the target cannot take it,
 // before anything is rendered.
 func Build(ctx context.Context, p *plan.Plan, opts Options) (*output.Dir, error) {
@@ -99,6 +100,11 @@ func Build(ctx context.Context, p *plan.Plan, opts Options) (*output.Dir, error)
 		return nil, err
 	}
 	out.Files = append(out.Files, charts...)
+	catalog, err := operatorCatalogFiles(p)
+	if err != nil {
+		return nil, err
+	}
+	out.Files = append(out.Files, catalog...)
 	if bp.installer != nil {
 		out.Files = append(out.Files, output.File{Path: output.InstallerBlueprintFile, Data: bp.installer, Private: len(inst.body) > 0 && p.HasSecret()})
 	}
@@ -128,6 +134,24 @@ func chartFiles(p *plan.Plan) ([]output.File, error) {
 		files = append(files, output.File{Path: ch.File, Data: ch.Data})
 	}
 	return files, nil
+}
+
+// operatorCatalogFiles are the OCI layout of the plan's filtered operator
+// catalog (operators/catalog/), which mirror reads: its layers kept from
+// the original catalog image are copied from it as they are written.
+func operatorCatalogFiles(p *plan.Plan) ([]output.File, error) {
+	if p.Operators == nil {
+		return nil, nil
+	}
+	f := p.Operators.Filtered
+	if len(f.Files) == 0 {
+		return nil, fmt.Errorf("operator catalog %s: the plan has no layout of it (a plan read from a lock names it by digest only): resolve again", f.Ref)
+	}
+	out := make([]output.File, len(f.Files))
+	for i, lf := range f.Files {
+		out[i] = output.File{Path: f.Layout + "/" + lf.Path, Data: lf.Data, Open: lf.Open, SHA256: lf.SHA256, Size: lf.Size}
+	}
+	return out, nil
 }
 
 // idBuild is what of Options the composition ID covers; the defaults

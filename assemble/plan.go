@@ -12,14 +12,16 @@ import (
 	"github.com/microshift-compose/microshift-compose/render/config"
 	"github.com/microshift-compose/microshift-compose/render/hardening"
 	"github.com/microshift-compose/microshift-compose/render/healthcheck"
+	"github.com/microshift-compose/microshift-compose/render/operators"
 	"github.com/microshift-compose/microshift-compose/render/storage"
 )
 
 // Plan resolves req against the catalog and the release (compose.Resolve)
 // and renders into the plan the device files it implies, each a function
 // of the resolved plan: the StorageClasses of --lvmd's device classes,
-// MicroShift's config file, --cis's audit unit, and greenboot's check of
-// the rendered workloads. The result is the plan the lock records and
+// MicroShift's config file, --cis's audit unit, the CatalogSource,
+// OperatorGroups and Subscriptions of the operator set, and greenboot's
+// check of the rendered workloads and the operators' deployments. The result is the plan the lock records and
 // every output of Build is made from.
 func Plan(ctx context.Context, cat *components.Catalog, rel *releases.Release, req compose.Request) (*plan.Plan, error) {
 	p, err := compose.Resolve(ctx, cat, rel, req)
@@ -41,6 +43,9 @@ func Plan(ctx context.Context, cat *components.Catalog, rel *releases.Release, r
 		return nil, err
 	}
 	if err := hardening.Apply(p); err != nil {
+		return nil, err
+	}
+	if err := operators.Apply(p); err != nil {
 		return nil, err
 	}
 	if err := healthcheck.Apply(p, facts.HealthCheck, req.HealthCheck); err != nil {

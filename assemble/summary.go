@@ -1,8 +1,6 @@
 package assemble
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -77,8 +75,8 @@ func Summarize(out *output.Dir, dir string) Summary {
 		Warnings: slices.Clone(p.Warnings),
 	}
 	for i, f := range out.Files {
-		sum := sha256.Sum256(f.Data)
-		s.Files[i] = SummaryFile{Path: f.Path, SHA256: hex.EncodeToString(sum[:]), Size: len(f.Data)}
+		sum, size := f.Digest()
+		s.Files[i] = SummaryFile{Path: f.Path, SHA256: sum, Size: int(size)}
 	}
 	slices.SortFunc(s.Files, func(a, b SummaryFile) int { return strings.Compare(a.Path, b.Path) })
 	for _, w := range out.Warnings {

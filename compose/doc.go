@@ -4,7 +4,8 @@
 // rendered here, since the plan's images are cross-checked against them;
 // every other output is a function of the Plan, rendered by the packages
 // under render/ and blueprints/, assembled by build and written by write.
-// Nothing here reaches the network or writes a file.
+// Nothing here reaches the network or writes a file (an operator
+// catalog is opened, and a registry's read, before Resolve).
 //
 // Resolve runs named steps in the order of the table in resolve.go, each
 // a function of the resolution's inputs (the catalog for the release, the
@@ -22,6 +23,9 @@
 //   - hardening: FIPS, kernel arguments and CIS, with their notes
 //   - capabilities: what the device does without a capability's provider
 //   - images: the release files' images of the selection, by digest
+//   - operators: the operators asked for (--operator), resolved in their
+//     catalog (package operators, which reads the catalog image the
+//     request opened), the filtered catalog image, and their images
 //   - config: the merged MicroShift config and its sources
 //   - devicefiles: lvmd.yaml and the components' files
 //   - manifests: the kustomize-rendered manifests.d directories, their

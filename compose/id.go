@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/microshift-compose/microshift-compose/operators"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -43,6 +44,15 @@ type idRequest struct {
 	CIS        string   `json:"cis,omitempty"`
 	// RepoFiles are the digests of the --repo-file files, in order.
 	RepoFiles []string `json:"repo_files,omitempty"`
+	// Operators are the operators asked for and the catalog they come
+	// from, by the digest of its manifest for the arch (its content, not
+	// where it was read).
+	Operators *idOperators `json:"operators,omitempty"`
+}
+
+type idOperators struct {
+	Catalog string             `json:"catalog"`
+	Choices []operators.Choice `json:"choices"`
 }
 
 type idStorageClass struct {
@@ -98,6 +108,16 @@ func setInputs(p *plan.Plan, catalogDigest string, rel *releases.Release, know s
 		if h.CIS != nil {
 			r.CIS = h.CIS.Profile
 		}
+	}
+	if o := req.Operators; o != nil {
+		choices := slices.Clone(o.Choices)
+		for i := range choices {
+			if choices[i].Approval == operators.ApprovalAutomatic {
+				choices[i].Approval = "" // the default
+			}
+		}
+		slices.SortFunc(choices, func(a, b operators.Choice) int { return strings.Compare(a.Package, b.Package) })
+		r.Operators = &idOperators{Catalog: o.Catalog.Image.ManifestHash.String(), Choices: choices}
 	}
 	return p.SetInputs(&plan.Inputs{IDSchema: plan.IDSchema, Request: r, Catalog: catalogDigest, Release: releaseDigest(rel), Knowledge: know})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/components"
 	"github.com/microshift-compose/microshift-compose/compose/lvmdconfig"
 	"github.com/microshift-compose/microshift-compose/compose/microshiftconfig"
+	"github.com/microshift-compose/microshift-compose/operators"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
@@ -66,12 +67,22 @@ type Request struct {
 	// bootc Containerfile enables itself, such as those of microshift-io's
 	// build, which no bootc base has.
 	RepoFiles []RepoFile
+	// Operators is the operator set asked for (--operator,
+	// --operator-catalog); nil for none.
+	Operators *OperatorRequest
 }
 
 // RepoFile is a .repo file as read: Source names it, Data is its bytes.
 type RepoFile struct {
 	Source string
 	Data   []byte
+}
+
+// OperatorRequest is the operators asked for, out of a catalog image
+// opened for the request's arch.
+type OperatorRequest struct {
+	Catalog *operators.Catalog
+	Choices []operators.Choice
 }
 
 // CannotHonourError is a selection the target release cannot honour: a
@@ -182,6 +193,10 @@ func (s selected) why(n string) string {
 	}
 	return strings.Join(parts, " <- ")
 }
+
+// OLMComponent is the component that installs operators: an operator set
+// selects it.
+const OLMComponent = plan.OperatorImagesComponent
 
 // LVMSComponent is the component --lvmd configures.
 const LVMSComponent = "storage-lvms"

@@ -48,6 +48,7 @@ var steps = []step{
 	{"hardening", resolveHardening},         // FIPS, kernel arguments, CIS
 	{"capabilities", addCapabilityWarnings}, // what the device does without a provider
 	{"images", addImages},                   // the release files' images, by digest
+	{"operators", addOperators},             // the operator set, its filtered catalog and images
 	{stepConfig, addConfig},                 // the merged MicroShift config
 	{"devicefiles", addDeviceFiles},         // lvmd.yaml and the components' files
 	{"manifests", addManifests},             // kustomize-rendered manifests.d, images cross-checked

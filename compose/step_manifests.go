@@ -80,6 +80,22 @@ func RenderedDir(p *plan.Plan, component, from, dir string, res *manifests.Resul
 	return m, files, nil
 }
 
+// InsertManifest returns the plan's manifests with m among them after
+// those of its component and of the components applied before it: the
+// plan lists manifests in apply order.
+func InsertManifest(p *plan.Plan, m plan.Manifest) []plan.Manifest {
+	order := make(map[string]int, len(p.Components))
+	for i, c := range p.Components {
+		order[c.Name] = i
+	}
+	at := order[m.Component]
+	i := slices.IndexFunc(p.Manifests, func(x plan.Manifest) bool { return order[x.Component] > at })
+	if i < 0 {
+		return append(p.Manifests, m)
+	}
+	return slices.Insert(p.Manifests, i, m)
+}
+
 // checkImages requires every container image of the rendered resources to
 // be one the plan embeds: anything else is an image an airgapped device
 // cannot pull.

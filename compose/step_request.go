@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
@@ -55,6 +56,14 @@ func checkRequest(in *inputs) error {
 	}
 	if in.rel.File("", req.Arch) == nil {
 		return fmt.Errorf("release %s has no %s: it does not ship %s", in.rel, releases.FileName("", req.Arch), req.Arch)
+	}
+	if req.Operators != nil {
+		if cat.Components[OLMComponent] == nil {
+			return fmt.Errorf("--operator: operators are installed by component %q, which the catalog does not have", OLMComponent)
+		}
+		if slices.Contains(req.Without, OLMComponent) {
+			return fmt.Errorf("--operator: operators are installed by OLM: drop --without %s", OLMComponent)
+		}
 	}
 	seen := map[string]string{}
 	for _, flag := range []struct {

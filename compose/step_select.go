@@ -103,6 +103,9 @@ func (s *selector) run() error {
 	for _, n := range req.With {
 		s.add(n, plan.Reason{Kind: plan.ReasonWith})
 	}
+	if req.Operators != nil {
+		s.add(OLMComponent, plan.Reason{Kind: plan.ReasonOperators})
+	}
 	var needs []capabilityNeed
 	for {
 		for len(s.queue) > 0 {
@@ -174,9 +177,10 @@ func (s *selector) buildsOwn(n string) (string, string) {
 }
 
 // sortReasons puts a component's reasons in one order whatever the order
-// they were found in: the profile, --with, then requirements by component.
+// they were found in: the profile, --with, --operator, then requirements
+// by component.
 func sortReasons(rs []plan.Reason) {
-	rank := map[string]int{plan.ReasonProfile: 0, plan.ReasonWith: 1, plan.ReasonRequired: 2, plan.ReasonCapability: 3}
+	rank := map[string]int{plan.ReasonProfile: 0, plan.ReasonWith: 1, plan.ReasonOperators: 2, plan.ReasonRequired: 3, plan.ReasonCapability: 4}
 	sort.SliceStable(rs, func(i, j int) bool {
 		if rank[rs[i].Kind] != rank[rs[j].Kind] {
 			return rank[rs[i].Kind] < rank[rs[j].Kind]

@@ -11,7 +11,7 @@ import (
 // The steps run in this order (compose/resolve.go), and each has its own
 // step_<name>.go and step_<name>_test.go.
 func TestStepOrder(t *testing.T) {
-	want := []string{"request", "target", "version", "upgrade", "select", "check", "hardening", "capabilities", "images", "config",
+	want := []string{"request", "target", "version", "upgrade", "select", "check", "hardening", "capabilities", "images", "operators", "config",
 		"devicefiles", "manifests", "files", "unused", "packages", "packagefiles", "services", "inputs"}
 	if got := compose.StepNames(); !slices.Equal(got, want) {
 		t.Fatalf("steps = %q\nwant    %q", got, want)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints the performance figures the issues ask for. Run with `make bench`
 # (which builds bin/microshift-compose first). Sections: build, resolve,
-# render, scale, validate, matrix, verify, mirror, registry, rss, day2, attest (`./hack/bench.sh registry` runs one;
+# render, scale, validate, matrix, verify, mirror, registry, rss, day2, attest, operators (`./hack/bench.sh registry` runs one;
 # rss_trust runs the trust cases alone; day2_bundles and day2_split are day2's halves); deps, not run by
 # default (it compiles everything again, minutes of CPU), says what each module costs to compile and to start.
 set -euo pipefail
@@ -14,7 +14,7 @@ fi
 export CGO_ENABLED="${CGO_ENABLED:-0}"
 BIN=${BIN:-bin/microshift-compose} # BIN=... compares another build
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(build resolve render scale validate matrix verify mirror registry rss day2 attest)
+[ ${#sections[@]} -eq 0 ] && sections=(build resolve render scale validate matrix verify mirror registry rss day2 attest operators)
 
 ensure() { # ensure <command> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
@@ -868,6 +868,34 @@ PY
   go test ./attest ./render/provenance -run '^$' -bench 'Decrypt|Sign$|Verify$' -benchtime 10x -benchmem | grep -E '^Benchmark' |
     awk '{ name = $1; sub(/-[0-9]+$/, "", name); printf "in process: %-20s %7.1f ms, %s B\n", name, $3 / 1e6, $5 }'
   rm -rf "$d"
+}
+
+bench_operators() {
+  echo "== build --operator from a real-shaped catalog (hack/benchcatalog: 200 packages, 5,000 bundles, each with its CSV and a CRD, >= 50 MB of FBC) in an OCI layout, beside opm render of the same configs (targets: seconds, peak RSS < 150 MB)"
+  ensure hyperfine hyperfine
+  [ -x /usr/bin/time ] || ensure time time
+  local work opm
+  work=$(mktemp -d "${TMPDIR:-/tmp}/mc-bench-operators.XXXXXX")
+  # The pinned opm (the Makefile's OPM_VERSION, which make exports).
+  opm=$(./hack/tool.sh go github.com/operator-framework/operator-registry/cmd/opm "${OPM_VERSION:-$(sed -n 's/^OPM_VERSION ?= //p' Makefile)}" json1,netgo,osusergo,containers_image_openpgp)
+  echo "catalog: $(go run ./hack/benchcatalog -out "$work")"
+  export MICROSHIFT_COMPOSE_CACHE="$work/cache"
+  local build=("$BIN" build --profile minimal --arch x86_64 --operator-catalog "oci:$work/layout" --operator operator-009 --operator operator-123 --output "$work/out")
+  "${build[@]}" >/dev/null 2>&1
+  /usr/bin/time -o "$work/build.rss" -f '%M' "${build[@]}" >/dev/null 2>&1
+  /usr/bin/time -o "$work/opm.rss" -f '%M' "$opm" render "$work/configs" -o json >/dev/null 2>&1
+  hyperfine --warmup 1 --runs 5 -N --export-json "$work/h.json" "${build[*]}" "$opm render $work/configs -o json" >/dev/null
+  unset MICROSHIFT_COMPOSE_CACHE
+  python3 - "$work" <<'PY'
+import json, sys
+d = sys.argv[1]
+ours, opm = json.load(open(f"{d}/h.json"))["results"]
+rss = lambda f: int(open(f"{d}/{f}").read().split()[-1]) / 1024
+cpu = lambda r: r["user"] + r["system"]
+print(f"microshift-compose build --operator (2 packages and a dependency, filtered catalog written): median {ours['median']:.2f} s wall, {cpu(ours):.2f} s CPU, peak RSS {rss('build.rss'):.0f} MiB")
+print(f"opm render of the configs (reads every object, writes them all): median {opm['median']:.2f} s wall, {cpu(opm):.2f} s CPU, peak RSS {rss('opm.rss'):.0f} MiB")
+PY
+  rm -rf "$work"
 }
 
 for s in "${sections[@]}"; do "bench_$s"; done

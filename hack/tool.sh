@@ -3,8 +3,11 @@
 # its path; `make test-tools`, `make lint` and the tests (testutil.GoTool,
 # testutil.ModuleTool, testutil.PinnedTool) all go through here.
 #
-#   hack/tool.sh go PKG VERSION   a program from the Go module proxy,
-#                                 `go install PKG@VERSION`
+#   hack/tool.sh go PKG VERSION [TAGS]
+#                                 a program from the Go module proxy,
+#                                 `go install PKG@VERSION` (with the
+#                                 build tags its authors build it with,
+#                                 comma-separated)
 #   hack/tool.sh module DIR       a program from a module of this
 #                                 repository with a go.mod of its own
 #                                 (hack/tektoncheck), keyed by the hash
@@ -32,8 +35,8 @@ dir)
   exit 0
   ;;
 go)
-  [ $# -eq 3 ] || { echo "usage: $0 go PKG VERSION" >&2; exit 2; }
-  pkg=$2 version=$3
+  [ $# -eq 3 ] || [ $# -eq 4 ] || { echo "usage: $0 go PKG VERSION [TAGS]" >&2; exit 2; }
+  pkg=$2 version=$3 tags=${4:-}
   name=$(basename "$pkg")
   # goreleaser's main package is the module root, .../goreleaser/v2.
   case "$name" in v[0-9]*) name=$(basename "$(dirname "$pkg")") ;; esac
@@ -49,7 +52,7 @@ module)
   what="$name (hack/$name, $hash)"
   ;;
 *)
-  echo "usage: $0 go PKG VERSION | module DIR | dir" >&2
+  echo "usage: $0 go PKG VERSION [TAGS] | module DIR | dir" >&2
   exit 2
   ;;
 esac
@@ -77,9 +80,23 @@ trap 'rm -rf "$tmp"' EXIT
 echo "building $what into $dir (once per machine)" >&2
 start=$SECONDS
 # The tool builds as its authors build it: without this module's build
-# tags, workspace or cgo.
+# tags, workspace or cgo (its own tags, when given). `go install PKG@VERSION`
+# reads the module's version list to look for a deprecation notice; where
+# the Go module proxy refuses that list (it does for some modules, such as
+# operator-registry: "@v/list: 403"), the same version is built in a
+# throwaway module instead: `go get PKG@VERSION` selects the versions the
+# tool's own go.mod requires, as go install does.
+go_tool() {
+  if GOBIN="$tmp" go install -tags "$tags" -ldflags=-s\ -w "$pkg@$version"; then
+    return 0
+  fi
+  grep -q '/@v/list' "$tmp/log" || return 1
+  echo "go install cannot list the module's versions; building in a throwaway module" >&2
+  mkdir "$tmp/mod" && cd "$tmp/mod" && go mod init microshift-compose.tool >&2 &&
+    go get "$pkg@$version" && go build -tags "$tags" -ldflags=-s\ -w -o "$tmp/$name" "$pkg"
+}
 case "$1" in
-go) (cd "$tmp" && GOFLAGS= GOWORK=off CGO_ENABLED=0 GOBIN="$tmp" go install -ldflags=-s\ -w "$pkg@$version") >"$tmp/log" 2>&1 &
+go) (cd "$tmp" && export GOFLAGS= GOWORK=off CGO_ENABLED=0 && go_tool) >"$tmp/log" 2>&1 &
   ;;
 module) (cd "$src" && GOFLAGS= GOWORK=off CGO_ENABLED=0 go build -ldflags=-s\ -w -o "$tmp/$name" .) >"$tmp/log" 2>&1 &
   ;;

@@ -45,6 +45,9 @@ type Diff struct {
 	// Manifests are the manifests.d directories added, removed or with
 	// other resources.
 	Manifests []ManifestChange `json:"manifests"`
+	// Operators are the operator sets' changes: the catalogs and the
+	// packages with another bundle; absent when neither lock has one.
+	Operators *OperatorsChange `json:"operators,omitempty"`
 	Footprint *FootprintChange `json:"footprint,omitempty"`
 	// Transfer is what the update moves across an air gap, when the
 	// images were read (diff --resolve-sizes or --from; see AddTransfer).
@@ -251,6 +254,7 @@ func Compare(a, b *Lock) (*Diff, error) {
 	}
 
 	d.Manifests = compareManifests(a.Plan.Manifests, b.Plan.Manifests)
+	d.Operators = compareOperators(a.Plan, b.Plan)
 	d.Footprint, d.Notes = compareFootprints(a, b)
 	if d.Notes == nil {
 		d.Notes = []string{}
@@ -284,7 +288,7 @@ func upgradeVerdict(from, to string) (*knowledge.Verdict, error) {
 func (d *Diff) Empty() bool {
 	return d.Old.Release == d.New.Release && d.Old.Base == d.New.Base && d.Old.Arch == d.New.Arch && d.Old.Distro == d.New.Distro &&
 		len(d.ComponentsAdded)+len(d.ComponentsRemoved)+len(d.ImagesAdded)+len(d.ImagesRemoved)+len(d.ImagesChanged)+
-			len(d.Packages)+len(d.Config)+len(d.Files)+len(d.Manifests) == 0 && (d.Footprint == nil || !d.Footprint.changed())
+			len(d.Packages)+len(d.Config)+len(d.Files)+len(d.Manifests) == 0 && d.Operators == nil && (d.Footprint == nil || !d.Footprint.changed())
 }
 
 func side(l *Lock) Side {
@@ -394,6 +398,9 @@ func (d *Diff) Markdown() []byte {
 		for _, c := range d.ComponentsRemoved {
 			fmt.Fprintf(&b, "- removed %s (was: %s)\n", text.CodeSpan(c.Name), text.MarkdownText(strings.Join(c.Reasons, "; ")))
 		}
+	}
+	if d.Operators != nil {
+		d.Operators.markdown(&b)
 	}
 	if len(d.ImagesAdded)+len(d.ImagesRemoved)+len(d.ImagesChanged) > 0 {
 		b.WriteString("\n#### Images\n\n| component | key | change | image |\n| --- | --- | --- | --- |\n")

@@ -8,6 +8,9 @@
 package output
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"strings"
 
 	"github.com/microshift-compose/microshift-compose/plan"
@@ -41,6 +44,11 @@ const (
 	// fills and the bootc Containerfile copies; build keeps it across
 	// rebuilds.
 	ImagesDir = "images"
+	// OperatorsDir holds what build writes for the plan's operator set:
+	// OperatorCatalogLayout, the OCI layout of its filtered catalog image,
+	// which mirror reads.
+	OperatorsDir          = "operators"
+	OperatorCatalogLayout = OperatorsDir + "/catalog"
 	// Installer outputs (build --kickstart, --bib, an --image-type that
 	// installs an ostree commit).
 	KickstartFile          = "microshift.ks"
@@ -83,9 +91,25 @@ type File struct {
 	// Path is relative to the output directory, slash-separated.
 	Path string
 	Data []byte
+	// Open streams a file too large to hold (a layer of the filtered
+	// operator catalog, copied from the catalog image) instead of Data,
+	// which is then nil; SHA256 (hex) and Size are its content's, which
+	// the writer checks as it copies.
+	Open   func() (io.ReadCloser, error)
+	SHA256 string
+	Size   int64
 	// Private files (a blueprint holding the pull secret) are written
 	// 0600, the others 0644.
 	Private bool
+}
+
+// Digest is the file's sha256 (hex) and size.
+func (f File) Digest() (string, int64) {
+	if f.Open != nil {
+		return f.SHA256, f.Size
+	}
+	sum := sha256.Sum256(f.Data)
+	return hex.EncodeToString(sum[:]), int64(len(f.Data))
 }
 
 // Dir is everything a build writes, in memory, in a stable order.

@@ -2,8 +2,11 @@ package write
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -100,6 +103,12 @@ func Write(ctx context.Context, dir string, out *output.Dir, opts ...Options) (e
 		if f.Private {
 			mode = 0o600
 		}
+		if f.Open != nil {
+			if err := copyFile(p, f, mode); err != nil {
+				return fmt.Errorf("writing %s: %w", filepath.Join(dir, filepath.FromSlash(f.Path)), cause(err))
+			}
+			continue
+		}
 		if err := os.WriteFile(p, f.Data, mode); err != nil {
 			return fmt.Errorf("writing %s: %w", filepath.Join(dir, filepath.FromSlash(f.Path)), cause(err))
 		}
@@ -147,6 +156,31 @@ func Write(ctx context.Context, dir string, out *output.Dir, opts ...Options) (e
 	return nil
 }
 
+// copyFile writes a streamed file, checking its size and digest.
+func copyFile(p string, f output.File, mode os.FileMode) error {
+	src, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(dst, h), io.LimitReader(src, f.Size+1))
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
+		return fmt.Errorf("its source is not the content it is named by (sha256 %s, %d bytes)", f.SHA256, f.Size)
+	}
+	return nil
+}
+
 func writesUnder(out *output.Dir, dir string) bool {
 	for _, f := range out.Files {
 		if strings.HasPrefix(f.Path, dir+"/") {
@@ -175,6 +209,7 @@ var topLevel = map[string]bool{
 	output.FilesDir:               true,
 	output.ImagesDir:              true,
 	output.ChartsDir:              true,
+	output.OperatorsDir:           true,
 }
 
 // checkTarget decides whether target may be replaced: it does not exist,
@@ -244,7 +279,15 @@ func foreignEntry(target string, prev *plan.Plan) (string, error) {
 			dirs[d] = true
 		}
 	}
-	for _, top := range []string{output.ConfigDir, output.FilesDir, output.ManifestsDir} {
+	if prev.Operators != nil {
+		// The filtered catalog's layout: its files are blobs by digest.
+		files[prev.Operators.Filtered.Layout+"/oci-layout"] = true
+		files[prev.Operators.Filtered.Layout+"/index.json"] = true
+		for _, d := range []string{prev.Operators.Filtered.Layout + "/blobs/sha256", prev.Operators.Filtered.Layout + "/blobs", prev.Operators.Filtered.Layout} {
+			dirs[d] = true
+		}
+	}
+	for _, top := range []string{output.ConfigDir, output.FilesDir, output.ManifestsDir, output.OperatorsDir} {
 		root := filepath.Join(target, top)
 		if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -264,7 +307,7 @@ func foreignEntry(target string, prev *plan.Plan) (string, error) {
 				}
 				return nil
 			}
-			if !d.Type().IsRegular() || !files[rel] {
+			if !d.Type().IsRegular() || !(files[rel] || isLayoutBlob(prev, rel)) {
 				found = rel
 				return filepath.SkipAll
 			}
@@ -281,6 +324,16 @@ func foreignEntry(target string, prev *plan.Plan) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// isLayoutBlob reports whether rel is a blob of the previous build's
+// filtered catalog layout.
+func isLayoutBlob(prev *plan.Plan, rel string) bool {
+	if prev.Operators == nil {
+		return false
+	}
+	hexSum, ok := strings.CutPrefix(rel, prev.Operators.Filtered.Layout+"/blobs/sha256/")
+	return ok && len(hexSum) == 64 && strings.Trim(hexSum, "0123456789abcdef") == ""
 }
 
 // tempPrefix is the name of target's temporary directories, beside it.

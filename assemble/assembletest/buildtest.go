@@ -7,6 +7,7 @@ package assembletest
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -80,11 +81,18 @@ func File(t testing.TB, out *output.Dir, path string) []byte {
 	return f.Data
 }
 
-// Files maps a build's output paths to their bytes.
+// Files maps a build's output paths to their bytes (a streamed file's
+// read).
 func Files(out *output.Dir) map[string][]byte {
 	files := make(map[string][]byte, len(out.Files))
 	for _, f := range out.Files {
 		files[f.Path] = f.Data
+		if f.Open != nil {
+			if rc, err := f.Open(); err == nil {
+				files[f.Path], _ = io.ReadAll(rc)
+				rc.Close()
+			}
+		}
 	}
 	return files
 }

@@ -35,6 +35,7 @@ func newBuildCmd() *cobra.Command {
 		inst   installerOptions
 		sign   signOptions
 		file   fileOptions
+		ops    operatorOptions
 		outDir string
 		force  bool
 		// --print-file: print the composition file of the flags.
@@ -45,6 +46,7 @@ func newBuildCmd() *cobra.Command {
 	// --sbom-format: which SBOMs build writes.
 	sbomFormat := []string{string(sbom.FormatSPDX)}
 	steps := buildSteps{reg: &reg, trust: &trust}
+	ops.reg = &reg
 	cmd := &cobra.Command{
 		Use:   "build --profile NAME --output DIR",
 		Short: "Resolve a profile and write the blueprint, image list, config drop-in and lock file",
@@ -67,6 +69,8 @@ func newBuildCmd() *cobra.Command {
   Containerfile       with --bootc: the same composition as a bootc image, embedding the
                       images that 'mirror --to dir:<output>/images' writes, or pulling
                       them during the image build (--bootc-images pull)
+  operators/catalog/  with --operator: the OCI layout of the filtered operator catalog
+                      image, which 'mirror --lock' reads
 
 The device's registry access: --pull-secret FILE goes to /etc/crio/openshift-pull-secret
 (0600), where CRI-O reads it: in the blueprint (written 0600), and in the Containerfile
@@ -104,6 +108,15 @@ plus 10GiB free for LVMS), checked with osbuild/images' bootc distro; with --kic
 the kickstart for --type anaconda-iso. --firewall-port and
 --ca-trust reach the blueprint and the Containerfile too. A blueprint part the image
 type would drop is refused by name.
+
+Operators: --operator PACKAGE[:CHANNEL][@VERSION-RANGE] (repeatable) installs a package
+of the file-based catalog image --operator-catalog names (oci:DIR, oci-archive:FILE: read
+here, offline; docker://REFERENCE: read from its registry, a tag resolved to the digest
+the lock records) with the bundles it requires: its channel's head, or the newest bundle
+in the range. The plan gets component olm, the filtered catalog image (only the chosen
+bundles) and every bundle and related image by digest; manifests.d/NNN-olm-operators
+holds the CatalogSource, OperatorGroups and Subscriptions, and greenboot waits for the
+operators' deployments.
 
 Components with a manifests/ kustomization are rendered in process (no kustomize
 binary); components with a plugin run it first (docs/plugins.md). Every container
@@ -170,7 +183,7 @@ flags describe instead of building, to save and use with -f.`,
 			// is a mistake even without --resolve-sizes), and whether the
 			// build runs or --print-file prints the file: what the build
 			// would refuse before resolving is not printed.
-			for _, v := range []interface{ Validate() error }{&sel, &reg, &format, &hard, &rnd, &rel} {
+			for _, v := range []interface{ Validate() error }{&sel, &reg, &format, &hard, &rnd, &rel, &ops} {
 				if err := v.Validate(); err != nil {
 					return err
 				}
@@ -216,7 +229,10 @@ flags describe instead of building, to save and use with -f.`,
 				return err
 			}
 			defer steps.settle()
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, steps.lookAhead, ver.apply, hard.apply, steps.request)
+			// The catalog is closed once the output is written: its layers
+			// are copied into the filtered catalog's layout.
+			defer ops.close()
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, steps.lookAhead, ver.apply, hard.apply, steps.request, ops.request(cmd.Context()))
 			if err != nil {
 				return err
 			}
@@ -286,6 +302,7 @@ flags describe instead of building, to save and use with -f.`,
 	cmd.Flags().StringVar(&expectID, "expect-id", "", "fail, writing nothing, unless the composition ID is this one (64 hex digits): a CI job rebuilding a cell 'matrix --emit' planned checks it builds that composition")
 	file.addFlags(cmd)
 	cmd.Flags().BoolVar(&printOnly, "print-file", false, "print the composition file (TOML) the other flags (and -f) describe on stdout, paths as given (relative to the working directory: save it there), instead of building")
+	ops.addFlags(cmd)
 	cmd.Flags().BoolVar(&steps.sizes, "resolve-sizes", false, "read image manifests from their registries and add a footprint section to compose.lock.json (needs network)")
 	return cmd
 }

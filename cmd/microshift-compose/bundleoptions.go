@@ -26,6 +26,9 @@ type bundleOptions struct {
 	Since   []string
 	Images  []string
 	MaxSize string
+	// built are the filtered operator catalogs the locks of --since name,
+	// where their builds wrote them (set by bases).
+	built []airgap.Target
 }
 
 // minPartSize is the smallest --max-size: smaller parts only multiply
@@ -135,6 +138,9 @@ func (o *bundleOptions) bases() ([]airgap.Base, error) {
 			return nil, fmt.Errorf("--since: %w", err)
 		}
 		out = append(out, airgap.Base{Name: s, Refs: p.ImageRefs(), Composition: p.ID, Arch: releases.Arch(p.Arch)})
+		if t, ok := airgap.BuiltLayout(s, p); ok {
+			o.built = append(o.built, t)
+		}
 	}
 	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"github.com/microshift-compose/microshift-compose/operators/operatorstest"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/plan/request"
 )
@@ -46,6 +47,7 @@ func fileFixtures(t *testing.T, dir string) {
 	}
 	writeTestFile(t, filepath.Join(dir, "prev", "compose.lock.json"), "{}\n")
 	writeTestFile(t, filepath.Join(dir, "io.repo"), "[microshift-io]\nbaseurl=https://rpms.example.com/microshift-io/$basearch/\ngpgcheck=0\n")
+	operatorstest.Layout(t, filepath.Join(dir, "operator-catalog"), operatorstest.Sample(), "amd64")
 }
 
 func writeTestFile(t *testing.T, path, data string) {
@@ -109,6 +111,8 @@ var fileCases = []fileCase{
 	{name: "firewall and CA trust", flags: []string{"--firewall-port", "8443/tcp", "--firewall-port", "30000-30100/udp", "--ca-trust", "D/corp-ca.crt"}, toml: "[installer]\nfirewall_ports = ['8443/tcp', '30000-30100/udp']\nca_trust = ['corp-ca.crt']\n"},
 	{name: "installation device", flags: []string{"--image-type", "edge-simplified-installer", "--ostree-url", "http://edge.example.com/repo", "--installation-device", "/dev/vda"}, toml: "image_type = 'edge-simplified-installer'\n[installer]\nostree_url = 'http://edge.example.com/repo'\ninstallation_device = '/dev/vda'\n"},
 	{name: "no health checks", flags: []string{"--no-health-checks"}, toml: "health_checks.disabled = true\n"},
+	{name: "operators", flags: []string{"--operator-catalog", "oci:D/operator-catalog", "--operator", "etcd:stable@>=0.9.2, <1.0.0,approval=Manual", "--operator", "hello-microshift-operator,namespace=hello"},
+		toml: "operator_catalog = 'oci:operator-catalog'\n[[operators]]\npackage = 'etcd'\nchannel = 'stable'\nversions = '>=0.9.2, <1.0.0'\napproval = 'Manual'\n[[operators]]\npackage = 'hello-microshift-operator'\nnamespace = 'hello'\n"},
 	{name: "health check timeout", flags: []string{"--health-check-timeout", "15m"}, toml: "health_checks.timeout = '15m'\n"},
 	{name: "fips", flags: []string{"--fips", "--kickstart", "--ostree-url", "http://edge.example.com/repo"}, toml: "fips = true\n[installer]\nkickstart = true\nostree_url = 'http://edge.example.com/repo'\n"},
 	{name: "kernel args", flags: []string{"--karg", "console=ttyS0,115200n8", "--karg", "audit=1", "--bootc"}, toml: "kernel_args = ['console=ttyS0,115200n8', 'audit=1']\nbootc.enabled = true\n"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/microshift-compose/microshift-compose/airgap"
 	"github.com/microshift-compose/microshift-compose/internal/transfer"
 	"github.com/microshift-compose/microshift-compose/lockdiff"
 	"github.com/microshift-compose/microshift-compose/output"
@@ -73,7 +74,13 @@ for machines. To compare release files, use 'microshift-compose release diff'.`,
 				return err
 			}
 			if moved.enabled() {
-				read, err := moved.reader(cmd.Context())
+				var built []airgap.Target
+				for _, l := range locks {
+					if t, ok := airgap.BuiltLayout(l.Path, l.Plan); ok {
+						built = append(built, t)
+					}
+				}
+				read, err := moved.reader(cmd.Context(), built...)
 				if err != nil {
 					return err
 				}

@@ -61,6 +61,9 @@ func (o *fileOptions) apply(cmd *cobra.Command, matrix bool) error {
 	} else if req, err = req.Single(cmd.Flags().Changed); err != nil {
 		return fmt.Errorf("%s: %w", o.Path, err)
 	}
+	if (len(req.Operators) > 0 || req.OperatorCatalog != "") && cmd.Flags().Lookup("operator") == nil && !cmd.Flags().Changed("lock") {
+		return usageError{fmt.Errorf("%s: its operators are built by 'build' (into a filtered catalog the build's lock names), and %s resolves no operators: pass the build's --lock", o.Path, cmd.Name())}
+	}
 	err = walkRequest(cmd, &req, func(f *pflag.Flag, v reflect.Value, key string) error {
 		if f.Changed || (v.IsZero() && !src.Writes(key)) {
 			return nil

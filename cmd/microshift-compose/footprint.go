@@ -98,7 +98,11 @@ compose.lock.json.`,
 			}
 			var out []footprintJSON
 			for _, p := range plans {
-				fp, err := airgap.Footprint(cmd.Context(), p, airgap.Options{Registry: rc, Arch: releases.Arch(p.Arch)})
+				opts := airgap.Options{Registry: rc, Arch: releases.Arch(p.Arch)}
+				if t, ok := airgap.BuiltLayout(lock.Path, p); ok {
+					opts.Built = []airgap.Target{t}
+				}
+				fp, err := airgap.Footprint(cmd.Context(), p, opts)
 				if err != nil {
 					return fmt.Errorf("reading the footprint of profile %s: %w", p.Profile, err)
 				}

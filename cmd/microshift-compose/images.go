@@ -14,6 +14,7 @@ func newImagesCmd() *cobra.Command {
 		ver    versionOptions
 		format formatOptions
 		file   fileOptions
+		ops    operatorOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "images --profile NAME",
@@ -31,7 +32,11 @@ func newImagesCmd() *cobra.Command {
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, nil, ver.apply)
+			if err := ops.Validate(); err != nil {
+				return err
+			}
+			defer ops.close()
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, nil, ver.apply, ops.request(cmd.Context()))
 			if err != nil {
 				return err
 			}
@@ -53,5 +58,6 @@ func newImagesCmd() *cobra.Command {
 	ver.addFlags(cmd)
 	format.addFlags(cmd)
 	file.addFlags(cmd)
+	ops.addFlags(cmd)
 	return cmd
 }

@@ -172,6 +172,7 @@ func newMatrixCmd() *cobra.Command {
 		hard  hardeningOptions
 		trust trustOptions
 		file  fileOptions
+		ops   operatorOptions
 		// --print-file: print the composition file of the flags.
 		printOnly bool
 	)
@@ -237,7 +238,7 @@ flags given on the command line win over the file's keys.`,
 			// the cells').
 			checkSel := sel
 			checkSel.Profile, checkSel.Arch = "-", string(releases.X86_64)
-			for _, v := range []interface{ Validate() error }{&checkSel, &rnd, &hard} {
+			for _, v := range []interface{ Validate() error }{&checkSel, &rnd, &hard, &ops} {
 				if err := v.Validate(); err != nil {
 					return err
 				}
@@ -251,9 +252,10 @@ flags given on the command line win over the file's keys.`,
 			if err := mx.Validate(); err != nil {
 				return err
 			}
+			defer ops.close()
 			if mx.Emit != "" {
-				for _, f := range []string{"catalog", "config", "lvmd", "pull-secret", "mirror-ca", "policy", "verify-key", "upgrade-from"} {
-					if cmd.Flags().Changed(f) && (f != "upgrade-from" || strings.ContainsAny(ver.UpgradeFrom, "/\\")) {
+				for _, f := range []string{"catalog", "config", "lvmd", "pull-secret", "mirror-ca", "policy", "verify-key", "upgrade-from", "operator-catalog"} {
+					if cmd.Flags().Changed(f) && (f != "upgrade-from" || strings.ContainsAny(ver.UpgradeFrom, "/\\")) && (f != "operator-catalog" || ops.ref.Local()) {
 						return usageError{fmt.Errorf("--emit %s: --%s names a file on this machine, which the engine's jobs do not have; describe the matrix without it", mx.Emit, f)}
 					}
 				}
@@ -299,6 +301,9 @@ flags given on the command line win over the file's keys.`,
 			cell := func(ctx context.Context, c matrix.Cell) (assemble.Summary, error) {
 				req := base
 				req.Profile, req.Arch = c.Profile, c.Arch
+				if err := ops.request(cmd.Context())(&req); err != nil {
+					return assemble.Summary{}, err
+				}
 				p, err := assemble.Plan(ctx, catalog, c.Release.Release, req)
 				if err != nil {
 					return assemble.Summary{}, err
@@ -356,6 +361,7 @@ flags given on the command line win over the file's keys.`,
 	steps.addFlags(cmd)
 	trust.addBuildFlags(cmd)
 	file.addFlags(cmd)
+	ops.addFlags(cmd)
 	cmd.Flags().BoolVar(&printOnly, "print-file", false, "print the composition file (TOML) the other flags (and -f) describe on stdout, its lists spanning the matrix, paths as given (relative to the working directory: save it there), instead of building")
 	return cmd
 }
@@ -460,11 +466,16 @@ func emitArgs(cmd *cobra.Command, sel *selectionOptions) ([]string, error) {
 			args = append(args, "--"+f)
 		}
 	}
-	for _, f := range []string{"bootc-base", "bootc-images", "cis", "distro", "health-check-timeout", "image-type", "mirror-registry", "plugin-timeout", "upgrade-from"} {
+	for _, f := range []string{"bootc-base", "bootc-images", "cis", "distro", "health-check-timeout", "image-type", "mirror-registry", "operator-catalog", "plugin-timeout", "upgrade-from"} {
 		if cmd.Flags().Changed(f) {
 			if err := add(f, cmd.Flags().Lookup(f).Value.String()); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if ops, err := cmd.Flags().GetStringArray("operator"); err == nil {
+		if err := add("operator", ops...); err != nil {
+			return nil, err
 		}
 	}
 	// Kernel arguments keep their order: the kernel reads them in order.

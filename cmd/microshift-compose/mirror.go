@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/attest"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/output"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -224,6 +226,12 @@ Day 2, across the air gap:
 			}
 			var refs, compositions []string
 			var arch releases.Arch
+			// built are the layouts build wrote that the lock (and the
+			// locks of --since) names: the filtered operator catalogs,
+			// read from there. builtRefs are their images, which build
+			// made, so that no registry has signatures of them.
+			var built []airgap.Target
+			builtRefs := map[string]bool{}
 			if from != "" && lock.Path == "" && sel.Profile == "" {
 				for _, n := range selectionFlags {
 					if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
@@ -248,6 +256,10 @@ Day 2, across the air gap:
 					return err
 				}
 				refs, arch = bnd.withImages(p.ImageRefs()), releases.Arch(p.Arch)
+				if t, ok := airgap.BuiltLayout(lock.Path, p); ok {
+					built = append(built, t)
+					builtRefs[p.Operators.Filtered.Ref] = true
+				}
 				if p.ID != "" {
 					compositions = []string{p.ID}
 				}
@@ -256,6 +268,7 @@ Day 2, across the air gap:
 			if err != nil {
 				return err
 			}
+			built = append(built, bnd.built...)
 			partSize, err := bnd.partSize()
 			if err != nil {
 				return err
@@ -276,11 +289,17 @@ Day 2, across the air gap:
 				return err
 			}
 			copyRefs := refs
+			// What registries hold: the images build made have no
+			// signatures or attachments anywhere.
+			fromRegistries := slices.DeleteFunc(slices.Clone(refs), func(r string) bool { return builtRefs[r] })
 			if imageTrust {
 				// Every image is verified before anything is copied: a
 				// refused image leaves the destination untouched.
-				if err := trust.verify(cmd.Context(), cmd.ErrOrStderr(), refs, rc, "nothing was mirrored"); err != nil {
+				if err := trust.verify(cmd.Context(), cmd.ErrOrStderr(), fromRegistries, rc, "nothing was mirrored"); err != nil {
 					return err
+				}
+				for _, r := range slices.Sorted(maps.Keys(builtRefs)) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s is the filtered operator catalog build made (%s): no registry signed it; it is copied unverified (sign it, e.g. with cosign, where the devices check it)\n", r, output.OperatorCatalogLayout)
 				}
 			}
 			// Without a plan, --from copies every image of the layout,
@@ -291,7 +310,7 @@ Day 2, across the air gap:
 			}
 			switch {
 			case referrers && planned:
-				atts, err := airgap.Attachments(cmd.Context(), refs, source, rc)
+				atts, err := airgap.Attachments(cmd.Context(), fromRegistries, source, rc)
 				if err != nil {
 					return err
 				}
@@ -304,7 +323,7 @@ Day 2, across the air gap:
 				}
 			case imageTrust:
 				// What is copied is what was verified: the signatures.
-				sigs, err := trust.signatureRefs(cmd.Context(), refs, rc)
+				sigs, err := trust.signatureRefs(cmd.Context(), fromRegistries, rc)
 				if err != nil {
 					return err
 				}
@@ -315,6 +334,7 @@ Day 2, across the air gap:
 				Arch:         arch,
 				AllPlatforms: allPlatforms,
 				From:         source,
+				Built:        built,
 				PartSize:     partSize,
 				Progress:     newProgress(cmd.ErrOrStderr(), quiet),
 			}

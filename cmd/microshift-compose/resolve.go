@@ -17,6 +17,7 @@ func newResolveCmd() *cobra.Command {
 		hard    hardeningOptions
 		format  formatOptions
 		file    fileOptions
+		ops     operatorOptions
 		explain bool
 	)
 	cmd := &cobra.Command{
@@ -35,7 +36,11 @@ func newResolveCmd() *cobra.Command {
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, nil, ver.apply, hard.apply)
+			if err := ops.Validate(); err != nil {
+				return err
+			}
+			defer ops.close()
+			p, err := resolvePlan(cmd, &cat, &rel, &sel, &rnd, nil, ver.apply, hard.apply, ops.request(cmd.Context()))
 			if err != nil {
 				return err
 			}
@@ -63,6 +68,7 @@ func newResolveCmd() *cobra.Command {
 	rnd.addHealthFlags(cmd)
 	format.addFlags(cmd)
 	file.addFlags(cmd)
+	ops.addFlags(cmd)
 	cmd.Flags().BoolVar(&explain, "explain", false, "also list every image, package, config value and device file with where it comes from")
 	return cmd
 }

@@ -56,14 +56,16 @@ func (o *transferOptions) Validate() error {
 
 func (o *transferOptions) enabled() bool { return o.ResolveSizes || len(o.From) > 0 }
 
-// reader reads image contents for an arch from the registries or layouts.
-func (o *transferOptions) reader(ctx context.Context) (func(refs []string, arch releases.Arch) (map[string]transfer.Image, error), error) {
+// reader reads image contents for an arch from the registries or layouts;
+// built are the layouts build wrote that the locks name (their filtered
+// operator catalogs), read with the registries.
+func (o *transferOptions) reader(ctx context.Context, built ...airgap.Target) (func(refs []string, arch releases.Arch) (map[string]transfer.Image, error), error) {
 	rc, err := o.reg.client()
 	if err != nil {
 		return nil, err
 	}
 	return func(refs []string, arch releases.Arch) (map[string]transfer.Image, error) {
-		contents, err := airgap.ReadImageContents(ctx, refs, arch, o.from, airgap.Options{Registry: rc})
+		contents, err := airgap.ReadImageContents(ctx, refs, arch, o.from, airgap.Options{Registry: rc, Built: built})
 		if err != nil {
 			where := "their registries"
 			if len(o.from) > 0 {

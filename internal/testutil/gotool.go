@@ -58,15 +58,27 @@ func ModuleTool(t testing.TB, dir string) string {
 	return p
 }
 
+// pinnedTool is a Go program the Makefile pins and the build tags its
+// authors build it with.
+type pinnedTool struct{ pkg, tags string }
+
 // pinnedTools are the Go tools the Makefile pins with NAME_VERSION
 // (COSIGN_VERSION, ...) and `make test-tools` prebuilds into bin/.
-var pinnedTools = map[string]string{
-	"cosign":     "github.com/sigstore/cosign/v2/cmd/cosign",
-	"helm":       "helm.sh/helm/v3/cmd/helm",
-	"goreleaser": "github.com/goreleaser/goreleaser/v2",
+var pinnedTools = map[string]pinnedTool{
+	"cosign":     {pkg: "github.com/sigstore/cosign/v2/cmd/cosign"},
+	"helm":       {pkg: "helm.sh/helm/v3/cmd/helm"},
+	"goreleaser": {pkg: "github.com/goreleaser/goreleaser/v2"},
+	// opm reads and checks file-based operator catalogs: the consumer
+	// the operators tests check filtered catalogs with. Built with
+	// operator-registry's own tags (containers/image without gpgme).
+	"opm": {pkg: "github.com/operator-framework/operator-registry/cmd/opm", tags: OpmTags},
 }
 
-// PinnedTool returns cosign, helm or goreleaser at the version the
+// OpmTags are the build tags operator-registry builds opm with (its
+// Makefile's), which `make test-tools` passes too.
+const OpmTags = "json1,netgo,osusergo,containers_image_openpgp"
+
+// PinnedTool returns cosign, helm, goreleaser or opm at the version the
 // Makefile pins (its NAME_VERSION, which `make test` exports; `go test` by
 // hand reads the Makefile's default), built into the shared tool cache by
 // the first test that needs it (hack/tool.sh), so that on a fresh machine
@@ -77,14 +89,18 @@ var pinnedTools = map[string]string{
 // (no network, say).
 func PinnedTool(t testing.TB, name string) string {
 	t.Helper()
-	pkg, ok := pinnedTools[name]
+	pt, ok := pinnedTools[name]
 	if !ok {
 		t.Fatalf("%s is not a pinned tool", name)
 	}
 	version, err := pinnedVersion(Root(t), name)
 	if err == nil {
+		args := []string{"go", pt.pkg, version}
+		if pt.tags != "" {
+			args = append(args, pt.tags)
+		}
 		var p string
-		if p, err = tool(t, "go", pkg, version); err == nil {
+		if p, err = tool(t, args...); err == nil {
 			return p
 		}
 	}

@@ -131,6 +131,11 @@ func (r *Request) checkTables() error {
 			}
 		}
 	}
+	for i, o := range r.Operators {
+		if o.Package == "" {
+			return fmt.Errorf("operators[%d]: package is required (the catalog's name of the operator)", i)
+		}
+	}
 	for i, f := range r.Installer.Filesystems {
 		if f.Mountpoint == "" || f.MinSize == "" {
 			return fmt.Errorf("installer.filesystems[%d]: mountpoint and minsize are required", i)

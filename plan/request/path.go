@@ -86,6 +86,31 @@ func (u *UpgradeFrom) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// ImageSource is --operator-catalog: an OCI layout or archive on this
+// machine (oci:PATH[:NAME], oci-archive:PATH[:NAME]), whose path is
+// resolved like the other paths, or a registry's image, kept as it is.
+type ImageSource string
+
+// UnmarshalText resolves the path of a layout or archive.
+func (i *ImageSource) UnmarshalText(b []byte) error {
+	s := string(b)
+	for _, t := range []string{"oci-archive:", "oci:"} {
+		rest, ok := strings.CutPrefix(s, t)
+		if !ok {
+			continue
+		}
+		p, name, hasName := strings.Cut(rest, ":")
+		r, _, err := resolveAny(p)
+		if hasName {
+			r += ":" + name
+		}
+		*i = ImageSource(t + r)
+		return err
+	}
+	*i = ImageSource(s)
+	return nil
+}
+
 // CheckPath is the rule every path an option takes keeps, whether a flag
 // or a composition file's key gives it: it is not empty, and it holds no
 // control character (a newline, a tab, an escape...), line separator or

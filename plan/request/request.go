@@ -54,7 +54,12 @@ type Request struct {
 	Trust        Trust          `toml:"trust,omitempty" doc:"What the images must be signed with: a containers-policy.json, or sigstore public keys (build places them on the device; mirror checks the images against them)."`
 	Installer    Installer      `toml:"installer,omitempty" doc:"How the composition is installed: the kickstart, bootc-image-builder's config, the payload, the device's user, disks, firewall and CA trust."`
 	HealthChecks HealthChecks   `toml:"health_checks,omitempty" doc:"The greenboot check waiting for the workloads of the rendered manifests."`
-	Output       Output         `toml:"output,omitempty" doc:"Where build writes and what it adds to the lock."`
+
+	// Operators out of a file-based operator catalog image: the catalog,
+	// and the packages, each a [[operators]] table.
+	OperatorCatalog ImageSource `toml:"operator_catalog,omitempty" flag:"operator-catalog"`
+	Operators       Operators   `toml:"operators,omitempty" flag:"operator"`
+	Output          Output      `toml:"output,omitempty" doc:"Where build writes and what it adds to the lock."`
 }
 
 // MicroShift is MicroShift's own configuration.
@@ -226,3 +231,67 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 
 // String is the duration as its flag prints it.
 func (d Duration) String() string { return time.Duration(d).String() }
+
+// Operator is one --operator: a package of the operator catalog.
+type Operator struct {
+	Package   string `toml:"package" jsonschema:"required" doc:"The package, as the catalog's olm.package names it."`
+	Channel   string `toml:"channel,omitempty" doc:"Its channel (default: the package's default channel)."`
+	Versions  string `toml:"versions,omitempty" doc:"A version range, as OLM writes them (>=1.2.0 <2.0.0, or one version): the newest bundle of the channel in it (default: the channel's head)."`
+	Approval  string `toml:"approval,omitempty" doc:"The Subscription's installPlanApproval: Automatic (default) or Manual."`
+	Namespace string `toml:"namespace,omitempty" doc:"The namespace it is installed in (default: the one its CSV suggests, else the package's name)."`
+}
+
+// Operators are --operator values as tables.
+type Operators []Operator
+
+// FlagValues are the operators as --operator takes them:
+// PACKAGE[:CHANNEL][@RANGE][,approval=A][,namespace=NS].
+func (s Operators) FlagValues() []string {
+	var out []string
+	for _, o := range s {
+		v := o.Package
+		if o.Channel != "" {
+			v += ":" + o.Channel
+		}
+		if o.Versions != "" {
+			v += "@" + o.Versions
+		}
+		if o.Approval != "" {
+			v += ",approval=" + o.Approval
+		}
+		if o.Namespace != "" {
+			v += ",namespace=" + o.Namespace
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// SetFlagValues sets the operators from --operator values, split as
+// FlagValues joins them; what they mean is checked where the flag's values
+// are (operators.ParseChoice). A comma that starts no option belongs to
+// the range (">=1.0.0, <2.0.0").
+func (s *Operators) SetFlagValues(values []string) error {
+	out := Operators{}
+	for _, v := range values {
+		var o Operator
+		parts := strings.Split(v, ",")
+		for len(parts) > 1 {
+			key, value, _ := strings.Cut(strings.TrimSpace(parts[len(parts)-1]), "=")
+			if key == "approval" {
+				o.Approval = value
+			} else if key == "namespace" {
+				o.Namespace = value
+			} else {
+				break
+			}
+			parts = parts[:len(parts)-1]
+		}
+		spec, versions, _ := strings.Cut(strings.Join(parts, ","), "@")
+		pkg, channel, _ := strings.Cut(spec, ":")
+		o.Package, o.Channel, o.Versions = strings.TrimSpace(pkg), strings.TrimSpace(channel), strings.TrimSpace(versions)
+		out = append(out, o)
+	}
+	*s = out
+	return nil
+}

@@ -40,6 +40,20 @@ func Plan(w io.Writer, p *plan.Plan, explain bool) error {
 			fmt.Fprintf(w, "  %s: %s\n", c, p.Capabilities[c])
 		}
 	}
+	if ops := p.Operators; ops != nil {
+		fmt.Fprintf(w, "\noperators, from %s (filtered into %s):\n", ops.Catalog.Ref, ops.Filtered.Ref)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, o := range ops.Packages {
+			why := "--operator"
+			if !o.Subscribed() {
+				why = "required by " + o.RequiredBy
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\tnamespace %s\t%s\n", o.Name, o.Bundle, o.Channel, o.Namespace, why)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	if !explain {
 		tagOnly := ""
 		if n := countTagOnly(p); n > 0 {

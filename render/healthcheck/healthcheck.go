@@ -1,7 +1,8 @@
 // Package healthcheck renders greenboot's required check of a plan's
 // workloads: /etc/greenboot/check/required.d/50_microshift_compose_components.sh
 // waits for the Deployments, DaemonSets and StatefulSets of the rendered
-// manifests, which MicroShift's own check does not know, by the release's
+// manifests and the deployments OLM creates for the plan's operators,
+// which MicroShift's own check does not know, by the release's
 // method (release knowledge [[health_check]]: `microshift healthcheck
 // --custom` from 4.19, the greenboot functions of MicroShift's RPM before).
 // It is a function of the plan; the check's options were checked by
@@ -94,6 +95,24 @@ func RenderedWorkloads(p *plan.Plan, files []plan.File) ([]Workload, error) {
 		}
 	}
 	return out, nil
+}
+
+// OperatorWorkloads are the deployments of the plan's operators that the
+// greenboot check waits for (their CSVs', which OLM creates in the
+// operators' namespaces), as workloads of "operator PACKAGE"; none for an
+// operator whose deployments the catalog does not name or whose
+// Subscription waits for a manual approval (compose decided which).
+func OperatorWorkloads(p *plan.Plan) []Workload {
+	if p.Operators == nil {
+		return nil
+	}
+	var out []Workload
+	for _, o := range p.Operators.Packages {
+		for _, d := range o.Deployments {
+			out = append(out, Workload{Component: "operator " + o.Name, Kind: "Deployment", Namespace: o.Namespace, Name: d})
+		}
+	}
+	return out
 }
 
 func isWorkloadID(id string) bool {
@@ -379,8 +398,12 @@ func functionsScript(w func(string, ...any), hc *knowledge.HealthCheck, byNS map
 // opts.Disabled.
 func Apply(p *plan.Plan, hc *knowledge.HealthCheck, opts compose.HealthCheckOptions) error {
 	ws, err := RenderedWorkloads(p, p.Files)
-	if err != nil || len(ws) == 0 {
+	if err != nil {
 		return err
+	}
+	ws = append(ws, OperatorWorkloads(p)...)
+	if len(ws) == 0 {
+		return nil
 	}
 	comps := workloadComponents(ws)
 	if opts.Disabled {

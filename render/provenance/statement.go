@@ -3,7 +3,6 @@ package provenance
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,8 +61,8 @@ func Statement(out *output.Dir, tool Tool) (*ita.Statement, error) {
 		if i > 0 && files[i-1].Path == f.Path {
 			return nil, fmt.Errorf("making the statement: the output holds %s twice", f.Path)
 		}
-		sum := sha256.Sum256(f.Data)
-		st.Subject = append(st.Subject, &ita.ResourceDescriptor{Name: f.Path, Digest: map[string]string{"sha256": hex.EncodeToString(sum[:])}})
+		sum, _ := f.Digest()
+		st.Subject = append(st.Subject, &ita.ResourceDescriptor{Name: f.Path, Digest: map[string]string{"sha256": sum}})
 	}
 	images, err := imageSubjects(p)
 	if err != nil {

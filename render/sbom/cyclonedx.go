@@ -119,12 +119,14 @@ func BOM(p *plan.Plan, lock []byte, opts Options) (*cdx.BOM, error) {
 		dependsOn(pkg.Components, ref)
 	}
 
+	imageRefs := map[string]string{}
 	for _, im := range p.Images {
 		info, err := describeImage(im)
 		if err != nil {
 			return nil, err
 		}
 		ref := refs.add("image", firstOr(info.keys, info.purlName)+"-"+info.idSuffix[:min(12, len(info.idSuffix))])
+		imageRefs[im.Ref] = ref
 		comp := cdx.Component{
 			BOMRef:      ref,
 			Type:        cdx.ComponentTypeContainer,
@@ -142,6 +144,25 @@ func BOM(p *plan.Plan, lock []byte, opts Options) (*cdx.BOM, error) {
 			users = append(users, u.Component)
 		}
 		dependsOn(users, ref)
+	}
+
+	var bundleDeps []cdx.Dependency
+	if ops := p.Operators; ops != nil {
+		for _, o := range ops.Packages {
+			ref := refs.add("operator", o.Name)
+			comps = append(comps, cdx.Component{
+				BOMRef: ref, Type: cdx.ComponentTypeApplication, Name: o.Bundle, Version: o.Version,
+				Description: operatorComment(o, ops),
+			})
+			dependsOn([]string{plan.OperatorImagesComponent}, ref)
+			d := []string{}
+			for _, img := range operatorImages(o) {
+				if r, ok := imageRefs[img]; ok {
+					d = append(d, r)
+				}
+			}
+			bundleDeps = append(bundleDeps, cdx.Dependency{Ref: ref, Dependencies: &d})
+		}
 	}
 
 	for _, ch := range p.Charts {
@@ -174,6 +195,7 @@ func BOM(p *plan.Plan, lock []byte, opts Options) (*cdx.BOM, error) {
 		}
 		deps = append(deps, cdx.Dependency{Ref: ref, Dependencies: &d})
 	}
+	deps = append(deps, bundleDeps...)
 	bom.Dependencies = &deps
 	return bom, nil
 }

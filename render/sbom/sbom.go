@@ -60,6 +60,7 @@ const (
 	purposeRPM         = "APPLICATION"
 	purposeImage       = "CONTAINER"
 	purposeChart       = "ARCHIVE"
+	purposeOperator    = "APPLICATION"
 )
 
 // Options tune Encode.
@@ -242,17 +243,43 @@ func Document(p *plan.Plan, lock []byte, opts Options) (*spdx.Document, error) {
 	}
 
 	// Container images, with their digest.
+	imageIDs := map[string]common.ElementID{}
 	for _, im := range p.Images {
 		sp, err := imagePackage(im, &ids)
 		if err != nil {
 			return nil, err
 		}
+		imageIDs[im.Ref] = sp.PackageSPDXIdentifier
 		doc.Packages = append(doc.Packages, sp)
 		var comps []string
 		for _, u := range im.Uses {
 			comps = append(comps, u.Component)
 		}
 		dependsOn(comps, sp.PackageSPDXIdentifier)
+	}
+
+	// Operator bundles, which OLM installs: each depends on its bundle
+	// image and related images.
+	if ops := p.Operators; ops != nil {
+		for _, o := range ops.Packages {
+			id := ids.add("Operator", o.Name)
+			// Named as OLM names it: its CSV's name (the package's
+			// name may be a component's or an RPM's too).
+			doc.Packages = append(doc.Packages, &spdx.Package{
+				PackageName:             o.Bundle,
+				PackageSPDXIdentifier:   id,
+				PackageVersion:          o.Version,
+				PackageDownloadLocation: noAssertion,
+				PackageComment:          operatorComment(o, ops),
+				PrimaryPackagePurpose:   purposeOperator,
+			})
+			dependsOn([]string{plan.OperatorImagesComponent}, id)
+			for _, ref := range operatorImages(o) {
+				if img, ok := imageIDs[ref]; ok {
+					rel(id, common.TypeRelationshipDependsOn, img)
+				}
+			}
+		}
 	}
 
 	// Helm charts, kept in the output as archives: their sha256 is a
@@ -288,6 +315,33 @@ func mapValues(ids map[string]common.ElementID, p *plan.Plan) []common.ElementID
 	out := make([]common.ElementID, 0, len(p.Components))
 	for _, c := range p.Components {
 		out = append(out, ids[c.Name])
+	}
+	return out
+}
+
+// operatorComment says what an operator bundle is and where it comes
+// from, in both SBOM formats.
+func operatorComment(o plan.OperatorPackage, ops *plan.Operators) string {
+	s := fmt.Sprintf("operator bundle %s of package %s, channel %s, from the catalog %s (filtered into %s); installed by OLM in namespace %s", o.Bundle, o.Name, o.Channel, ops.Catalog.Ref, ops.Filtered.Ref, o.Namespace)
+	if !o.Subscribed() {
+		s += fmt.Sprintf(", required by %s (%s)", o.RequiredBy, o.Requirement)
+	}
+	if o.Image == "" {
+		s += "; its manifests are in the catalog (no bundle image)"
+	}
+	return s
+}
+
+// operatorImages are an operator bundle's bundle image and related images.
+func operatorImages(o plan.OperatorPackage) []string {
+	var out []string
+	if o.Image != "" {
+		out = append(out, o.Image)
+	}
+	for _, ri := range o.RelatedImages {
+		if !slices.Contains(out, ri.Image) {
+			out = append(out, ri.Image)
+		}
 	}
 	return out
 }

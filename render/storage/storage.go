@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -69,25 +68,9 @@ func Apply(p *plan.Plan, l *lvmdconfig.Config, choices []lvmdconfig.ClassChoice,
 	if err != nil {
 		return err
 	}
-	p.Manifests = insertAfter(p, m)
+	p.Manifests = compose.InsertManifest(p, m)
 	p.Notes = append(p.Notes, note(l, m, rules))
 	return p.AddFiles(files...)
-}
-
-// insertAfter puts m among the plan's manifests after those of its
-// component and of the components applied before it: the plan lists
-// manifests in apply order.
-func insertAfter(p *plan.Plan, m plan.Manifest) []plan.Manifest {
-	order := make(map[string]int, len(p.Components))
-	for i, c := range p.Components {
-		order[c.Name] = i
-	}
-	at := order[m.Component]
-	i := slices.IndexFunc(p.Manifests, func(x plan.Manifest) bool { return order[x.Component] > at })
-	if i < 0 {
-		return append(p.Manifests, m)
-	}
-	return slices.Insert(p.Manifests, i, m)
 }
 
 // note says what the device classes became, for the plan.

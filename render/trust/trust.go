@@ -134,6 +134,11 @@ func Add(p *plan.Plan, d Options) error {
 		source = "--certificate-identity"
 	}
 	files = append(files, plan.File{Path: RegistriesDPath, Mode: "0644", Source: source, Data: conf})
+	if ops := p.Operators; ops != nil {
+		// Build made the filtered catalog: no one has signed it.
+		repo, _, _ := strings.Cut(ops.Filtered.Ref, "@")
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: the filtered operator catalog %s is built here, so no one has signed it, and the device's policy checks the signatures of %s: sign it with a key the policy trusts (cosign sign --key KEY) once mirror has put it in the site registry, or the CatalogSource's pod cannot pull it", source, ops.Filtered.Ref, repo))
+	}
 	return p.AddDeviceFiles(files)
 }
 

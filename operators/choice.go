@@ -1,0 +1,130 @@
+package operators
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/microshift-compose/microshift-compose/internal/k8sname"
+	"github.com/microshift-compose/microshift-compose/internal/text"
+)
+
+// Install plan approvals, as OLM spells them.
+const (
+	ApprovalAutomatic = "Automatic"
+	ApprovalManual    = "Manual"
+)
+
+// Choice is an operator asked for: a package, and optionally its channel
+// (the package's default otherwise), a version range (the channel's head
+// otherwise), the install plan approval of its Subscription (Automatic
+// otherwise) and the namespace it is installed in (the one its CSV
+// suggests, or the package's name, otherwise).
+type Choice struct {
+	Package   string `json:"package"`
+	Channel   string `json:"channel,omitempty"`
+	Versions  string `json:"versions,omitempty"`
+	Approval  string `json:"approval,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// ChoiceSyntax is how --operator is written.
+const ChoiceSyntax = "PACKAGE[:CHANNEL][@VERSION-RANGE][,approval=Automatic|Manual][,namespace=NS]"
+
+// ErrChoice is wrapped by the error for a choice that does not parse.
+var ErrChoice = errors.New("not an operator choice")
+
+// ParseChoice parses --operator's value: PACKAGE[:CHANNEL][@RANGE] and
+// options after commas (approval=, namespace=). A comma that starts no
+// option belongs to the range (">=1.0.0, <2.0.0").
+func ParseChoice(s string) (Choice, error) {
+	if text.HasUnsafe(s) {
+		return Choice{}, fmt.Errorf("%w: %s holds a control character", ErrChoice, text.QuoteExcerpt(s))
+	}
+	var c Choice
+	spec := s
+	parts := strings.Split(s, ",")
+	for len(parts) > 1 {
+		last := strings.TrimSpace(parts[len(parts)-1])
+		key, value, ok := strings.Cut(last, "=")
+		if !ok || (key != "approval" && key != "namespace") {
+			break
+		}
+		switch key {
+		case "approval":
+			if c.Approval != "" {
+				return Choice{}, fmt.Errorf("%w: %s: approval given twice", ErrChoice, text.QuoteExcerpt(s))
+			}
+			c.Approval = value
+		case "namespace":
+			if c.Namespace != "" {
+				return Choice{}, fmt.Errorf("%w: %s: namespace given twice", ErrChoice, text.QuoteExcerpt(s))
+			}
+			c.Namespace = value
+		}
+		parts = parts[:len(parts)-1]
+		spec = strings.Join(parts, ",")
+	}
+	spec, versions, hasRange := strings.Cut(spec, "@")
+	pkg, channel, hasChannel := strings.Cut(spec, ":")
+	c.Package, c.Channel, c.Versions = strings.TrimSpace(pkg), strings.TrimSpace(channel), strings.TrimSpace(versions)
+	err := c.Check()
+	switch {
+	case err != nil:
+	case hasRange && c.Versions == "":
+		err = errors.New("an empty version range after @")
+	case hasChannel && c.Channel == "":
+		err = errors.New("an empty channel after :")
+	}
+	if err != nil {
+		return Choice{}, fmt.Errorf("%w: %s: %v (want %s)", ErrChoice, text.QuoteExcerpt(s), err, ChoiceSyntax)
+	}
+	return c, nil
+}
+
+// Check refuses a choice that names no package or whose parts are not
+// what they are for.
+func (c Choice) Check() error {
+	switch {
+	case c.Package == "":
+		return errors.New("no package")
+	case strings.ContainsAny(c.Package, ":@, /"):
+		return fmt.Errorf("package %s is not a package name", text.QuoteExcerpt(c.Package))
+	case strings.ContainsAny(c.Channel, ":@,/"):
+		return fmt.Errorf("channel %s is not a channel name", text.QuoteExcerpt(c.Channel))
+	}
+	if c.Versions != "" {
+		if _, err := ParseRange(c.Versions); err != nil {
+			return err
+		}
+	}
+	switch c.Approval {
+	case "", ApprovalAutomatic, ApprovalManual:
+	default:
+		return fmt.Errorf("approval %s: want %s or %s", text.QuoteExcerpt(c.Approval), ApprovalAutomatic, ApprovalManual)
+	}
+	if c.Namespace != "" {
+		if err := k8sname.Namespace(c.Namespace); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// String is the choice as --operator takes it.
+func (c Choice) String() string {
+	s := c.Package
+	if c.Channel != "" {
+		s += ":" + c.Channel
+	}
+	if c.Versions != "" {
+		s += "@" + c.Versions
+	}
+	if c.Approval != "" {
+		s += ",approval=" + c.Approval
+	}
+	if c.Namespace != "" {
+		s += ",namespace=" + c.Namespace
+	}
+	return s
+}
