@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/internal/text"
@@ -67,7 +68,7 @@ func CheckPlan(p *plan.Plan) error {
 		if text.HasUnsafe(im.Ref) {
 			return fail("image %q contains a control character", im.Ref)
 		}
-		if _, err := name.ParseReference(im.Ref, name.StrictValidation); err != nil {
+		if _, err := imageref.ParseReference(im.Ref, name.StrictValidation); err != nil {
 			return fail("image %q is not an image reference: %v", im.Ref, err)
 		}
 	}

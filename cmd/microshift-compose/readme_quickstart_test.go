@@ -710,6 +710,7 @@ func TestREADMEHostileCounts(t *testing.T) {
 		fmt.Sprintf("Round four's airgap part (issue 34) adds %d", len(round4AirgapCases())),
 		fmt.Sprintf("Round four's fetching part (issue 34) adds %d (`fetch/credentials`, `bounds/decompression`, `sizes/overflow`, `messages/round4`)", fetching),
 		fmt.Sprintf("Round four's rules part (issue 34) adds %d", len(round4RulesCases())),
+		fmt.Sprintf("Round four's words part (issue 37) adds %d", len(round4WordsCases())),
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README does not say %q", want)
