@@ -9,6 +9,7 @@ import (
 	"github.com/containers/image/v5/docker/reference"
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 )
@@ -135,7 +136,7 @@ func ParseRegistryPrefix(s string) (host, prefix string, err error) {
 		if strings.ContainsAny(prefix, "@:") {
 			return "", "", fmt.Errorf("the prefix %q has a tag or digest; images keep their own digests (want REGISTRY/PREFIX)", prefix)
 		}
-		if _, err := name.NewRepository(host+"/"+prefix, name.StrictValidation); err != nil {
+		if _, err := imageref.NewRepository(host+"/"+prefix, name.StrictValidation); err != nil {
 			return "", "", fmt.Errorf("prefix %q: %v", prefix, err)
 		}
 		if _, err := reference.ParseNormalizedNamed(host + "/" + prefix + "/x/y"); err != nil {

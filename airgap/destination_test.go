@@ -25,6 +25,10 @@ func TestParseDestination(t *testing.T) {
 		{in: "docker://mirror.example.com:5000/microshift", want: airgap.Target{Transport: airgap.TransportDocker, Registry: "mirror.example.com:5000", Prefix: "microshift"}},
 		{in: "docker://localhost:5000/a/b/", want: airgap.Target{Transport: airgap.TransportDocker, Registry: "localhost:5000", Prefix: "a/b"}},
 		{in: "docker://127.0.0.1:5000", want: airgap.Target{Transport: airgap.TransportDocker, Registry: "127.0.0.1:5000"}},
+		// A prefix of one character, as podman takes it.
+		{in: "docker://registry.example.com/m", want: airgap.Target{Transport: airgap.TransportDocker, Registry: "registry.example.com", Prefix: "m"}},
+		{in: "docker://registry.example.com/m/", want: airgap.Target{Transport: airgap.TransportDocker, Registry: "registry.example.com", Prefix: "m"}},
+		{in: "docker://registry.example.com/M", wantErr: `invalid destination "docker://registry.example.com/M": prefix "M": repository "M": a repository of one character is a lowercase letter or a digit`},
 		{in: "oci:", wantErr: `invalid destination "oci:": no dir after oci: (want oci:DIR)`},
 		{in: "oci-archive:", wantErr: `invalid destination "oci-archive:": no file after oci-archive: (want oci-archive:FILE)`},
 		{in: "oci-archive:out/", wantErr: `invalid destination "oci-archive:out/": oci-archive:FILE names a file, not a directory`},
@@ -61,6 +65,7 @@ func TestTargetRepository(t *testing.T) {
 	for _, tc := range []struct{ to, want string }{
 		{"docker://mirror.example.com:5000/microshift", "mirror.example.com:5000/microshift/openshift-release-dev/ocp-v4.0-art-dev"},
 		{"docker://mirror.example.com", "mirror.example.com/openshift-release-dev/ocp-v4.0-art-dev"},
+		{"docker://mirror.example.com/m", "mirror.example.com/m/openshift-release-dev/ocp-v4.0-art-dev"},
 	} {
 		to, err := airgap.ParseDestination(tc.to)
 		if err != nil {

@@ -29,6 +29,11 @@ const (
 	dirVersion  = "Directory Transport Version: 1.1\n"
 )
 
+// DirNotPruned is why prune takes no dir: layout, said whether it is named
+// dir:DIR or found behind oci:DIR: its images are those of one build, and
+// each is also a directory prune would not remove.
+const DirNotPruned = "a dir: layout holds the images of one build's bootc Containerfile, each also as a directory of hard links listed in " + DirListFile + ", which prune would leave behind: mirror the lock of the build you keep into a new dir: instead (mirror --lock compose.lock.json --to dir:OUTPUT/images)"
+
 // DirName is the directory of an image under a dir:DIR target: the sha256
 // of its reference and a newline, which is what MicroShift's image-mode
 // Containerfiles compute with `echo "${img}" | sha256sum`.

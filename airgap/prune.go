@@ -121,7 +121,7 @@ func Prune(ctx context.Context, target Target, keep []Kept, opts PruneOptions) (
 		return nil, fmt.Errorf("%w %s: it is a differential bundle (it holds %s); prune the layout it was applied to", ErrBadDestination, target, BundleFile)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, DirListFile)); err == nil {
-		return nil, fmt.Errorf("%w %s: it is a dir: layout (it has %s), whose per-image directories hard-link the blobs; mirror writes it anew for each build", ErrBadDestination, target, DirListFile)
+		return nil, fmt.Errorf("%w %s: it has %s: %s", ErrBadDestination, target, DirListFile, DirNotPruned)
 	}
 
 	// What is kept: the entries naming kept images, and what is attached

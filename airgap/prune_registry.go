@@ -33,6 +33,11 @@ type RegistryReport struct {
 	// collection would free, at least (manifests pushed by digest only
 	// are not listed by the API).
 	Reclaimable int64 `json:"bytes_reclaimable"`
+	// Scanned is how many repositories under the prefix the catalog
+	// lists: in any of them, manifests pushed by digest (untagged, as
+	// mirror pushes) of images no kept lock names may remain, which the
+	// distribution API cannot list and Reclaimable does not count.
+	Scanned int `json:"repositories_scanned"`
 }
 
 // MissingImage is a kept image the registry lacks.
@@ -51,12 +56,20 @@ type RegistryRepository struct {
 	// tag sha256-HEX of a kept manifest, and of what is attached to it,
 	// stay).
 	Tags []string `json:"tags"`
+	// UntaggedOnly is set when the repository has no tag at all: the
+	// catalog lists it, so it holds manifests pushed by digest only,
+	// which the API cannot list (nor their bytes).
+	UntaggedOnly bool `json:"untagged_only"`
 }
 
 // PruneRegistryReport reads what the kept images need from the registry
 // of target (docker://REGISTRY/PREFIX, where mirror pushed them) and lists
 // the repositories under PREFIX (the catalog API) and their tags that no
-// kept image has, with the bytes only they reach.
+// kept image has, with the bytes only they reach. Untagged manifests are
+// beyond it: the distribution API lists tags, not manifests, so images no
+// kept lock names that were pushed by digest (as mirror pushes) may remain
+// in any repository scanned; a repository without tags is marked, as it
+// holds nothing else.
 func PruneRegistryReport(ctx context.Context, target Target, keep []Kept, opts PruneOptions) (*RegistryReport, error) {
 	if target.Transport != TransportDocker {
 		return nil, fmt.Errorf("%w %q: a registry report reads docker://REGISTRY/PREFIX", ErrBadDestination, target)
@@ -139,6 +152,7 @@ func PruneRegistryReport(ctx context.Context, target Target, keep []Kept, opts P
 		if err != nil {
 			continue // a name the registry allows and references do not
 		}
+		rep.Scanned++
 		var tags []string
 		err = reg.Retry(ctx, func() error {
 			var err error
@@ -155,7 +169,7 @@ func PruneRegistryReport(ctx context.Context, target Target, keep []Kept, opts P
 			return nil, fmt.Errorf("listing the tags of %s: %w", repo, err)
 		}
 		slices.Sort(tags)
-		rr := RegistryRepository{Name: path, Kept: keptTags[path] != nil, Tags: []string{}}
+		rr := RegistryRepository{Name: path, Kept: keptTags[path] != nil, Tags: []string{}, UntaggedOnly: len(tags) == 0}
 		var (
 			images []*image
 			cands  []candidate

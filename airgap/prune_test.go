@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sys/unix"
 
@@ -259,10 +260,13 @@ func TestPruneRefusals(t *testing.T) {
 	}
 }
 
-// TestPruneRegistryReport: a site registry that took two releases and a
-// tagged tool: the report finds every kept image, lists the repository
-// whose tag no kept image has, and the bytes only that tag reaches; a
-// kept image the registry lacks is reported missing. Nothing is deleted.
+// TestPruneRegistryReport: a site registry that took two releases, a
+// tagged tool and an image pushed by digest alone: the report finds every
+// kept image, lists the repository whose tag no kept image has, and the
+// bytes only that tag reaches, marks the repository of untagged manifests
+// only (which the API cannot list), and counts the repositories it
+// scanned, where such manifests may remain; a kept image the registry
+// lacks is reported missing. Nothing is deleted.
 func TestPruneRegistryReport(t *testing.T) {
 	reg := testutil.StartRegistry(t)
 	f := newFixture(t, reg.Host)
@@ -277,12 +281,24 @@ func TestPruneRegistryReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	tool := reg.Host + "/old/tool:v1"
+	gone, err := p.PushImage("old/gone", "amd64", []testutil.Layer{testutil.NewLayer(78, 10<<10)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	site := testutil.StartRegistry(t)
 	to, err := airgap.ParseDestination("docker://" + site.Host + "/site")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, set := range [][]string{append(slices.Clone(f.refs), tool), append(slices.Clone(r2.refs), r2.os)} {
+	repos := map[string]bool{}
+	for _, ref := range slices.Concat(f.refs, r2.refs, []string{tool, gone, r2.os}) {
+		r, err := name.ParseReference(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		repos[r.Context().RepositoryStr()] = true
+	}
+	for _, set := range [][]string{append(slices.Clone(f.refs), tool, gone), append(slices.Clone(r2.refs), r2.os)} {
 		if _, err := airgap.Mirror(ctx, set, to, opts(releases.X86_64, nil)); err != nil {
 			t.Fatal(err)
 		}
@@ -293,9 +309,11 @@ func TestPruneRegistryReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := toolLayers[0].Desc.Size + int64(len(cfg.Data)) + int64(len(m.Data))
-	if r.KeptImages != len(r2.refs)+1 || len(r.Missing) != 0 || len(r.Repositories) != 1 || r.Repositories[0].Name != "site/old/tool" ||
-		r.Repositories[0].Kept || !slices.Equal(r.Repositories[0].Tags, []string{"v1"}) || r.Reclaimable != want {
-		t.Errorf("report = %+v; want site/old/tool:v1 alone, %d bytes", r, want)
+	if r.KeptImages != len(r2.refs)+1 || len(r.Missing) != 0 || len(r.Repositories) != 2 ||
+		r.Repositories[0].Name != "site/old/gone" || r.Repositories[0].Kept || !r.Repositories[0].UntaggedOnly || len(r.Repositories[0].Tags) != 0 ||
+		r.Repositories[1].Name != "site/old/tool" || r.Repositories[1].Kept || r.Repositories[1].UntaggedOnly || !slices.Equal(r.Repositories[1].Tags, []string{"v1"}) ||
+		r.Reclaimable != want || r.Scanned != len(repos) {
+		t.Errorf("report = %+v; want site/old/gone untagged only, site/old/tool:v1, %d bytes, %d repositories scanned", r, want, len(repos))
 	}
 	// Nothing was deleted: the tag still reads.
 	skopeo(t, "inspect", "--tls-verify=false", "--raw", "docker://"+site.Host+"/site/old/tool:v1")

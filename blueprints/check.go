@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/internal/text"
@@ -83,7 +84,7 @@ func CheckPlan(p *plan.Plan) error {
 		if text.HasUnsafe(im.Ref) {
 			return fail("image %q contains a control character", im.Ref)
 		}
-		if _, err := name.ParseReference(im.Ref, name.StrictValidation); err != nil {
+		if _, err := imageref.ParseReference(im.Ref, name.StrictValidation); err != nil {
 			return fail("image %q is not an image reference: %v", im.Ref, err)
 		}
 		if _, err := name.NewTag(im.Tag, name.StrictValidation); im.Tag != "" && (err != nil || text.HasUnsafe(im.Tag)) {

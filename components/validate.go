@@ -19,6 +19,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
@@ -28,9 +29,16 @@ import (
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
+// NamePattern is the rule of the catalog's names (components, profiles,
+// capabilities): DNS labels, which become directory names on the device.
+// A component's name is at most MaxNameLength long.
+const (
+	NamePattern   = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	MaxNameLength = 63
+)
+
 var (
-	// Names are DNS labels: they become directory names on the device.
-	namePattern    = lazyregexp.New(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	namePattern    = lazyregexp.New(NamePattern)
 	packagePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 	portPattern    = lazyregexp.New(`^(node-ports|[0-9]{1,5}(-[0-9]{1,5})?|[a-z][a-z0-9-]*):(tcp|udp)$`)
 	unitPattern    = lazyregexp.New(`^[A-Za-z0-9:_.@-]+$`)
@@ -157,8 +165,8 @@ func (c *Catalog) unknownComponent(name string) string {
 func (comp *Component) problems() []string {
 	var probs []string
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
-	if !namePattern.MatchString(comp.Name) || len(comp.Name) > 63 {
-		add("name %q must be lowercase letters, digits and dashes (at most 63)", comp.Name)
+	if !namePattern.MatchString(comp.Name) || len(comp.Name) > MaxNameLength {
+		add("name %q must be lowercase letters, digits and dashes (at most %d)", comp.Name, MaxNameLength)
 	}
 	if strings.TrimSpace(comp.Description) == "" {
 		add("missing description")
@@ -635,7 +643,7 @@ func imageNameProblem(n string) string {
 	if strings.Contains(n, "@") || strings.Contains(last, ":") {
 		return "must be an image name without tag or digest (as in a kustomization's images[].name)"
 	}
-	if _, err := name.NewRepository(n, name.StrictValidation); err != nil {
+	if _, err := imageref.NewRepository(n, name.StrictValidation); err != nil {
 		return "is not an image name"
 	}
 	return ""

@@ -23,6 +23,19 @@ var Arches = []Arch{X86_64, AArch64}
 // goArch maps uname-style names to the GOARCH / OCI platform spelling.
 var goArch = map[Arch]string{X86_64: "amd64", AArch64: "arm64"}
 
+// ArchSpellings are what ParseArch takes: each arch in uname style, then
+// in Go's.
+func ArchSpellings() []string {
+	out := make([]string, 0, 2*len(Arches))
+	for _, a := range Arches {
+		out = append(out, string(a))
+	}
+	for _, a := range Arches {
+		out = append(out, goArch[a])
+	}
+	return out
+}
+
 // ParseArch accepts either spelling (x86_64/amd64, aarch64/arm64) and returns
 // the uname-style Arch.
 func ParseArch(s string) (Arch, error) {
@@ -32,8 +45,7 @@ func ParseArch(s string) (Arch, error) {
 			return a, nil
 		}
 	}
-	known := []string{"x86_64", "aarch64", "amd64", "arm64"}
-	if m := suggest.Closest(s, known); m != "" {
+	if m := suggest.Closest(s, ArchSpellings()); m != "" {
 		return "", fmt.Errorf("unknown arch %q; did you mean %q?", s, m)
 	}
 	return "", fmt.Errorf("unknown arch %q (want one of x86_64, aarch64, amd64, arm64)", s)

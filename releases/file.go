@@ -355,7 +355,7 @@ func quote(s string) []byte {
 // go-containerregistry's own message for a bad reference only repeats it,
 // so the tag and digest forms are tried separately for the specific reason.
 func refProblem(ref string) string {
-	if _, err := name.ParseReference(ref, name.StrictValidation); err == nil {
+	if _, err := imageref.ParseReference(ref, name.StrictValidation); err == nil {
 		// go-containerregistry takes "..", "." and empty path segments;
 		// the distribution grammar (and a registry's URL) does not.
 		if err := imageref.Check(ref); err != nil {
@@ -363,14 +363,14 @@ func refProblem(ref string) string {
 		}
 		return ""
 	}
-	if _, err := name.ParseReference(ref); err == nil {
+	if _, err := imageref.ParseReference(ref); err == nil {
 		return "it must name the registry and a tag or digest, e.g. quay.io/org/image@sha256:<64 hex>"
 	}
 	var err error
 	if strings.Contains(ref, "@") {
-		_, err = name.NewDigest(ref, name.StrictValidation)
+		_, err = imageref.NewDigest(ref, name.StrictValidation)
 	} else {
-		_, err = name.NewTag(ref, name.StrictValidation)
+		_, err = imageref.NewTag(ref, name.StrictValidation)
 	}
 	if err == nil {
 		return "not a valid reference"

@@ -13,6 +13,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 )
 
@@ -290,7 +291,7 @@ func selectVersion(versions []*semver.Version, constraint string) (int, error) {
 
 // IsDigestPinned reports whether ref names its image by digest.
 func IsDigestPinned(ref string) bool {
-	r, err := name.ParseReference(ref, name.StrictValidation)
+	r, err := imageref.ParseReference(ref, name.StrictValidation)
 	if err != nil {
 		return false
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 )
 
 // Options configure Serve.
@@ -309,7 +310,7 @@ func checkPrefix(prefix string) error {
 	if _, _, err := airgap.ParseRegistryPrefix("localhost:5000/" + prefix); err != nil {
 		return err // it names the prefix
 	}
-	if _, err := name.NewRepository("localhost:5000/"+prefix+"/x", name.StrictValidation); err != nil {
+	if _, err := imageref.NewRepository("localhost:5000/"+prefix+"/x", name.StrictValidation); err != nil {
 		return fmt.Errorf("prefix %q: %v", prefix, err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
 	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -73,7 +74,7 @@ func checkExtraImage(ref string, allowUnpinned bool) error {
 	// A full reference, the registry named: ParseNamed refuses what would
 	// be normalized (ubuntu -> docker.io/library/ubuntu).
 	_, err := reference.ParseNamed(ref)
-	r, perr := name.ParseReference(ref, name.StrictValidation)
+	r, perr := imageref.ParseReference(ref, name.StrictValidation)
 	if err != nil || perr != nil {
 		return usageError{fmt.Errorf("--image %q is not a full image reference (registry/repository@sha256:…)", clipArg(ref))}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -345,7 +346,9 @@ func TestCompositionFileLock(t *testing.T) {
 
 // TestCompositionFilePrintFile round-trips flags through --print-file: the
 // file build prints, saved in the working directory and built with -f,
-// has the ID of the flags; matrix's prints its lists.
+// has the ID of the flags; durations are printed as given (900s, not
+// 15m0s), and give the ID of the same duration spelled another way;
+// matrix's prints its lists.
 func TestCompositionFilePrintFile(t *testing.T) {
 	dir := t.TempDir()
 	fileFixtures(t, dir)
@@ -354,7 +357,7 @@ func TestCompositionFilePrintFile(t *testing.T) {
 		"--storage-class", "thin=snapshots,fstype=ext4", "--config", "config.yaml", "--pull-secret", "pull-secret.json",
 		"--mirror-registry", "mirror.example.com:5000/microshift", "--mirror-ca", "mirror-ca.crt", "--verify-key", "cosign.pub",
 		"--kickstart", "--ostree-url", "http://edge.example.com/repo", "--user", "admin", "--ssh-key", "admin.pub",
-		"--filesystem", "/=20GiB", "--firewall-port", "8443/tcp", "--ca-trust", "corp-ca.crt", "--health-check-timeout", "15m"}
+		"--filesystem", "/=20GiB", "--firewall-port", "8443/tcp", "--ca-trust", "corp-ca.crt", "--health-check-timeout", "900s", "--plugin-timeout", "90s"}
 	stdout, stderr, code := runCLI(t, append([]string{"build", "--print-file", "--jobs", "2"}, flags...)...)
 	if code != exitOK {
 		t.Fatalf("build --print-file: exit %d: %s", code, stderr)
@@ -362,7 +365,7 @@ func TestCompositionFilePrintFile(t *testing.T) {
 	if want := "warning: --jobs is no key of a composition file: pass it on the command line with -f\n"; stderr != want {
 		t.Errorf("stderr = %q, want %q", stderr, want)
 	}
-	for _, want := range []string{request.SchemaDirective + "\n", "profile = \"full\"\n", "[[microshift.storage_classes]]\ndevice_class = \"thin\"\nname = \"snapshots\"\nfstype = \"ext4\"\n", "[registry]\npull_secret = \"pull-secret.json\"\n", "[health_checks]\ntimeout = \"15m0s\"\n"} {
+	for _, want := range []string{request.SchemaDirective + "\n", "profile = \"full\"\n", "[[microshift.storage_classes]]\ndevice_class = \"thin\"\nname = \"snapshots\"\nfstype = \"ext4\"\n", "[registry]\npull_secret = \"pull-secret.json\"\n", "plugin_timeout = \"90s\"\n", "[health_checks]\ntimeout = \"900s\"\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("printed file lacks %q:\n%s", want, stdout)
 		}
@@ -372,6 +375,10 @@ func TestCompositionFilePrintFile(t *testing.T) {
 	flagID, flagErr := buildID(t, append([]string{"build"}, flags...)...)
 	if fileErr != "" || flagErr != "" || fileID != flagID {
 		t.Fatalf("ID from the printed file %s (%s), from the flags %s (%s)", fileID, fileErr, flagID, flagErr)
+	}
+	respelled := append(slices.Clone(flags[:len(flags)-4]), "--health-check-timeout", "15m", "--plugin-timeout", "1m30s")
+	if id, e := buildID(t, append([]string{"build"}, respelled...)...); e != "" || id != fileID {
+		t.Fatalf("ID with the durations spelled 15m and 1m30s = %s (%s), want %s", id, e, fileID)
 	}
 	// The file and more flags print the merged request, the flags winning.
 	again := mustRun(t, "build", "-f", "device.toml", "--arch", "aarch64", "--print-file")
@@ -431,13 +438,57 @@ func TestCompositionFileMatrix(t *testing.T) {
 	if want := "warning: " + withInstaller + ": installer.firewall_ports is not used by matrix, which has no --firewall-port\n"; code != exitOK || !strings.HasPrefix(withoutStreamPinWarning(stderr), want) {
 		t.Fatalf("matrix -f with installer keys: exit %d, stderr %q, want it to start with %q", code, stderr, want)
 	}
-	// build takes a list of one, and refuses a longer one.
-	if _, stderr, code := runCLI(t, "build", "-f", filepath.Join(ex, "fleet.toml"), "--output", t.TempDir()); code != exitError || !strings.Contains(stderr, "fleet.toml: profiles lists 2 values, which is a matrix") {
+	// build takes a list of one, and refuses longer ones, every one named
+	// in one line.
+	if _, stderr, code := runCLI(t, "build", "-f", filepath.Join(ex, "fleet.toml"), "--output", t.TempDir()); code != exitError ||
+		stderr != "error: "+filepath.Join(ex, "fleet.toml")+": profiles (2 values) and arches (2 values) each list several values, which is a matrix: run 'microshift-compose matrix' with it, or choose one of each with --profile and --arch\n" {
 		t.Fatalf("build -f fleet.toml: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "build", "-f", filepath.Join(ex, "fleet.toml"), "--arch", "aarch64", "--output", t.TempDir()); code != exitError || !strings.Contains(stderr, "fleet.toml: profiles lists 2 values, which is a matrix: run 'microshift-compose matrix' with it, or choose one with --profile\n") {
+		t.Fatalf("build -f fleet.toml --arch aarch64: exit %d, %q", code, stderr)
 	}
 	id, e := buildID(t, "build", "-f", filepath.Join(ex, "fleet.toml"), "--profile", "full", "--arch", "aarch64")
 	if e != "" || id != fromFile["5.0-full-aarch64"] {
 		t.Fatalf("build -f fleet.toml --profile full --arch aarch64 = %s (%s), want the cell's %s", id, e, fromFile["5.0-full-aarch64"])
+	}
+}
+
+// TestExampleOutputsIgnored: what build -f (or matrix -f) writes for an
+// example by default, its output.dir, is ignored by git: building an
+// example leaves the work tree clean. Each example names its output (no
+// default: build needs one).
+func TestExampleOutputsIgnored(t *testing.T) {
+	top := root(t)
+	if _, err := os.Stat(filepath.Join(top, ".git")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI runs in a git work tree: %v", err)
+		}
+		t.Skip("not a git work tree (a source archive): nothing to ignore")
+	}
+	files, err := filepath.Glob(filepath.Join(top, "examples", "*", "*.toml"))
+	if err != nil || len(files) < 3 {
+		t.Fatalf("examples: %v, %v", files, err)
+	}
+	placeholders := strings.NewReplacer("{id}", "0123456789ab", "{profile}", "full", "{arch}", "x86_64", "{release}", "5.0")
+	for _, f := range files {
+		req, _, err := request.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.Output.Dir == "" {
+			t.Errorf("%s has no output.dir", f)
+			continue
+		}
+		rel, err := filepath.Rel(top, placeholders.Replace(string(req.Output.Dir)))
+		if err != nil || strings.HasPrefix(rel, "..") {
+			t.Errorf("%s writes %s, outside the repository (%v)", f, req.Output.Dir, err)
+			continue
+		}
+		// A file in it stands for what build writes there.
+		cmd := exec.Command("git", "-C", top, "check-ignore", "--no-index", "-q", filepath.Join(rel, "compose.lock.json"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s writes %s, which git does not ignore: add it to .gitignore (git check-ignore: %v %s)", f, rel, err, out)
+		}
 	}
 }
 

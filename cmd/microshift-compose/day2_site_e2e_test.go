@@ -86,7 +86,7 @@ func TestDay2SiteFlow(t *testing.T) {
 	srv := startServe(t, bin, "--listen", host, "--prefix", "site", "--log-level", "error", "oci:"+filepath.Join(work, "site"))
 	r := run("prune", "--keep", "day2.lock.json", "docker://"+host+"/site")
 	if r.code != 0 || !regexp.MustCompile(`(?m)^docker://`+regexp.QuoteMeta(host)+`/site: 3 kept images, 0 missing; 1 repositories hold what no kept image is; [0-9.]+ (B|KiB) only their tags reach`).MatchString(r.stdout) ||
-		!strings.Contains(r.stdout, "site/app/tools (no kept image lives in it): 1 tags no kept image has: 1.0\n") {
+		!strings.Contains(r.stdout, "site/app/tools (no kept image lives in it): 1 tag no kept image has: 1.0\n") {
 		t.Errorf("prune docker:// against serve: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	srv.interrupt(t)

@@ -27,6 +27,8 @@ type dnfRepoOptions struct {
 	Arch       string
 	Releasever string
 	Timeout    time.Duration
+	// timeout is --timeout as given, for messages.
+	timeout *durationValue
 }
 
 func (o *dnfRepoOptions) addFlags(cmd *cobra.Command) {
@@ -36,7 +38,7 @@ func (o *dnfRepoOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.ReposDir, "reposdir", rpmrepo.SystemReposDir, "the directory of .repo files read when no --repo URL or --repo-file is given, or --repo names an ID")
 	f.StringVar(&o.Arch, "arch", "", "$basearch of the repositories' URLs: x86_64 or aarch64 (default: this machine's)")
 	f.StringVar(&o.Releasever, "releasever", "", "$releasever of the repositories' URLs (default for the host's repositories: /etc/dnf/vars/releasever, else the major VERSION_ID of /etc/os-release)")
-	f.DurationVar(&o.Timeout, "timeout", rpmrepo.DefaultTimeout, "how long to wait to connect and for an answer; a download must then keep 16 KiB/s over each --timeout")
+	o.timeout = durationVar(f, &o.Timeout, "timeout", rpmrepo.DefaultTimeout, "how long to wait to connect and for an answer; a download must then keep 16 KiB/s over each --timeout")
 }
 
 func (o *dnfRepoOptions) Validate() error {
@@ -46,7 +48,7 @@ func (o *dnfRepoOptions) Validate() error {
 		}
 	}
 	if o.Timeout <= 0 {
-		return usageError{fmt.Errorf("--timeout must be positive, got %s", o.Timeout)}
+		return usageError{fmt.Errorf("--timeout must be positive, got %s", spelled(o.timeout, o.Timeout))}
 	}
 	for _, r := range o.Repos {
 		if strings.TrimSpace(r) == "" {

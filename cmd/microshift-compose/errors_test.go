@@ -310,7 +310,7 @@ var badInputs = []badInput{
 	{
 		name: "plugin timeout not positive",
 		args: []string{"build", "--profile", "full", "--arch", "x86_64", "--plugin-timeout", "0s", "--output", "{out}"},
-		want: `--plugin-timeout must be positive, got 0s: leave it out for the default`,
+		want: `--plugin-timeout must be positive, got "0s": leave it out for the default`,
 		code: exitUsage,
 	},
 
@@ -969,8 +969,8 @@ var badInputs = []badInput{
 	},
 	{
 		name: "mirror/--timeout 0",
-		args: []string{"mirror", "--profile", "full", "--timeout", "0s", "--to", "oci:{out}/images"},
-		want: `--timeout must be positive, got 0s`,
+		args: []string{"mirror", "--profile", "full", "--timeout", "0m", "--to", "oci:{out}/images"},
+		want: `--timeout must be positive, got "0m"`,
 		code: exitUsage,
 	},
 	{

@@ -6,11 +6,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/plan"
 	"github.com/microshift-compose/microshift-compose/plan/request"
 )
@@ -177,8 +177,8 @@ func checkValue(subject string, f *pflag.Flag, v reflect.Value) error {
 	case v.Kind() == reflect.String && value == "":
 		return fmt.Errorf("%s is empty, which chooses nothing: give a value, or leave it out", subject)
 	case v.Type() == durationType:
-		if d, err := time.ParseDuration(value); err == nil && d <= 0 {
-			return fmt.Errorf("%s must be positive, got %s: leave it out for the default", subject, d)
+		if d, err := request.ParseDuration(value); err == nil && d <= 0 {
+			return fmt.Errorf("%s must be positive, got %s: leave it out for the default", subject, text.QuoteExcerpt(value))
 		}
 	case isPath(v):
 		for _, p := range givenValues(f) {
@@ -319,11 +319,10 @@ func holds(f *pflag.Flag, v reflect.Value) bool {
 	return false
 }
 
-// setFlag sets f to the field's value, as if given on the command line.
+// setFlag sets f to the field's value, as if given on the command line
+// (a duration as the file writes it, which its flag keeps).
 func setFlag(f *pflag.Flag, v reflect.Value) error {
 	switch {
-	case v.Type() == durationType:
-		return f.Value.Set(time.Duration(v.Int()).String())
 	case reflect.PointerTo(v.Type()).Implements(parsedListType):
 		return f.Value.(pflag.SliceValue).Replace(v.Addr().Interface().(parsedList).FlagValues())
 	case v.Kind() == reflect.Slice:
@@ -338,15 +337,10 @@ func setFlag(f *pflag.Flag, v reflect.Value) error {
 	return f.Value.Set(v.String())
 }
 
-// getFlag sets the field to f's value.
+// getFlag sets the field to f's value (a duration as given, which its
+// flag keeps).
 func getFlag(f *pflag.Flag, v reflect.Value) error {
 	switch {
-	case v.Type() == durationType:
-		d, err := time.ParseDuration(f.Value.String())
-		if err != nil {
-			return fmt.Errorf("--%s: %w", f.Name, err)
-		}
-		v.SetInt(int64(d))
 	case reflect.PointerTo(v.Type()).Implements(parsedListType):
 		return v.Addr().Interface().(parsedList).SetFlagValues(f.Value.(pflag.SliceValue).GetSlice())
 	case v.Kind() == reflect.Slice:

@@ -103,11 +103,24 @@ func TestGivenValues(t *testing.T) {
 		{name: "empty --release", args: []string{"--release="}, want: `--release is empty`},
 		{name: "empty release key", toml: "release = ''\n", want: `F: key "release" (--release) is empty`},
 		{name: "empty installer.user key", toml: "installer.user = ''\n", want: `F: key "installer.user" (--user) is empty`},
-		{name: "zero --health-check-timeout", args: []string{"--health-check-timeout", "0s"}, want: `--health-check-timeout must be positive, got 0s`},
-		{name: "zero health_checks.timeout", toml: "[health_checks]\ntimeout = '0s'\n", want: `F: key "health_checks.timeout" (--health-check-timeout) must be positive, got 0s`},
-		{name: "negative health_checks.timeout", toml: "[health_checks]\ntimeout = '-1m'\n", want: `F: key "health_checks.timeout" (--health-check-timeout) must be positive, got -1m0s`},
-		{name: "zero --plugin-timeout", args: []string{"--plugin-timeout", "0"}, want: `--plugin-timeout must be positive, got 0s`},
-		{name: "zero plugin_timeout", toml: "plugin_timeout = '0s'\n", want: `F: key "plugin_timeout" (--plugin-timeout) must be positive, got 0s`},
+		{name: "zero --health-check-timeout", args: []string{"--health-check-timeout", "0s"}, want: `--health-check-timeout must be positive, got "0s"`},
+		{name: "zero health_checks.timeout", toml: "[health_checks]\ntimeout = '0s'\n", want: `F: key "health_checks.timeout" (--health-check-timeout) must be positive, got "0s"`},
+		{name: "negative health_checks.timeout", toml: "[health_checks]\ntimeout = '-1m'\n", want: `F: key "health_checks.timeout" (--health-check-timeout) must be positive, got "-1m"`},
+		{name: "zero --plugin-timeout", args: []string{"--plugin-timeout", "0"}, want: `--plugin-timeout must be positive, got "0"`},
+		{name: "zero plugin_timeout", toml: "plugin_timeout = '0s'\n", want: `F: key "plugin_timeout" (--plugin-timeout) must be positive, got "0s"`},
+		{name: "zero --plugin-timeout spelled 0m", args: []string{"--plugin-timeout", "0m"}, want: `--plugin-timeout must be positive, got "0m"`},
+		{name: "zero plugin_timeout spelled 0h0m", toml: "plugin_timeout = '0h0m'\n", want: `F: key "plugin_timeout" (--plugin-timeout) must be positive, got "0h0m"`},
+		{name: "plugin_timeout without a unit", toml: "plugin_timeout = '90'\n", want: `F: line 1: key "plugin_timeout": "90" is not a duration (e.g. 90s, 10m, 1h30m)`},
+		{name: "durations keep their spelling", toml: "plugin_timeout = '90s'\n[health_checks]\ntimeout = '1h30m'\n", check: func(t *testing.T, req request.Request, _ *cobra.Command) {
+			if req.PluginTimeout != "90s" || req.HealthChecks.Timeout != "1h30m" {
+				t.Errorf("durations = %q, %q; want 90s and 1h30m as written", req.PluginTimeout, req.HealthChecks.Timeout)
+			}
+		}},
+		{name: "a duration flag keeps its spelling", args: []string{"--plugin-timeout", "1m30s", "--health-check-timeout", "5400s"}, check: func(t *testing.T, req request.Request, _ *cobra.Command) {
+			if req.PluginTimeout != "1m30s" || req.HealthChecks.Timeout != "5400s" {
+				t.Errorf("durations = %q, %q; want 1m30s and 5400s as given", req.PluginTimeout, req.HealthChecks.Timeout)
+			}
+		}},
 		{name: "--config with a newline", args: []string{"--config", "a\nb.yaml"}, want: `--config: path "a\nb.yaml" holds a control character, which no path given to microshift-compose may hold: rename it`},
 		{name: "--output with a carriage return", args: []string{"--output", "out\r"}, want: `--output: path "out\r" holds a control character`},
 		{name: "--ca-trust with an empty path", args: []string{"--ca-trust", ""}, want: `--ca-trust: empty path`},
@@ -130,7 +143,7 @@ func TestGivenValues(t *testing.T) {
 			}
 		}},
 		{name: "a flag wins over a zero key", toml: "cis = ''\n[health_checks]\ntimeout = '0s'\n", args: []string{"--cis", "level2", "--health-check-timeout", "15m"}, check: func(t *testing.T, req request.Request, _ *cobra.Command) {
-			if req.CIS != "level2" || req.HealthChecks.Timeout.String() != "15m0s" {
+			if req.CIS != "level2" || req.HealthChecks.Timeout != "15m" {
 				t.Errorf("request %+v", req)
 			}
 		}},

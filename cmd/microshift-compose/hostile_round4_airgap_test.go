@@ -355,7 +355,7 @@ func round4AirgapCases() []hostileCase {
 	}
 	for _, arg := range []struct{ arg, want string }{
 		{"oci-archive:site.tar", "(an archive is written anew by mirror, not pruned)"},
-		{"dir:site", "(a dir: layout is written anew by mirror for each build, not pruned)"},
+		{"dir:site", `"dir:site" is neither: a dir: layout holds the images of one build's bootc Containerfile, each also as a directory of hard links listed in image-list.txt, which prune would leave behind: mirror the lock of the build you keep into a new dir: instead`},
 		{"site", `"site" is neither`},
 		{"docker:/registry.example.com", "is neither"},
 	} {

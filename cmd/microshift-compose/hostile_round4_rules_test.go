@@ -147,9 +147,9 @@ func round4RulesCases() []hostileCase {
 		{"--distro", "", "distro = ''\n", "distro", "is empty, which chooses nothing"},
 		{"--bootc-images", "", "bootc.enabled = true\nbootc.images = ''\n", "bootc.images", "is empty, which chooses nothing"},
 		{"--mirror-registry", "", "registry.mirror = ''\n", "registry.mirror", "is empty, which chooses nothing"},
-		{"--health-check-timeout", "0s", "health_checks.timeout = '0s'\n", "health_checks.timeout", "must be positive, got 0s"},
-		{"--plugin-timeout", "0s", "plugin_timeout = '0s'\n", "plugin_timeout", "must be positive, got 0s"},
-		{"--health-check-timeout", "-1m", "health_checks.timeout = '-1m'\n", "health_checks.timeout", "must be positive, got -1m0s"},
+		{"--health-check-timeout", "0s", "health_checks.timeout = '0s'\n", "health_checks.timeout", `must be positive, got "0s"`},
+		{"--plugin-timeout", "0s", "plugin_timeout = '0s'\n", "plugin_timeout", `must be positive, got "0s"`},
+		{"--health-check-timeout", "-1m", "health_checks.timeout = '-1m'\n", "health_checks.timeout", `must be positive, got "-1m"`},
 	} {
 		cases = append(cases,
 			hostileCase{class: "rules/two-doors", name: fmt.Sprintf("%s %q", z.flag, z.value),

@@ -778,7 +778,7 @@ func unclearCases() []hostileCase {
 
 func allHostileCases() []hostileCase {
 	var all []hostileCase
-	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases, registryHostileCases, structureCases, documentCases, linkCases, roughEdgeCases, trustCases, referenceCases, round3RoughEdgeCases, installerHostileCases, chartCases, hardeningHostileCases, round4AirgapCases, round4FetchCases, round4RulesCases, round4OperatorCases} {
+	for _, f := range []func() []hostileCase{userFileCases, catalogGateCases, yamlCases, textCases, pluginCases, outputCases, releaseCases, acceptedCases, unclearCases, registryHostileCases, structureCases, documentCases, linkCases, roughEdgeCases, trustCases, referenceCases, round3RoughEdgeCases, installerHostileCases, chartCases, hardeningHostileCases, round4AirgapCases, round4FetchCases, round4RulesCases, round4OperatorCases, round4WordsCases} {
 		all = append(all, f()...)
 	}
 	return all

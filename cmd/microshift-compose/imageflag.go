@@ -22,7 +22,7 @@ func checkImageFlag(flag, ref string) error {
 	if err := imageref.Check(ref); err != nil {
 		return usageError{fmt.Errorf("%s: %q: %v", flag, ref, err)}
 	}
-	if _, err := name.ParseReference(ref, name.StrictValidation); err != nil {
+	if _, err := imageref.ParseReference(ref, name.StrictValidation); err != nil {
 		return usageError{fmt.Errorf("%s: %q is not an image reference: %v", flag, ref, err)}
 	}
 	return nil

@@ -201,10 +201,12 @@ func (o *selectionOptions) classChoices() ([]lvmdconfig.ClassChoice, error) {
 type renderOptions struct {
 	PluginTimeout time.Duration
 	HealthCheck   compose.HealthCheckOptions
+	// The duration flags as given, for messages.
+	pluginTimeout, healthCheckTimeout *durationValue
 }
 
 func (o *renderOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().DurationVar(&o.PluginTimeout, "plugin-timeout", plugin.DefaultTimeout, "how long each component plugin invocation may run before it is killed")
+	o.pluginTimeout = durationVar(cmd.Flags(), &o.PluginTimeout, "plugin-timeout", plugin.DefaultTimeout, "how long each component plugin invocation may run before it is killed")
 }
 
 // addHealthFlags binds the greenboot check flags, for the commands that
@@ -212,18 +214,18 @@ func (o *renderOptions) addFlags(cmd *cobra.Command) {
 func (o *renderOptions) addHealthFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&o.HealthCheck.Disabled, "no-health-checks", false, "do not write the greenboot check "+healthcheck.Path+" that waits for the workloads of the rendered manifests")
-	f.DurationVar(&o.HealthCheck.Timeout, "health-check-timeout", 0, "how long the greenboot check waits for the workloads, in whole seconds up to 9999s (default: greenboot's MICROSHIFT_WAIT_TIMEOUT_SEC, 600s, times the boot attempt)")
+	o.healthCheckTimeout = durationVar(f, &o.HealthCheck.Timeout, "health-check-timeout", 0, "how long the greenboot check waits for the workloads, in whole seconds up to 9999s (default: greenboot's MICROSHIFT_WAIT_TIMEOUT_SEC, 600s, times the boot attempt)")
 }
 
 func (o *renderOptions) Validate() error {
 	if o.PluginTimeout <= 0 {
-		return usageError{fmt.Errorf("--plugin-timeout must be positive, got %s", o.PluginTimeout)}
+		return usageError{fmt.Errorf("--plugin-timeout must be positive, got %s", spelled(o.pluginTimeout, o.PluginTimeout))}
 	}
 	if o.HealthCheck.Disabled && o.HealthCheck.Timeout != 0 {
 		return usageError{errors.New("--health-check-timeout sets the wait of the greenboot check that --no-health-checks leaves out: give one of them")}
 	}
-	if err := o.HealthCheck.Validate(); err != nil {
-		return usageError{err}
+	if err := compose.CheckHealthCheckTimeout(o.HealthCheck.Timeout); err != nil {
+		return usageError{fmt.Errorf("--health-check-timeout %s: %w", spelled(o.healthCheckTimeout, o.HealthCheck.Timeout), err)}
 	}
 	return nil
 }

@@ -42,20 +42,28 @@ Every image of a kept lock must be in the layout, named as the lock writes
 it: a lock the layout was not mirrored from would keep nothing there, and
 is refused before anything is removed. The layout is locked as mirror
 locks it: one that a mirror (or another prune) is writing is refused.
-A differential bundle and a dir: layout are not pruned (mirror writes them
-anew). Only blobs under blobs/sha256 are removed, and files there that a
-killed mirror left half written; other files are left alone.
+A differential bundle is not pruned (prune the layout it was applied to),
+nor an archive (mirror writes it anew), nor a dir: layout: it holds the
+images of one build's bootc Containerfile, each also as a directory of hard
+links listed in image-list.txt, which prune would leave behind; mirror the
+lock of the build you keep into a new dir: instead. Only blobs under
+blobs/sha256 are removed, and files there that a killed mirror left half
+written; other files are left alone.
 
 docker://REGISTRY/PREFIX (where mirror pushed) is reported on, never
 pruned: prune checks that the registry serves every kept image whole,
 lists the repositories under PREFIX (the registry's catalog API) and their
 tags no kept image has (its cosign and referrers tags, attached to it,
 stay), and the bytes only those tags reach. Deleting is the registry's:
-'skopeo delete docker://REPO:TAG', then its garbage collection. mirror pushes pinned images by digest only, untagged, so a
-collection that deletes untagged manifests ('registry garbage-collect
---delete-untagged') would remove kept images too; and such manifests of
-images no longer kept are not listed by the API, so the bytes reported are
-a lower bound. A kept image the registry lacks makes the report exit 1.`,
+'skopeo delete docker://REPO:TAG', then its garbage collection. mirror
+pushes pinned images by digest only, untagged, so a collection that
+deletes untagged manifests ('registry garbage-collect --delete-untagged')
+would remove kept images too. The distribution API lists tags, not
+manifests: images no longer kept that were pushed by digest are not
+listed, and the report says so, with the repositories scanned where they
+may remain (a repository with no tags at all, which holds nothing else, is
+listed as such); the bytes reported are a lower bound. A kept image the
+registry lacks makes the report exit 1.`,
 		Example: `  # What would go once the site runs only the new release:
   microshift-compose prune --keep day2/compose.lock.json oci:/srv/site
   # Keep two releases and the OS image, and remove the rest:
@@ -68,12 +76,14 @@ a lower bound. A kept image the registry lacks makes the report exit 1.`,
 			if err := format.Validate(); err != nil {
 				return err
 			}
-			if len(keep) == 0 && len(images) == 0 {
-				return usageError{fmt.Errorf("prune: %w: give --keep compose.lock.json (repeatable) for every composition the site still runs; prune removes everything else", airgap.ErrNothingKept)}
-			}
+			// What prune acts on first: a target it does not take is
+			// said as such, whatever else is missing.
 			target, err := parsePruneTarget(args[0])
 			if err != nil {
 				return err
+			}
+			if len(keep) == 0 && len(images) == 0 {
+				return usageError{fmt.Errorf("prune: %w: give --keep compose.lock.json (repeatable) for every composition the site still runs; prune removes everything else", airgap.ErrNothingKept)}
 			}
 			if err := reg.Validate(); err != nil {
 				return err
@@ -149,7 +159,7 @@ func parsePruneTarget(s string) (airgap.Target, error) {
 		case strings.HasPrefix(s, airgap.TransportArchive+":"):
 			why = " (an archive is written anew by mirror, not pruned)"
 		case strings.HasPrefix(s, airgap.TransportDir+":"):
-			why = " (a dir: layout is written anew by mirror for each build, not pruned)"
+			why = ": " + airgap.DirNotPruned
 		}
 		return airgap.Target{}, usageError{fmt.Errorf("prune takes oci:DIR, an OCI image layout to prune, or docker://REGISTRY/PREFIX, a registry to report on; %q is neither%s", clipArg(s), why)}
 	}
@@ -183,17 +193,37 @@ func printRegistryReport(w io.Writer, r *airgap.RegistryReport) {
 	for _, m := range r.Missing {
 		fmt.Fprintf(w, "missing kept image %s: %s\n", m.Ref, m.Reason)
 	}
+	untaggedOnly := 0
 	for _, repo := range r.Repositories {
 		what := "no kept image lives in it"
 		if repo.Kept {
 			what = "kept images live in it"
 		}
-		fmt.Fprintf(w, "%s (%s): %d tags no kept image has", repo.Name, what, len(repo.Tags))
+		if repo.UntaggedOnly {
+			untaggedOnly++
+			fmt.Fprintf(w, "%s (%s): no tags: it holds images pushed by digest only, untagged, which the registry API cannot list\n", repo.Name, what)
+			continue
+		}
+		fmt.Fprintf(w, "%s (%s): %d %s no kept image has", repo.Name, what, len(repo.Tags), text.Plural(len(repo.Tags), "tag", "tags"))
 		if len(repo.Tags) > 0 {
 			fmt.Fprintf(w, ": %s", strings.Join(repo.Tags, ", "))
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "%s: %d kept images, %d missing; %d repositories hold what no kept image is; %s only their tags reach (a lower bound: manifests pushed by digest are not listed); nothing was removed\n",
-		r.Registry, r.KeptImages, len(r.Missing), len(r.Repositories), humanBytes(r.Reclaimable))
+	fmt.Fprintf(w, "%s: %d kept images, %d missing; %d repositories hold what no kept image is; %s only their tags reach; %s; nothing was removed\n",
+		r.Registry, r.KeptImages, len(r.Missing), len(r.Repositories), humanBytes(r.Reclaimable), untaggedNote(r.Scanned, untaggedOnly))
+}
+
+// untaggedNote says what a registry report cannot see: images pushed by
+// digest (untagged, as mirror pushes) that no kept lock names, in any of
+// the scanned repositories, untaggedOnly of which hold nothing else.
+func untaggedNote(scanned, untaggedOnly int) string {
+	if scanned == 0 {
+		return "the prefix holds no repository"
+	}
+	note := fmt.Sprintf("untagged manifests are not listed by the registry API, so images no kept lock names that were pushed by digest (as mirror pushes) may remain in the %d %s scanned, uncounted", scanned, text.Plural(scanned, "repository", "repositories"))
+	if untaggedOnly > 0 {
+		note += fmt.Sprintf(" (they do in the %d listed with no tags)", untaggedOnly)
+	}
+	return note
 }

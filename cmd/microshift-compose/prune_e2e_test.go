@@ -154,7 +154,9 @@ func TestPruneCommand(t *testing.T) {
 	siteReg := testutil.StartRegistry(t)
 	must("mirror", "--from", "oci:site", "--quiet", "--to", "docker://"+siteReg.Host+"/site")
 	out = must(append(keep, "docker://"+siteReg.Host+"/site")...)
-	if !strings.HasPrefix(out, "docker://"+siteReg.Host+"/site: 4 kept images, 0 missing; 0 repositories hold what no kept image is; 0 B only their tags reach") {
+	// What it cannot see is said: untagged manifests are not listed.
+	if !strings.HasPrefix(out, "docker://"+siteReg.Host+"/site: 4 kept images, 0 missing; 0 repositories hold what no kept image is; 0 B only their tags reach; untagged manifests are not listed by the registry API, so images no kept lock names that were pushed by digest (as mirror pushes) may remain in the ") ||
+		!strings.HasSuffix(out, " repositories scanned, uncounted; nothing was removed\n") {
 		t.Errorf("registry report printed %q", out)
 	}
 	if r := run(append(keep, "--apply", "docker://"+siteReg.Host+"/site")...); r.code != 2 || !strings.Contains(r.stderr, "prune reports on a registry and removes nothing from it") {

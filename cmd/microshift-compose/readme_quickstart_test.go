@@ -711,6 +711,7 @@ func TestREADMEHostileCounts(t *testing.T) {
 		fmt.Sprintf("Round four's fetching part (issue 34) adds %d (`fetch/credentials`, `bounds/decompression`, `sizes/overflow`, `messages/round4`)", fetching),
 		fmt.Sprintf("Round four's rules part (issue 34) adds %d", len(round4RulesCases())),
 		fmt.Sprintf("Round four's operators part (issue 35) adds %d", len(round4OperatorCases())),
+		fmt.Sprintf("Round four's words part (issue 37) adds %d", len(round4WordsCases())),
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README does not say %q", want)

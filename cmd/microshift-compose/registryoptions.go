@@ -19,6 +19,8 @@ type registryOptions struct {
 	Retries  int
 	// Timeout bounds each wait on a registry before the request is retried.
 	Timeout time.Duration
+	// timeout is --timeout as given, for messages.
+	timeout *durationValue
 	// AuthFile is --authfile; $REGISTRY_AUTH_FILE when unset.
 	AuthFile string
 	// RegistriesConf replaces the system registries.conf.
@@ -37,7 +39,7 @@ func (o *registryOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.TLSVerify, "tls-verify", true, "verify registries' TLS certificates; --tls-verify=false also allows plain HTTP")
 	f.StringSliceVar(&o.Insecure, "insecure-registry", nil, "registry (host[:port]) to reach without TLS verification or over plain HTTP; TLS is verified for all others")
 	f.IntVar(&o.Retries, "retries", registryclient.DefaultRetries, "attempts per request on timeouts, dropped connections, 408, 429 and 5xx, with backoff")
-	f.DurationVar(&o.Timeout, "timeout", registryclient.DefaultTimeout, "bound on each registry request, headers and whole body (blob downloads: at least 16 KiB/s over each --timeout of reading; uploads: each write); --retries x --timeout is a request's budget, and a Retry-After beyond it fails the image at once")
+	o.timeout = durationVar(f, &o.Timeout, "timeout", registryclient.DefaultTimeout, "bound on each registry request, headers and whole body (blob downloads: at least 16 KiB/s over each --timeout of reading; uploads: each write); --retries x --timeout is a request's budget, and a Retry-After beyond it fails the image at once")
 	markPaths(cmd, "authfile", "registries-conf", "cert-dir")
 }
 
@@ -64,7 +66,7 @@ func (o *registryOptions) Validate() error {
 		return usageError{fmt.Errorf("--retries must be at least 1, got %d", o.Retries)}
 	}
 	if o.Timeout <= 0 {
-		return usageError{fmt.Errorf("--timeout must be positive, got %s", o.Timeout)}
+		return usageError{fmt.Errorf("--timeout must be positive, got %s", spelled(o.timeout, o.Timeout))}
 	}
 	for _, h := range o.Insecure {
 		if err := registryclient.CheckHost(h); err != nil {

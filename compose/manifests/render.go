@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/k8sname"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
@@ -705,7 +706,7 @@ func looksLikeImage(s string) bool {
 	if !strings.Contains(s, "/") || strings.Contains(s, "://") {
 		return false // a URL's scheme parses as a registry host
 	}
-	_, err := name.ParseReference(s, name.StrictValidation)
+	_, err := imageref.ParseReference(s, name.StrictValidation)
 	return err == nil
 }
 

@@ -46,6 +46,11 @@ const (
 	MaxTotal = 1024
 )
 
+// Pattern is what Safe takes, as a regular expression (for the composition
+// file's schema, which adds MaxArg): a key of keyChar's characters not
+// starting with '-' or '.', and a value of valueChar's after '='.
+const Pattern = `^[A-Za-z0-9_][A-Za-z0-9_.-]*(=[A-Za-z0-9_.,:/=+@%~^\[\]-]*)?$`
+
 // Arg is one kernel argument: a key, and a value after '=' when it has one.
 type Arg struct {
 	Key      string

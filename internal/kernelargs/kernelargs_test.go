@@ -2,6 +2,7 @@ package kernelargs_test
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode"
@@ -309,4 +310,19 @@ func spellings(key string) []string {
 		out = append(out, "rd."+key)
 	}
 	return out
+}
+
+// FuzzPattern: Pattern (with MaxArg) takes exactly what Safe takes, the
+// characters Parse takes, so that the composition file's schema refuses
+// what --karg refuses for its characters and nothing else.
+func FuzzPattern(f *testing.F) {
+	for _, s := range []string{"quiet", "console=ttyS0,115200n8", "ip=[::1]", "a=b=c", "_x", "-x", ".x", "--", "", "a b", "a=\"b\"", "x=$(id)", "a\nb", "é=1", "rd.lvm.lv=rhel/root", "k=%~^@+", "=v", strings.Repeat("a", kernelargs.MaxArg+1)} {
+		f.Add(s)
+	}
+	pattern := regexp.MustCompile(kernelargs.Pattern)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := pattern.MatchString(s) && len(s) <= kernelargs.MaxArg, kernelargs.Safe(s); got != want {
+			t.Fatalf("Pattern matches %q: %v; Safe: %v", s, got, want)
+		}
+	})
 }

@@ -124,7 +124,7 @@ func (o Options) RoundTripper() http.RoundTripper {
 // ParseReference parses a fully qualified image reference, marking its
 // registry insecure when it is.
 func (o Options) ParseReference(s string) (name.Reference, error) {
-	ref, err := name.ParseReference(s, name.StrictValidation)
+	ref, err := imageref.ParseReference(s, name.StrictValidation)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (o Options) ParseReference(s string) (name.Reference, error) {
 		return nil, fmt.Errorf("%q: %w", s, err)
 	}
 	if o.insecureHost(ref.Context().RegistryStr()) {
-		return name.ParseReference(s, name.StrictValidation, name.Insecure)
+		return imageref.ParseReference(s, name.StrictValidation, name.Insecure)
 	}
 	return ref, nil
 }
@@ -141,7 +141,7 @@ func (o Options) ParseReference(s string) (name.Reference, error) {
 // ParseRepository parses a repository ("registry/path"), marking its
 // registry insecure when it is.
 func (o Options) ParseRepository(s string) (name.Repository, error) {
-	repo, err := name.NewRepository(s, name.StrictValidation)
+	repo, err := imageref.NewRepository(s, name.StrictValidation)
 	if err != nil {
 		return name.Repository{}, err
 	}
@@ -149,7 +149,7 @@ func (o Options) ParseRepository(s string) (name.Repository, error) {
 		return name.Repository{}, fmt.Errorf("%q: %w", s, err)
 	}
 	if o.insecureHost(repo.RegistryStr()) {
-		return name.NewRepository(s, name.StrictValidation, name.Insecure)
+		return imageref.NewRepository(s, name.StrictValidation, name.Insecure)
 	}
 	return repo, nil
 }
@@ -343,9 +343,9 @@ func Describe(ref string, err error) error {
 		return nil
 	}
 	registry := ref
-	if r, perr := name.ParseReference(ref); perr == nil {
+	if r, perr := imageref.ParseReference(ref); perr == nil {
 		registry = r.Context().RegistryStr()
-	} else if r, perr := name.NewRepository(ref); perr == nil {
+	} else if r, perr := imageref.NewRepository(ref); perr == nil {
 		registry = r.RegistryStr()
 	}
 	var terr *transport.Error

@@ -17,6 +17,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 )
 
 // Synthetic images are built from pseudo-random layers: real tar streams in
@@ -164,9 +166,9 @@ func (p *Pusher) opts() []remote.Option {
 
 func (p *Pusher) repo(path string) (name.Repository, error) {
 	if p.Secure {
-		return name.NewRepository(p.Host + "/" + path)
+		return imageref.NewRepository(p.Host + "/" + path)
 	}
-	return name.NewRepository(p.Host+"/"+path, name.Insecure)
+	return imageref.NewRepository(p.Host+"/"+path, name.Insecure)
 }
 
 // Blob uploads data once per repository.

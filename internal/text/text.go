@@ -33,6 +33,18 @@ func Plural(n int, one, many string) string {
 	return many
 }
 
+// And joins items as a sentence lists them: "a", "a and b", "a, b and
+// c".
+func And(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
 // Escape makes text safe to print on a terminal or to write into one line
 // of a generated file: control characters (C0, DEL, C1), invalid UTF-8,
 // line and paragraph separators, and format characters that reorder or

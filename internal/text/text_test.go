@@ -24,6 +24,22 @@ func TestPosition(t *testing.T) {
 	}
 }
 
+func TestAnd(t *testing.T) {
+	for _, tc := range []struct {
+		items []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"profiles"}, "profiles"},
+		{[]string{"profiles", "arches"}, "profiles and arches"},
+		{[]string{"profiles", "arches", "release_dirs"}, "profiles, arches and release_dirs"},
+	} {
+		if got := And(tc.items); got != tc.want {
+			t.Errorf("And(%q) = %q, want %q", tc.items, got, tc.want)
+		}
+	}
+}
+
 func TestPlural(t *testing.T) {
 	if Plural(1, "image", "images") != "image" || Plural(0, "image", "images") != "images" || Plural(2, "image", "images") != "images" {
 		t.Error("Plural chose the wrong form")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -188,10 +189,12 @@ func (r *Request) checkLists(written map[string]bool) error {
 }
 
 // Single is the request of one composition (build, resolve, images,
-// mirror): a list of one value is taken as its single key; a longer list
-// is refused, naming the key and where the lists go, unless given(flag)
-// says the command line chooses the value (the list is then dropped).
+// mirror): a list of one value is taken as its single key; longer lists
+// are refused, every one of them named in one message with the flags that
+// choose one value, unless given(flag) says the command line chooses the
+// value (the list is then dropped).
 func (r Request) Single(given func(flag string) bool) (Request, error) {
+	var lists, counts, flags []string
 	for _, p := range r.listPairs() {
 		if given != nil && given(p.flag) {
 			p.list.Set(reflect.Zero(p.list.Type()))
@@ -202,10 +205,22 @@ func (r Request) Single(given func(flag string) bool) (Request, error) {
 			p.single.Set(p.list.Index(0).Convert(p.single.Type()))
 			p.list.Set(reflect.Zero(p.list.Type()))
 		case n > 1:
-			return r, fmt.Errorf("%s lists %d values, which is a matrix: run 'microshift-compose matrix' with it, or choose one with the flag", p.listKey, n)
+			lists = append(lists, p.listKey)
+			counts = append(counts, strconv.Itoa(n))
+			flags = append(flags, "--"+p.flag)
 		}
 	}
-	return r, nil
+	switch len(lists) {
+	case 0:
+		return r, nil
+	case 1:
+		return r, fmt.Errorf("%s lists %s values, which is a matrix: run 'microshift-compose matrix' with it, or choose one with %s", lists[0], counts[0], flags[0])
+	}
+	said := make([]string, len(lists))
+	for i := range lists {
+		said[i] = fmt.Sprintf("%s (%s values)", lists[i], counts[i])
+	}
+	return r, fmt.Errorf("%s each list several values, which is a matrix: run 'microshift-compose matrix' with it, or choose one of each with %s", text.And(said), text.And(flags))
 }
 
 // Lists is the request of a matrix: each single key given is taken as a

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 )
 
 // fixture is a directory holding a composition file's neighbours:
@@ -65,12 +64,12 @@ dir = "out/{id}"
 	files := filepath.Join(dir, "files")
 	want := Request{
 		Profile: "full", With: []string{"multus"}, ReleaseDir: DirPath(filepath.Join(files, "release")),
-		PluginTimeout: Duration(90 * time.Second), UpgradeFrom: "4.19",
+		PluginTimeout: "90s", UpgradeFrom: "4.19",
 		Registry:     DeviceRegistry{PullSecret: FilePath(filepath.Join(files, "ps.json")), Mirror: "mirror.example.com/ms", MirrorCA: FilePath(filepath.Join(files, "ca.crt"))},
 		Trust:        Trust{Keys: []FilePath{FilePath(filepath.Join(dir, "shared", "key.pub"))}},
 		MicroShift:   MicroShift{StorageClasses: StorageClasses{{DeviceClass: "thin", FSType: "ext4"}}},
 		Installer:    Installer{Filesystems: Filesystems{{Mountpoint: "/", MinSize: "20GiB"}}},
-		HealthChecks: HealthChecks{Timeout: Duration(15 * time.Minute)},
+		HealthChecks: HealthChecks{Timeout: "15m"},
 		Output:       Output{Dir: OutputPath(filepath.Join(files, "out", "{id}"))},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -200,7 +199,8 @@ func TestSourceWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(normal(r), normal(Request{Profiles: []string{"full"}})) {
+	// The zero duration is kept as written, for its flag to refuse.
+	if !reflect.DeepEqual(normal(r), normal(Request{Profiles: []string{"full"}, HealthChecks: HealthChecks{Timeout: "0s"}})) {
 		t.Fatalf("Load = %+v", r)
 	}
 	for key, want := range map[string]bool{
@@ -241,8 +241,26 @@ func TestLoad(t *testing.T) {
 
 func TestSingleAndLists(t *testing.T) {
 	r := Request{Profiles: []string{"full"}, Arches: []string{"x86_64", "aarch64"}, ReleaseDirs: []DirPath{"rel"}}
-	if _, err := r.Single(nil); err == nil || err.Error() != "arches lists 2 values, which is a matrix: run 'microshift-compose matrix' with it, or choose one with the flag" {
-		t.Fatalf("Single = %v", err)
+	// Every list of more than one value is named at once, with the flags
+	// that choose one; a flag given drops its list.
+	for _, tc := range []struct {
+		name  string
+		r     Request
+		given string
+		want  string
+	}{
+		{"one list", r, "", "arches lists 2 values, which is a matrix: run 'microshift-compose matrix' with it, or choose one with --arch"},
+		{"two lists", Request{Profiles: []string{"minimal", "full"}, Arches: []string{"x86_64", "aarch64"}}, "",
+			"profiles (2 values) and arches (2 values) each list several values, which is a matrix: run 'microshift-compose matrix' with it, or choose one of each with --profile and --arch"},
+		{"every list", Request{Profiles: []string{"a", "b"}, Arches: []string{"x86_64", "aarch64"}, Releases: []string{"4.18", "4.19", "5.0"}, ReleaseDirs: []DirPath{"a", "b"}}, "",
+			"profiles (2 values), arches (2 values), releases (3 values) and release_dirs (2 values) each list several values, which is a matrix: run 'microshift-compose matrix' with it, or choose one of each with --profile, --arch, --release and --release-dir"},
+		{"a flag drops its list", Request{Profiles: []string{"minimal", "full"}, Arches: []string{"x86_64", "aarch64"}, Releases: []string{"4.18", "4.19"}}, "arch",
+			"profiles (2 values) and releases (2 values) each list several values, which is a matrix: run 'microshift-compose matrix' with it, or choose one of each with --profile and --release"},
+	} {
+		_, err := tc.r.Single(func(flag string) bool { return flag == tc.given })
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: Single = %v, want %q", tc.name, err, tc.want)
+		}
 	}
 	s, err := r.Single(func(flag string) bool { return flag == "arch" })
 	if err != nil {

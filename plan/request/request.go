@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/microshift-compose/microshift-compose/internal/text"
 )
 
 // Request is one composition as the user asks for it: everything the
@@ -131,11 +133,11 @@ type Output struct {
 }
 
 // StorageClass is one --storage-class: the StorageClass of an lvmd device
-// class.
+// class. The jsonschema tags say checkTables' rule for the schema.
 type StorageClass struct {
-	DeviceClass string `toml:"device_class" jsonschema:"required" doc:"The lvmd.yaml device class (CLASS of --storage-class)."`
-	Name        string `toml:"name,omitempty" doc:"The StorageClass's name (default topolvm-provisioner-<class>)."`
-	FSType      string `toml:"fstype,omitempty" doc:"The filesystem: xfs (default) or ext4."`
+	DeviceClass string `toml:"device_class" jsonschema:"required,minLength=1,pattern=^[^\\,=]*$" doc:"The lvmd.yaml device class (CLASS of --storage-class)."`
+	Name        string `toml:"name,omitempty" jsonschema:"pattern=^[^\\,=]*$" doc:"The StorageClass's name (default topolvm-provisioner-<class>)."`
+	FSType      string `toml:"fstype,omitempty" jsonschema:"pattern=^[^\\,=]*$" doc:"The filesystem: xfs (default) or ext4."`
 }
 
 // StorageClasses are --storage-class values as tables.
@@ -180,10 +182,11 @@ func (s *StorageClasses) SetFlagValues(values []string) error {
 }
 
 // Filesystem is one --filesystem: the minimum size of a mount point, as
-// bootc-image-builder's config.toml names them.
+// bootc-image-builder's config.toml names them. The jsonschema tags say
+// checkTables' rule for the schema.
 type Filesystem struct {
-	Mountpoint string `toml:"mountpoint" jsonschema:"required" doc:"The mount point: / (the root logical volume), /boot, or another."`
-	MinSize    string `toml:"minsize" jsonschema:"required" doc:"Its minimum size, as osbuild reads sizes: 20GiB, 512 MiB, 10GB."`
+	Mountpoint string `toml:"mountpoint" jsonschema:"required,minLength=1,pattern=^[^=]*$" doc:"The mount point: / (the root logical volume), /boot, or another."`
+	MinSize    string `toml:"minsize" jsonschema:"required,minLength=1" doc:"Its minimum size, as osbuild reads sizes: 20GiB, 512 MiB, 10GB."`
 }
 
 // Filesystems are --filesystem values as tables.
@@ -212,25 +215,34 @@ func (s *Filesystems) SetFlagValues(values []string) error {
 	return nil
 }
 
-// Duration is a duration written as Go and the flags write it: "90s",
-// "10m", "1h30m".
-type Duration time.Duration
+// Duration is a duration as the file writes it and Go and the flags read
+// it ("90s", "10m", "1h30m"), kept as written: a message about it, and the
+// file build --print-file writes, say it as the user did. Its flag checks
+// its value (positive, and its own bounds).
+type Duration string
 
-// UnmarshalText parses a duration.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+// ParseDuration reads a duration as a composition file's key and its flag
+// take it, the one rule of both: time.ParseDuration's, with a message that
+// quotes the value as written.
+func ParseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a duration (e.g. 90s, 10m, 1h30m)", b)
+		return 0, fmt.Errorf("%s is not a duration (e.g. 90s, 10m, 1h30m)", text.QuoteExcerpt(s))
 	}
-	*d = Duration(v)
+	return d, nil
+}
+
+// UnmarshalText checks a duration and keeps it as written.
+func (d *Duration) UnmarshalText(b []byte) error {
+	if _, err := ParseDuration(string(b)); err != nil {
+		return err
+	}
+	*d = Duration(b)
 	return nil
 }
 
-// MarshalText writes the duration as time.Duration prints it.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
-
-// String is the duration as its flag prints it.
-func (d Duration) String() string { return time.Duration(d).String() }
+// MarshalText writes the duration as it was written.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d), nil }
 
 // Operator is one --operator: a package of the operator catalog.
 type Operator struct {

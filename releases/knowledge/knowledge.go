@@ -25,6 +25,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/stricttoml"
 )
 
@@ -471,7 +472,7 @@ func parse(releasesName string, releasesData []byte, configName string, configDa
 			return nil, fmt.Errorf("%s: distro[%d]: name is required", releasesName, i)
 		}
 		if d.BootcBase != "" {
-			if _, err := name.ParseReference(d.BootcBase, name.StrictValidation); err != nil {
+			if _, err := imageref.ParseReference(d.BootcBase, name.StrictValidation); err != nil {
 				return nil, fmt.Errorf("%s: distro[%d]: bootc_base %q is not an image reference: %v", releasesName, i, d.BootcBase, err)
 			}
 		}

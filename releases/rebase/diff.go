@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/internal/transfer"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -263,8 +264,8 @@ func diffFile(of, nf *releases.File) (FileDiff, bool) {
 }
 
 func changeKind(old, new string) string {
-	or, err1 := name.ParseReference(old)
-	nr, err2 := name.ParseReference(new)
+	or, err1 := imageref.ParseReference(old)
+	nr, err2 := imageref.ParseReference(new)
 	if err1 != nil || err2 != nil || or.Context().Name() != nr.Context().Name() {
 		return ChangeRepository
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/microshift-compose/microshift-compose/internal/atomicfile"
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/suggest"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -543,7 +544,7 @@ func resolveTags(ctx context.Context, o UpdateOptions, u *Update, selected []*re
 			if o.IndexDigest {
 				digest = in.Digest
 			}
-			ref, err := name.ParseReference(j.ref, name.StrictValidation)
+			ref, err := imageref.ParseReference(j.ref, name.StrictValidation)
 			if err != nil {
 				j.err = &ImageError{ReasonInvalid, err.Error()}
 				return nil

@@ -56,11 +56,16 @@ type Filesystem struct {
 // maxKeyFile bounds an authorized_keys file.
 const maxKeyFile = 1 << 20
 
-// userNamePattern is what useradd accepts without --badname (shadow-utils'
+// UserNamePattern is what useradd accepts without --badname (shadow-utils'
 // default rule), at most 32 characters.
-var userNamePattern = lazyregexp.New(`^[a-z_][a-z0-9_-]{0,30}[a-z0-9_$-]?$`)
+const UserNamePattern = `^[a-z_][a-z0-9_-]{0,30}[a-z0-9_$-]?$`
 
-// reservedUsers are accounts of the base system the device already has.
+var userNamePattern = lazyregexp.New(UserNamePattern)
+
+// ReservedUsers are accounts of the base system the device already has,
+// which --user refuses.
+func ReservedUsers() []string { return slices.Clone(reservedUsers) }
+
 var reservedUsers = []string{"root", "bin", "daemon", "adm", "lp", "sync", "shutdown", "halt", "mail", "operator", "games", "ftp", "nobody", "sshd", "dbus", "polkitd", "chrony", "systemd-network", "systemd-resolve", "tss", "rpc", "rpcuser", "openvswitch", "hugetlbfs", "redis"}
 
 // CheckUserName refuses a name useradd would refuse, and the system's own
@@ -196,6 +201,14 @@ func CheckFilesystems(fss []Filesystem) error {
 	return nil
 }
 
+// FirewallPortPattern is what ParseFirewallPort takes, as a regular
+// expression (for the composition file's schema), but for a range's order:
+// a port 1-65535 without leading zeros, or two joined by '-', then '/' or
+// ':' and tcp or udp.
+const FirewallPortPattern = `^` + portRE + `(-` + portRE + `)?[/:](tcp|udp)$`
+
+const portRE = `([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])`
+
 // ParseFirewallPort parses PORT/PROTO or FROM-TO/PROTO (PROTO tcp or udp)
 // into the plan's form, PORT:PROTO.
 func ParseFirewallPort(s string) (string, error) {
@@ -297,13 +310,15 @@ func CheckOSTreeURL(s string) error {
 	return nil
 }
 
-// devicePattern is a block device path as udev names them under /dev
+// DevicePattern is a block device path as udev names them under /dev
 // (/dev/vda, /dev/nvme0n1, /dev/disk/by-id/wwn-0x5000c500a1b2c3d4,
 // /dev/disk/by-path/pci-0000:00:1f.2-ata-1, /dev/mapper/mpatha): the
 // characters those names use and no other, so that the value stays one
 // word of the installer's kernel command line (coreos.inst.install_dev=)
 // and of anything else that reads it.
-var devicePattern = lazyregexp.New(`^/dev/[A-Za-z0-9][A-Za-z0-9._:+-]*(?:/[A-Za-z0-9][A-Za-z0-9._:+-]*)*$`)
+const DevicePattern = `^/dev/[A-Za-z0-9][A-Za-z0-9._:+-]*(?:/[A-Za-z0-9][A-Za-z0-9._:+-]*)*$`
+
+var devicePattern = lazyregexp.New(DevicePattern)
 
 // CheckInstallationDevice checks --installation-device: a device path,
 // nothing else.

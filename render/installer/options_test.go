@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,6 +79,38 @@ func TestParseFirewallPort(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzFirewallPortPattern: FirewallPortPattern takes what
+// ParseFirewallPort takes, and refuses nothing else but a range that ends
+// at or below where it starts (which the schema cannot say).
+func FuzzFirewallPortPattern(f *testing.F) {
+	for _, s := range []string{"8080/tcp", "5353/udp", "30000-32767/tcp", "8080:tcp", "0/tcp", "65535/udp", "65536/tcp", "80/sctp", "80", "http/tcp", "+80/tcp", "080/tcp", "90-80/tcp", "1-65535/udp", "80:tcp/udp", "9999/tcp", "10000/tcp", "59999/tcp", "64999/tcp", "65499/tcp", "65529/tcp"} {
+		f.Add(s)
+	}
+	pattern := regexp.MustCompile(installer.FirewallPortPattern)
+	f.Fuzz(func(t *testing.T, s string) {
+		_, err := installer.ParseFirewallPort(s)
+		match := pattern.MatchString(s)
+		if (err == nil) != match && !(match && strings.Contains(err.Error(), "ends at or below")) {
+			t.Fatalf("FirewallPortPattern matches %q: %v; ParseFirewallPort: %v", s, match, err)
+		}
+	})
+}
+
+// FuzzUserNamePattern: UserNamePattern without ReservedUsers is
+// CheckUserName's rule.
+func FuzzUserNamePattern(f *testing.F) {
+	for _, s := range []string{"admin", "_svc", "ops-1", "a", "root", "Admin", "1admin", "-x", "ad min", "", strings.Repeat("a", 33), "adm\nin", "a$", "a$b"} {
+		f.Add(s)
+	}
+	pattern := regexp.MustCompile(installer.UserNamePattern)
+	f.Fuzz(func(t *testing.T, s string) {
+		want := installer.CheckUserName(s) == nil
+		if got := pattern.MatchString(s) && !slices.Contains(installer.ReservedUsers(), s); got != want {
+			t.Fatalf("the pattern takes %q: %v; CheckUserName: %v", s, got, want)
+		}
+	})
 }
 
 func TestCheckUserName(t *testing.T) {

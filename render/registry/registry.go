@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/microshift-compose/microshift-compose/airgap"
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/safetext"
@@ -366,7 +367,7 @@ func checkMirrorConf(conf []byte, refs []string, mirror airgap.Target) error {
 		return err
 	}
 	for _, r := range refs {
-		src, err := name.ParseReference(r, name.StrictValidation)
+		src, err := imageref.ParseReference(r, name.StrictValidation)
 		if err != nil {
 			return err
 		}

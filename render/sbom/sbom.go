@@ -16,6 +16,7 @@ import (
 	"github.com/spdx/tools-golang/spdx"
 	"github.com/spdx/tools-golang/spdx/v2/common"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/lazyregexp"
 	"github.com/microshift-compose/microshift-compose/plan"
 )
@@ -421,7 +422,7 @@ type imageInfo struct {
 // (the purl type the purl specification and syft give OCI images), the
 // digest as version and checksum.
 func describeImage(im plan.Image) (imageInfo, error) {
-	ref, err := name.ParseReference(im.Ref, name.WeakValidation)
+	ref, err := imageref.ParseReference(im.Ref, name.WeakValidation)
 	if err != nil {
 		return imageInfo{}, fmt.Errorf("describing image %s: %w", im.Ref, err)
 	}

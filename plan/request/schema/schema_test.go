@@ -113,12 +113,12 @@ func TestSchemaRefuses(t *testing.T) {
 // TestGenerate checks that every key has a description, a flag's from its
 // help text naming the flag.
 func TestGenerate(t *testing.T) {
-	data, err := schema.Generate(func(flag string, list bool) string {
+	data, err := schema.Generate(schema.Options{Help: func(flag string, list bool) string {
 		if list {
 			return "lists of " + flag
 		}
 		return "help of " + flag
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +153,86 @@ func TestGenerate(t *testing.T) {
 	for _, want := range []string{`"Help of pull-secret (--pull-secret)."`, `"Lists of profile (matrix --profile). A list."`, `"$id": "` + schema.SchemaID + `"`} {
 		if !bytes.Contains(data, []byte(want)) {
 			t.Errorf("schema lacks %s", want)
+		}
+	}
+}
+
+// TestArraysDescribedAsArrays: a key holding a list is described as the
+// TOML array it is, not with its flag's command-line syntax (repeat the
+// flag, comma-separate its values), and says it is a list.
+func TestArraysDescribedAsArrays(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "docs", "composition.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	arrays := 0
+	var walk func(path string, s map[string]any)
+	walk = func(path string, s map[string]any) {
+		props, _ := s["properties"].(map[string]any)
+		for k, v := range props {
+			sub := v.(map[string]any)
+			if sub["type"] == "array" {
+				arrays++
+				d, _ := sub["description"].(string)
+				if strings.Contains(d, "comma-separate") || strings.Contains(d, "repeat") || !strings.HasSuffix(d, "A list.") {
+					t.Errorf("%s%s: %q describes the flag's syntax, not a list", path, k, d)
+				}
+			}
+			walk(path+k+".", sub)
+		}
+	}
+	walk("", doc)
+	if arrays < 10 {
+		t.Errorf("%d arrays in the schema", arrays)
+	}
+}
+
+// TestGenerateValues: a flag's Values become the rules of its key, or of
+// each element of its list.
+func TestGenerateValues(t *testing.T) {
+	data, err := schema.Generate(schema.Options{
+		Help: func(flag string, list bool) string { return "help of " + flag },
+		Values: func(flag string) schema.Values {
+			switch flag {
+			case "arch":
+				return schema.Values{Enum: []string{"x86_64", "aarch64"}}
+			case "karg":
+				return schema.Values{Pattern: "^[a-z]+$", MaxLength: 8, Unique: true, MinItems: 1}
+			case "user":
+				return schema.Values{Not: []string{"root"}, Examples: []string{"admin"}}
+			}
+			return schema.Values{}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Properties map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"arch":        `"enum":["x86_64","aarch64"],"minLength":1`,
+		"arches":      `"items":{"type":"string","enum":["x86_64","aarch64"],"minLength":1}`,
+		"kernel_args": `"items":{"type":"string","maxLength":8,"minLength":1,"pattern":"^[a-z]+$"},"type":"array","minItems":1,"uniqueItems":true`,
+	} {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, doc.Properties[key]); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(compact.String(), want) {
+			t.Errorf("%s = %s, want it to hold %s", key, compact.String(), want)
+		}
+	}
+	for _, want := range []string{`"not": {`, `"examples": [`, `"title": "profile or profiles, not both"`} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("the schema lacks %s", want)
 		}
 	}
 }
