@@ -145,6 +145,9 @@ func markPaths(cmd *cobra.Command, names ...string) {
 var pathTypes = []reflect.Type{
 	reflect.TypeFor[request.FilePath](), reflect.TypeFor[request.DirPath](),
 	reflect.TypeFor[request.OutputPath](), reflect.TypeFor[request.UpgradeFrom](),
+	// A layout's or archive's path, or a registry's reference: either
+	// way one value, which the path rule holds to.
+	reflect.TypeFor[request.ImageSource](),
 }
 
 // isPath reports whether field v of a request holds a path or paths.
