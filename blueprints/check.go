@@ -87,7 +87,7 @@ func CheckPlan(p *plan.Plan) error {
 		if _, err := imageref.ParseReference(im.Ref, name.StrictValidation); err != nil {
 			return fail("image %q is not an image reference: %v", im.Ref, err)
 		}
-		if _, err := name.NewTag(im.Tag, name.StrictValidation); im.Tag != "" && (err != nil || text.HasUnsafe(im.Tag)) {
+		if _, err := imageref.NewTag(im.Tag, name.StrictValidation); im.Tag != "" && (err != nil || text.HasUnsafe(im.Tag)) {
 			return fail("image %s: tag %q is not a tag reference", im.Ref, im.Tag)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/releases"
@@ -341,7 +342,7 @@ func layoutImage(s blobStore, r Ref, arch releases.Arch) (*CatalogImage, error) 
 		return nil, errors.New("the layout holds no image")
 	}
 	refName := found.Annotations[refNameAnnotation]
-	repo, err := name.ParseReference(refName, name.StrictValidation)
+	repo, err := imageref.ParseReference(refName, name.StrictValidation)
 	if err == nil {
 		err = releases.ValidateRef(refName)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/inputfile"
 	"github.com/microshift-compose/microshift-compose/internal/text"
 	"github.com/microshift-compose/microshift-compose/internal/usercache"
@@ -323,8 +324,8 @@ func checkResolved(where string, rel *Release, resolved map[string]string) error
 	}
 	for _, tag := range slices.Sorted(maps.Keys(resolved)) {
 		ref := resolved[tag]
-		t, err1 := name.NewTag(tag, name.StrictValidation)
-		d, err2 := name.NewDigest(ref, name.StrictValidation)
+		t, err1 := imageref.NewTag(tag, name.StrictValidation)
+		d, err2 := imageref.NewDigest(ref, name.StrictValidation)
 		if !tags[tag] || err1 != nil || err2 != nil || t.Context().Name() != d.Context().Name() || d.Name() != d.Context().Name()+"@"+d.DigestStr() {
 			return fmt.Errorf("%s: invalid resolved tag %q -> %q: want a tag reference of the release files and REPOSITORY@DIGEST of the same repository", where, text.Escape(tag), text.Escape(ref))
 		}

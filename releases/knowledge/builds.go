@@ -12,6 +12,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 )
 
 // Version forms a build's RPMs take (Build.VersionForm).
@@ -89,7 +90,7 @@ type BuildRepository struct {
 // OwnsImage reports whether ref names an image of one of the build's
 // registries.
 func (b *BuildFacts) OwnsImage(ref string) bool {
-	r, err := name.ParseReference(ref, name.StrictValidation)
+	r, err := imageref.ParseReference(ref, name.StrictValidation)
 	if err != nil {
 		return false
 	}
@@ -350,7 +351,7 @@ func (k *Knowledge) ParseBuilds(file string, data []byte) error {
 			if !strings.HasSuffix(reg, "/") || strings.Count(reg, "/") < 1 {
 				return fmt.Errorf("%s: %s: registries: %q: want a registry or repository prefix ending in /", file, where, reg)
 			}
-			if _, err := name.NewRepository(reg+"xx", name.StrictValidation); err != nil {
+			if _, err := imageref.NewRepository(reg+"xx", name.StrictValidation); err != nil {
 				return fmt.Errorf("%s: %s: registries: %q: %v", file, where, reg, err)
 			}
 			b.Registries = append(b.Registries, reg)
@@ -401,7 +402,7 @@ func (k *Knowledge) ParseBuilds(file string, data []byte) error {
 				return fmt.Errorf("%s: %s: name is required", file, w)
 			}
 			if dd.BootcBase != "" {
-				if _, err := name.ParseReference(dd.BootcBase, name.StrictValidation); err != nil {
+				if _, err := imageref.ParseReference(dd.BootcBase, name.StrictValidation); err != nil {
 					return fmt.Errorf("%s: %s: bootc_base %q is not an image reference: %v", file, w, dd.BootcBase, err)
 				}
 			}

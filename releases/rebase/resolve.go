@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/microshift-compose/microshift-compose/internal/imageref"
 	"github.com/microshift-compose/microshift-compose/internal/registryclient"
 	"github.com/microshift-compose/microshift-compose/releases"
 )
@@ -61,7 +62,7 @@ func ResolveTags(ctx context.Context, files []*releases.File, o registryclient.O
 				j.err = ierr
 				return nil
 			}
-			ref, err := name.ParseReference(j.ref, name.StrictValidation)
+			ref, err := imageref.ParseReference(j.ref, name.StrictValidation)
 			if err != nil {
 				j.err = &ImageError{ReasonInvalid, err.Error()}
 				return nil

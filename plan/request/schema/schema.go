@@ -249,6 +249,7 @@ var listSyntax = []struct{ phrase, array string }{
 	{" (repeat for more: one directory each, so that a path may hold a comma)", ""},
 	{" (repeat, in order)", ", in order"},
 	{"; repeat per class)", ")"},
+	{"; repeat)", ")"},
 	{", repeatable", ""},
 	{", comma-separated", ""},
 }
@@ -259,7 +260,7 @@ func asList(h string) string {
 	for _, s := range listSyntax {
 		h = strings.ReplaceAll(h, s.phrase, s.array)
 	}
-	return h
+	return strings.TrimSuffix(h, "; repeat")
 }
 
 const (
