@@ -18,7 +18,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/render/installer"
 )
 
-// Paths the bootc Containerfile uses; README.md documents them.
+// Paths the bootc Containerfile uses; docs/airgap.md ("bootc images") documents them.
 const (
 	// BootcSecretID is the build secret holding the pull secret: podman
 	// build --secret id=pullsecret,src=FILE (the id MicroShift's image-mode

@@ -21,7 +21,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/releases/knowledge"
 )
 
-// Limits on what a catalog directory may hold (README.md, "Limits").
+// Limits on what a catalog directory may hold (docs/reference.md, "Limits").
 const (
 	// MaxTOMLSize bounds catalog.toml and component.toml; real ones are a
 	// few hundred bytes.

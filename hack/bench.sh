@@ -59,7 +59,7 @@ bench_build() {
   stream=$("$BIN" release list --output json | jq -r '.[0].stream')
   jq '.files["release-x86_64.json"]' "releases/data/$stream.json" >"$out/release-x86_64.json"
   # The first build writes the reduced osbuild definitions to the cache
-  # (README "Cache"); the figures are for the builds after it.
+  # (docs/reference.md, "Cache"); the figures are for the builds after it.
   export MICROSHIFT_COMPOSE_CACHE="$out/cache"
   "$BIN" build --profile full --arch x86_64 --output "$out/o" >/dev/null
   # Shell completion of a flag (goal: under 50 ms) is timed beside
@@ -283,7 +283,7 @@ bench_matrix() {
   work=$(mktemp -d)
   export MICROSHIFT_COMPOSE_CACHE="$work/cache"
   local -a spec=(--profile minimal,networking-only,storage-only,full --arch x86_64,aarch64 --release all)
-  # The first run fills the osbuild definitions cache (README "Cache"), as
+  # The first run fills the osbuild definitions cache (docs/reference.md, "Cache"), as
   # for the build section.
   "$BIN" matrix "${spec[@]}" --output "$work/warm" >/dev/null 2>&1 || true
   for jobs in 1 2; do

@@ -125,8 +125,9 @@ func checkOutputDir(t *testing.T, dir, profile, arch, stream string) plan.Plan {
 	return p
 }
 
-// TestBinaryREADME builds the real binary and runs the commands of the
-// README as a user would, from a working directory of their own.
+// TestBinaryREADME builds the real binary and runs the commands of "What
+// it does" (the README's, in full in docs/composition.md) as a user would,
+// from a working directory of their own.
 func TestBinaryREADME(t *testing.T) {
 	bin := buildBinary(t)
 	work := t.TempDir()

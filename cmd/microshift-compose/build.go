@@ -150,7 +150,7 @@ Temporary directories (.<output>.tmp-*) of killed builds are removed by the
 next build, and a mirrored images/ layout in one is recovered.
 
 A composition file (-f FILE, TOML) holds what these flags hold, one key per
-flag (docs/composition.schema.json, README "A composition file"); its paths
+flag (docs/composition.schema.json, docs/composition.md); its paths
 are relative to the file. Precedence: a flag given on the command line, then
 the file's key, then the flag's default; a list flag (--with, --verify-key,
 --filesystem...) replaces the file's list. The same request has the same

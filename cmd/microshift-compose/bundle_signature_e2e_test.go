@@ -175,11 +175,11 @@ func TestSignedBundle(t *testing.T) {
 	}
 
 	// A split archive: its list is signed, which holds every part's
-	// sha256. README's commands, the images signed for its --verify-key.
+	// sha256. docs/day2.md's commands, the images signed for its --verify-key.
 	relPriv, relPub := s.keyPair(t, "release")
 	s.sign(t, relPriv, append(nonEmptyLines(string(mustReadFile(t, filepath.Join(out, "images.txt")))), osImage)...)
 	dst := testutil.StartRegistry(t)
-	blocks := readmeBlocks(t, "## Day 2 across the air gap: bundles, parts, the OS image, prune")
+	blocks := docBlocks(t, "docs/day2.md", "## Day 2 across the air gap: bundles, parts, the OS image, prune")
 	var block []string
 	for _, b := range blocks {
 		if strings.Contains(strings.Join(b, "\n"), "cosign verify-blob") {
@@ -190,9 +190,9 @@ func TestSignedBundle(t *testing.T) {
 		"release.pub", relPub, "4GiB", "1MiB", "bundle.key", priv, "bundle.pub", pub, "mirror.example.com:5000", dst.Host)
 	split := filepath.Join(work, "day2.tar")
 	list := split + ".parts.json"
-	r = e.exec(t, work, bin, append([]string{"mirror", "--quiet", "--lock"}, readmeCommand(t, block, "microshift-compose mirror --lock ", names)...)...)
+	r = e.exec(t, work, bin, append([]string{"mirror", "--quiet", "--lock"}, docCommand(t, block, "microshift-compose mirror --lock ", names)...)...)
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "mirrored 10 images and 10 signatures ") {
-		t.Fatalf("README's signed bundle: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		t.Fatalf("docs/day2.md's signed bundle: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	if _, err := os.Stat(split + ".002"); err != nil {
 		t.Errorf("the split archive has one part (%v): the test wants several", err)
@@ -200,18 +200,18 @@ func TestSignedBundle(t *testing.T) {
 	if _, err := os.Stat(split + ".sig"); !os.IsNotExist(err) {
 		t.Errorf("a split archive has a day2.tar.sig (%v): its list is what is signed", err)
 	}
-	cosignArgs := readmeCommand(t, block, "cosign ", names)
+	cosignArgs := docCommand(t, block, "cosign ", names)
 	s.env.set("SIGSTORE_REKOR_PUBLIC_KEY", pub)
 	r = s.env.exec(t, work, s.bin, cosignArgs...)
 	s.env.unset("SIGSTORE_REKOR_PUBLIC_KEY")
 	if r.code != 0 || !strings.Contains(r.stderr, "Verified OK") {
-		t.Fatalf("README's cosign verify-blob refuses day2.tar.parts.json.sig: exit %d\n%s", r.code, r.stderr)
+		t.Fatalf("docs/day2.md's cosign verify-blob refuses day2.tar.parts.json.sig: exit %d\n%s", r.code, r.stderr)
 	}
 	t.Logf("cosign verify-blob on day2.tar.parts.json: %s", lastLine(r.stderr))
-	farSide := readmeCommand(t, block, "microshift-compose mirror --from ", names)
+	farSide := docCommand(t, block, "microshift-compose mirror --from ", names)
 	r = e.exec(t, work, bin, append([]string{"mirror", "--from"}, farSide...)...)
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "mirrored 10 images and 10 signatures ") || !strings.HasPrefix(r.stderr, "verified oci-archive:day2.tar.001: day2.tar.parts.json is signed by "+pub+"\n") {
-		t.Errorf("README's far side: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		t.Errorf("docs/day2.md's far side: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("far side: %s", nonEmptyLines(r.stderr)[0])
 	for _, from := range []string{split, list} {

@@ -18,7 +18,7 @@ import (
 	"github.com/microshift-compose/microshift-compose/releases"
 )
 
-// Exit codes, documented in README.md.
+// Exit codes, documented in docs/reference.md ("Exit codes").
 const (
 	exitOK    = 0
 	exitError = 1 // bad input, resolution or validation failure

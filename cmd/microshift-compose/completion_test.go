@@ -106,7 +106,7 @@ func TestValueCompletion(t *testing.T) {
 // bash with the bash-completion package, as a TAB does: a comma list
 // completes its last item (cobra's own script, which bash 5.2's printf %q
 // breaks, does not), the values of the other flags complete, and without
-// bash-completion the script fails, as the README says.
+// bash-completion the script fails, as the README's Install says.
 func TestBashCompletion(t *testing.T) {
 	bashBin := testutil.NeedTool(t, "bash", "bash")
 	const bashCompletion = "/usr/share/bash-completion/bash_completion"

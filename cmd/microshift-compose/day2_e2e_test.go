@@ -49,15 +49,16 @@ func nextRelease(t *testing.T, p *testutil.Pusher, prev string) string {
 	return dir
 }
 
-// readmeBlocks returns the shell code blocks of README.md's section
-// heading (to the next "## "), each as its lines with backslash
-// continuations joined and indented blocks of a list included.
-func readmeBlocks(t *testing.T, heading string) [][]string {
+// docBlocks returns the shell code blocks of the section heading (to the
+// next "## ") of doc, a file named from the repository's root (README.md,
+// docs/day2.md), each as its lines with backslash continuations joined and
+// indented blocks of a list included.
+func docBlocks(t *testing.T, doc, heading string) [][]string {
 	t.Helper()
-	text := string(mustReadFile(t, filepath.Join("..", "..", "README.md")))
+	text := string(mustReadFile(t, filepath.Join("..", "..", filepath.FromSlash(doc))))
 	start := strings.Index(text, "\n"+heading+"\n")
 	if start < 0 {
-		t.Fatalf("README.md has no section %q", heading)
+		t.Fatalf("%s has no section %q", doc, heading)
 	}
 	text = text[start+len(heading)+2:]
 	if end := strings.Index(text, "\n## "); end >= 0 {
@@ -83,15 +84,16 @@ func readmeBlocks(t *testing.T, heading string) [][]string {
 	return blocks
 }
 
-// readmeCommand finds the one line of block that starts with prefix and
-// returns its words after the prefix, with replace applied to each.
-func readmeCommand(t *testing.T, block []string, prefix string, replace *strings.Replacer) []string {
+// docCommand finds the one line of block (of docBlocks) that starts with
+// prefix and returns its words after the prefix, with replace applied to
+// each.
+func docCommand(t *testing.T, block []string, prefix string, replace *strings.Replacer) []string {
 	t.Helper()
 	var found []string
 	for _, line := range block {
 		if rest, ok := strings.CutPrefix(line, prefix); ok {
 			if found != nil {
-				t.Fatalf("README.md has two lines starting with %q", prefix)
+				t.Fatalf("the documented block has two lines starting with %q", prefix)
 			}
 			found = []string{}
 			if before, _, ok := strings.Cut(rest, " #"); ok {
@@ -103,12 +105,12 @@ func readmeCommand(t *testing.T, block []string, prefix string, replace *strings
 		}
 	}
 	if found == nil {
-		t.Fatalf("README.md has no line starting with %q in %q", prefix, block)
+		t.Fatalf("the documented block has no line starting with %q in %q", prefix, block)
 	}
 	return found
 }
 
-// TestDay2AcrossTheAirGap runs README's "Day 2" commands with real parts:
+// TestDay2AcrossTheAirGap runs docs/day2.md's "Day 2" commands with real parts:
 // two releases of the plan's images and two builds of a bootc OS image,
 // all signed with cosign, in a source registry; day 1 carried whole into a
 // site registry; day 2 built, carried as a differential bundle in parts
@@ -182,11 +184,11 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 		t.Errorf("a refused bundle was written")
 	}
 
-	// The README's commands, with its names replaced by the test's; parts
+	// docs/day2.md's commands, with its names replaced by the test's; parts
 	// of 1 MiB, as the test's images are small.
-	blocks := readmeBlocks(t, "## Day 2 across the air gap: bundles, parts, the OS image, prune")
+	blocks := docBlocks(t, "docs/day2.md", "## Day 2 across the air gap: bundles, parts, the OS image, prune")
 	if len(blocks) < 3 {
-		t.Fatalf("README's day 2 section has %d code blocks, want the flow, a layout and rpm-ostree", len(blocks))
+		t.Fatalf("docs/day2.md's day 2 section has %d code blocks, want the flow, a layout and rpm-ostree", len(blocks))
 	}
 	names := strings.NewReplacer(
 		"registry.example.com/microshift-os@sha256:…day1", os1,
@@ -195,11 +197,11 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 		"mirror.example.com:5000/microshift", mirrorLoc,
 		"4GiB", "1MiB",
 		"/var/srv/site", filepath.Join(work, "site-layout"))
-	carry := readmeCommand(t, blocks[0], "microshift-compose mirror --lock ", names)
-	farSide := readmeCommand(t, blocks[0], "microshift-compose mirror --from ", names)
-	switchTo := readmeCommand(t, blocks[0], "sudo bootc switch ", names)
+	carry := docCommand(t, blocks[0], "microshift-compose mirror --lock ", names)
+	farSide := docCommand(t, blocks[0], "microshift-compose mirror --from ", names)
+	switchTo := docCommand(t, blocks[0], "sudo bootc switch ", names)
 	if len(switchTo) != 1 || switchTo[0] != os2 {
-		t.Fatalf("README's bootc switch names %q, want the OS image mirror --image carried", switchTo)
+		t.Fatalf("docs/day2.md's bootc switch names %q, want the OS image mirror --image carried", switchTo)
 	}
 
 	// Day 2: only what changed, the OS image included, in parts: exactly
@@ -241,7 +243,7 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 	}
 	refused(run("mirror", "--from", "oci-archive:lost/day2.tar.001", "--quiet", "--to", "docker://"+mirrorLoc), fmt.Sprintf("part 2 of %d (day2.tar.002) is missing", bundleSum.Parts))
 
-	// Far side: applied as README says, then applied again (nothing moves).
+	// Far side: applied as docs/day2.md says, then applied again (nothing moves).
 	out = must(append(append([]string{"mirror", "--from"}, farSide...), "--quiet")...)
 	if !strings.HasPrefix(out, "applied a differential bundle of 10 images and 10 signatures") {
 		t.Errorf("apply summary = %q", out)
@@ -251,17 +253,17 @@ func TestDay2AcrossTheAirGap(t *testing.T) {
 		t.Errorf("applying again moved something: %q", out)
 	}
 
-	// Without a registry: README's second block, day 1 and the bundle into
+	// Without a registry: docs/day2.md's second block, day 1 and the bundle into
 	// a layout, and the OS image read from it as bootc switch
 	// --transport oci names it.
 	for _, line := range blocks[1] {
 		if rest, ok := strings.CutPrefix(line, "microshift-compose mirror --from "); ok {
-			must(append(append([]string{"mirror", "--from"}, readmeCommand(t, []string{rest}, "", names)...), "--quiet")...)
+			must(append(append([]string{"mirror", "--from"}, docCommand(t, []string{rest}, "", names)...), "--quiet")...)
 		}
 	}
-	layoutRef := readmeCommand(t, blocks[1], "sudo bootc switch --transport oci ", names)
+	layoutRef := docCommand(t, blocks[1], "sudo bootc switch --transport oci ", names)
 	if len(layoutRef) != 1 || layoutRef[0] != filepath.Join(work, "site-layout")+":"+os2 {
-		t.Fatalf("README's bootc switch --transport oci names %q", layoutRef)
+		t.Fatalf("docs/day2.md's bootc switch --transport oci names %q", layoutRef)
 	}
 	raw := newUserEnv(t).must(t, skopeoBin, "--insecure-policy", "inspect", "--raw", "oci:"+layoutRef[0])
 	if !strings.HasSuffix(os2, "@sha256:"+sha256Hex([]byte(raw))) {

@@ -28,7 +28,7 @@ type fileOptions struct {
 	source *request.Source
 }
 
-// fileFlagUsage is -f's help, also in README "A composition file".
+// fileFlagUsage is -f's help, also in docs/composition.md, "A composition file".
 const fileFlagUsage = "composition file (TOML; keys in docs/composition.schema.json): sets every flag of this command it has a key for, paths relative to the file; a flag given on the command line wins over its key (a list flag replaces the key's list)"
 
 func (o *fileOptions) addFlags(cmd *cobra.Command) {

@@ -1,5 +1,5 @@
 // Command microshift-compose builds the OS image inputs for MicroShift edge
-// devices. See README.md and docs/cli/.
+// devices. See README.md, the guides in docs/ and docs/cli/.
 package main
 
 import (
@@ -21,7 +21,7 @@ const interruptGrace = 3 * time.Second
 // softMemoryLimit is the Go runtime's memory limit unless GOMEMLIMIT sets
 // one: the garbage collector works harder near it instead of letting the
 // heap grow to twice what is live. What the tool holds live is bounded by
-// the input gate's limits (README "Limits"); most of a build's peak was
+// the input gate's limits (docs/reference.md, "Limits"); most of a build's peak was
 // garbage of the YAML libraries. A limit the live heap exceeds slows the
 // process down, it never fails it.
 const softMemoryLimit = 100 << 20

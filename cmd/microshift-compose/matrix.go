@@ -214,7 +214,7 @@ For GitHub, a --release-dir becomes its path in the git repository of the workin
 directory, which the jobs check out; one outside that repository is refused. The
 engine runs the fleet; matrix describes the work.
 
-With -f FILE (a composition file, README "A composition file"), the file's
+With -f FILE (a composition file, docs/composition.md), the file's
 profiles, arches, releases and release_dirs lists span the matrix (a single
 profile, arch... is a list of one) and its other keys apply to every cell;
 flags given on the command line win over the file's keys.`,

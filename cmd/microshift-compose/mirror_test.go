@@ -78,7 +78,7 @@ func pushRelease(t *testing.T, p *testutil.Pusher, docker bool) (dir string) {
 	return dir
 }
 
-// TestMirrorFootprintBootcFlow runs the README's flow against a real
+// TestMirrorFootprintBootcFlow runs docs/airgap.md's flow against a real
 // registry: build --bootc, mirror the lock into the output's images/, check
 // every image the Containerfile loads is in the layout (with skopeo, as the
 // Containerfile does), then footprint and build --resolve-sizes.

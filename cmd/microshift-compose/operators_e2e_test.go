@@ -18,13 +18,13 @@ import (
 	"github.com/microshift-compose/microshift-compose/plan/lockfile"
 )
 
-// readmeOperatorsCommands are README's operators section's first block, its
+// readmeOperatorsCommands are docs/operators.md's operators section's first block, its
 // microshift-compose lines with the catalog named by the test's.
 func readmeOperatorsCommands(t *testing.T, catalog string) map[string][]string {
 	t.Helper()
-	blocks := readmeBlocks(t, "## Operators from a file-based catalog")
+	blocks := docBlocks(t, "docs/operators.md", "## Operators from a file-based catalog")
 	if len(blocks) == 0 {
-		t.Fatal("README's operators section has no code block")
+		t.Fatal("docs/operators.md's operators section has no code block")
 	}
 	names := strings.NewReplacer("quay.io/operatorhubio/catalog:latest", catalog)
 	out := map[string][]string{}
@@ -35,7 +35,7 @@ func readmeOperatorsCommands(t *testing.T, catalog string) map[string][]string {
 		"microshift-compose diff ",
 		"microshift-compose mirror --lock day2/compose.lock.json ",
 	} {
-		rest := readmeCommand(t, blocks[0], prefix, names)
+		rest := docCommand(t, blocks[0], prefix, names)
 		out[prefix] = append(strings.Fields(strings.TrimPrefix(prefix, "microshift-compose ")), rest...)
 	}
 	return out
@@ -88,7 +88,7 @@ func archiveEntries(t *testing.T, path, want string) (names map[string]bool, dat
 	return names, data
 }
 
-// TestOperatorsFlow runs README's operators block against a local registry
+// TestOperatorsFlow runs docs/operators.md's operators block against a local registry
 // holding a catalog index (amd64 and arm64) and the bundle and related
 // images it names: day 1 chooses prometheus (which requires etcd) and etcd
 // 0.9.4 from the index by tag, and mirrors the plan into the bootc

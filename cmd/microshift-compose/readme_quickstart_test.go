@@ -680,12 +680,13 @@ func first(v []string) string {
 	return v[0]
 }
 
-// TestREADMEHostileCounts holds the README's figures of the hostile suite
-// to the suite as TestHostileInputs runs it: the cases, the classes,
-// round three's cases (trust/*, refs/*, rough/round3) and chart classes,
-// and issue 34's fetching, decompression and size classes.
-func TestREADMEHostileCounts(t *testing.T) {
-	readme := strings.Join(strings.Fields(string(mustReadFile(t, filepath.Join("..", "..", "README.md")))), " ")
+// TestDocsHostileCounts holds the hostile suite's figures in
+// docs/development.md ("Tests") to the suite as TestHostileInputs runs it:
+// the cases, the classes, round three's cases (trust/*, refs/*,
+// rough/round3) and chart classes, and issue 34's fetching, decompression
+// and size classes.
+func TestDocsHostileCounts(t *testing.T) {
+	doc := strings.Join(strings.Fields(string(mustReadFile(t, filepath.Join("..", "..", "docs", "development.md")))), " ")
 	classes := map[string]bool{}
 	var round3, charts, fetching int
 	cases := allHostileCases()
@@ -713,8 +714,8 @@ func TestREADMEHostileCounts(t *testing.T) {
 		fmt.Sprintf("Round four's operators part (issue 35) adds %d", len(round4OperatorCases())),
 		fmt.Sprintf("Round four's words part (issue 37) adds %d", len(round4WordsCases())),
 	} {
-		if !strings.Contains(readme, want) {
-			t.Errorf("README does not say %q", want)
+		if !strings.Contains(doc, want) {
+			t.Errorf("docs/development.md does not say %q", want)
 		}
 	}
 }

@@ -13,7 +13,7 @@
 // memory: CheckTOML (MaxTOMLDepth, MaxTOMLValues), CheckJSON
 // (MaxJSONDepth, MaxJSONValues), CheckYAML (MaxYAMLDepth, MaxYAMLNodes;
 // MaxManifestNodes for what kustomize renders of one component). These
-// constants are the limits, documented for users in README "Limits"; their
+// constants are the limits, documented for users in docs/reference.md, "Limits"; their
 // errors (StructureError, ErrStructure) name a line and quote at most a
 // short excerpt of it.
 //

@@ -7,9 +7,11 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -18,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/microshift-compose/microshift-compose/internal/testutil"
+	"sigs.k8s.io/yaml"
 )
 
 // TestGoreleaser checks .goreleaser.yaml with `goreleaser check`, then
@@ -37,6 +40,7 @@ func TestGoreleaser(t *testing.T) {
 	// Builds and podman image stores of its own: it runs beside TestImage.
 	t.Parallel()
 	root := testutil.Root(t)
+	guides := docGuides(t, root)
 	// Pinned by the Makefile (GORELEASER_VERSION); on a fresh machine
 	// it builds here, while the other packages test.
 	gr := testutil.PinnedTool(t, "goreleaser")
@@ -102,7 +106,10 @@ func TestGoreleaser(t *testing.T) {
 	manPages := []string{"microshift-compose.1.gz", "microshift-compose-build.1.gz", "microshift-compose-version.1.gz"}
 	for _, a := range archives {
 		names := tarNames(t, filepath.Join(dist, a))
-		want := []string{"microshift-compose", "LICENSE", "README.md", "completions/microshift-compose.bash", "completions/_microshift-compose", "completions/microshift-compose.fish", "docs/cli/microshift-compose_build.md", "docs/catalog.md", "docs/plugins.md"}
+		want := []string{"microshift-compose", "LICENSE", "README.md", "completions/microshift-compose.bash", "completions/_microshift-compose", "completions/microshift-compose.fish", "docs/cli/microshift-compose_build.md"}
+		for _, g := range guides {
+			want = append(want, "docs/"+g)
+		}
 		for _, m := range manPages {
 			want = append(want, "manpages/"+m)
 		}
@@ -119,7 +126,10 @@ func TestGoreleaser(t *testing.T) {
 		}
 	}
 	pkgFiles := []string{"/usr/bin/microshift-compose", "/usr/share/bash-completion/completions/microshift-compose", "/usr/share/fish/vendor_completions.d/microshift-compose.fish",
-		"/usr/share/doc/microshift-compose/README.md", "/usr/share/doc/microshift-compose/docs/catalog.md", "/usr/share/doc/microshift-compose/docs/plugins.md"}
+		"/usr/share/doc/microshift-compose/README.md"}
+	for _, g := range guides {
+		pkgFiles = append(pkgFiles, "/usr/share/doc/microshift-compose/docs/"+g)
+	}
 	// Debian policy: Maintainer is "Name <address>".
 	maintainer := regexp.MustCompile(`^[^<>]+ <[^<>@\s]+@[^<>@\s]+\.[a-z]+>$`)
 	for _, m := range manPages {
@@ -144,8 +154,10 @@ func TestGoreleaser(t *testing.T) {
 			}
 		}
 		docs := strings.Split(run(dist, rpm, "-qdp", r), "\n")
-		if !slices.Contains(docs, "/usr/share/doc/microshift-compose/docs/catalog.md") {
-			t.Errorf("%s: docs/catalog.md is not %%doc: %q", r, docs)
+		for _, g := range guides {
+			if !slices.Contains(docs, "/usr/share/doc/microshift-compose/docs/"+g) {
+				t.Errorf("%s: docs/%s is not %%doc: %q", r, g, docs)
+			}
 		}
 		if m := strings.TrimSpace(run(dist, rpm, "-qp", "--qf", "%{PACKAGER}", r)); !maintainer.MatchString(m) {
 			t.Errorf("%s: Packager %q has no address", r, m)
@@ -312,4 +324,100 @@ func gunzip(t *testing.T, data []byte) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// docGuides returns the names of the Markdown guides and references under
+// root/docs (docs/*.md), which the README links to and the releases ship.
+func docGuides(t *testing.T, root string) []string {
+	t.Helper()
+	found, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil || len(found) == 0 {
+		t.Fatalf("no docs/*.md in %s (%v)", root, err)
+	}
+	var names []string
+	for _, f := range found {
+		names = append(names, filepath.Base(f))
+	}
+	return names
+}
+
+// goreleaserDocs is the part of .goreleaser.yaml that says which files the
+// archives and packages carry.
+type goreleaserDocs struct {
+	Archives []struct {
+		Files []string `json:"files"`
+	} `json:"archives"`
+	NFPMs []struct {
+		Contents []nfpmContent `json:"contents"`
+	} `json:"nfpms"`
+}
+
+// nfpmContent is one file a package installs.
+type nfpmContent struct {
+	Src      string `json:"src"`
+	Dst      string `json:"dst"`
+	Packager string `json:"packager"`
+	Type     string `json:"type"`
+}
+
+// shippedGuideProblems says which guides (docs/*.md names) the release
+// configuration cfg leaves out of an archive, or of the RPM (as %doc) or
+// the DEB at /usr/share/doc/microshift-compose/docs/.
+func shippedGuideProblems(cfg []byte, guides []string) ([]string, error) {
+	var c goreleaserDocs
+	if err := yaml.Unmarshal(cfg, &c); err != nil {
+		return nil, err
+	}
+	var problems []string
+	if len(c.Archives) == 0 || len(c.NFPMs) == 0 {
+		return []string{"no archives or nfpms"}, nil
+	}
+	for _, g := range guides {
+		for i, a := range c.Archives {
+			if !slices.ContainsFunc(a.Files, func(p string) bool { ok, _ := filepath.Match(p, "docs/"+g); return ok }) {
+				problems = append(problems, fmt.Sprintf("archives[%d] does not carry docs/%s", i, g))
+			}
+		}
+		for i, n := range c.NFPMs {
+			for _, pk := range []string{"rpm", "deb"} {
+				if !slices.ContainsFunc(n.Contents, func(e nfpmContent) bool {
+					return path.Clean(e.Src) == "docs/"+g && e.Dst == "/usr/share/doc/microshift-compose/docs/"+g && e.Packager == pk && (pk != "rpm" || e.Type == "doc")
+				}) {
+					problems = append(problems, fmt.Sprintf("nfpms[%d] does not install docs/%s into the %s (/usr/share/doc/microshift-compose/docs/%s%s)", i, g, pk, g, map[string]string{"rpm": ", type doc"}[pk]))
+				}
+			}
+		}
+	}
+	return problems, nil
+}
+
+// TestGoreleaserShipsGuides holds .goreleaser.yaml to docs/: every guide
+// the README links to is in the archives and in both packages, so that the
+// installed README's links lead somewhere (TestGoreleaser reads them back
+// from a snapshot; this says it without building one).
+func TestGoreleaserShipsGuides(t *testing.T) {
+	root := testutil.Root(t)
+	cfg, err := os.ReadFile(filepath.Join(root, ".goreleaser.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	guides := docGuides(t, root)
+	problems, err := shippedGuideProblems(cfg, guides)
+	if err != nil {
+		t.Fatalf("reading .goreleaser.yaml: %v", err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	// A guide the configuration does not name is found.
+	problems, err = shippedGuideProblems(cfg, append(slices.Clone(guides), "unlisted.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{
+		"nfpms[0] does not install docs/unlisted.md into the rpm (/usr/share/doc/microshift-compose/docs/unlisted.md, type doc)",
+		"nfpms[0] does not install docs/unlisted.md into the deb (/usr/share/doc/microshift-compose/docs/unlisted.md)",
+	}; !slices.Equal(problems, want) {
+		t.Errorf("a guide .goreleaser.yaml does not list: problems %q, want %q", problems, want)
+	}
 }

@@ -38,7 +38,7 @@ const inTotoPayloadType = "application/vnd.in-toto+json"
 // verifier; no transparency log or timestamp is required (as cosign
 // verify --key --insecure-ignore-tlog). sigstore-go is not used: through
 // rekor it links viper, cobra and pflag into the library packages and
-// more than the startup budget allows (see the README).
+// more than the startup budget allows (see docs/signatures.md, "What is attached travels").
 type BundleVerifier struct {
 	keys []bundleKey
 }
