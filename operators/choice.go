@@ -72,9 +72,9 @@ func ParseChoice(s string) (Choice, error) {
 	switch {
 	case err != nil:
 	case hasRange && c.Versions == "":
-		err = errors.New("an empty version range after @")
+		err = errors.New("an empty version range after the @")
 	case hasChannel && c.Channel == "":
-		err = errors.New("an empty channel after :")
+		err = errors.New("an empty channel after the colon")
 	}
 	if err != nil {
 		return Choice{}, fmt.Errorf("%w: %s: %v (want %s)", ErrChoice, text.QuoteExcerpt(s), err, ChoiceSyntax)

@@ -109,7 +109,7 @@ func round4OperatorCases() []hostileCase {
 	}
 	for _, tc := range []struct{ name, op, want string }{
 		{"a range that is none", "etcd@>=banana", "not a version range"},
-		{"an empty range", "etcd@", "an empty version range after @"},
+		{"an empty range", "etcd@", "an empty version range after the @"},
 		{"an approval OLM does not know", "etcd,approval=Sometimes", `approval "Sometimes": want Automatic or Manual`},
 		{"a namespace Kubernetes refuses", "etcd,namespace=Not_A_Namespace", `namespace "Not_A_Namespace"`},
 		{"a repository for a package", "quay.io/etcd", "is not a package name"},
