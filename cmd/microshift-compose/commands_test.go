@@ -136,6 +136,28 @@ func TestComponentsJSON(t *testing.T) {
 		if f := strings.Fields(l); len(f) > 1 && f[1] == "cert-manager" && !slices.Contains(f, "no") {
 			t.Errorf("components --release 4.18 shows cert-manager as available: %q", l)
 		}
+		// A release range is the RELEASE column's: no line after the
+		// table repeats it.
+		if strings.HasPrefix(l, "cert-manager: ") {
+			t.Errorf("components --release 4.18 says why cert-manager is out after the table: %q", l)
+		}
+	}
+
+	// The AVAILABLE column said after the table, as --output json says it:
+	// a missing release file per arch, tags only.
+	newestText := mustRun(t, "components")
+	for n, c := range newest {
+		for a, why := range c.Refused {
+			if want := n + ": no on " + a + ": " + why + "\n"; c.Unavailable == "" && !strings.Contains(newestText, want) {
+				t.Errorf("components does not say %q", want)
+			}
+		}
+		if want := n + ": unpinned: "; c.AllowUnpinned && len(c.Refused) == 0 && !strings.Contains(newestText, want) {
+			t.Errorf("components does not say %q", want)
+		}
+	}
+	if !strings.Contains(newestText, ": no on ") || !strings.Contains(newestText, ": unpinned: ") {
+		t.Errorf("components says why of no refused or unpinned component:\n%s", newestText)
 	}
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -58,7 +60,8 @@ func newComponentsCmd() *cobra.Command {
 (its [[variant]] applied: packages, image keys), and whether build takes them on
 that release, on each arch they support, as build resolves them (with what they
 require): yes; no (the release does not ship it, or its release file is missing
-or incomplete: --output json says why, per arch); unpinned (build takes it only
+or incomplete: the lines after the table say why, per arch, as --output json
+does); unpinned (build takes it only
 with --allow-unpinned: the release names images by tag only); or always (the
 release deploys it whatever the plan says, so a selection that leaves it out is
 refused). A component is not available on another build of MicroShift than its
@@ -152,9 +155,21 @@ lines after the table say why.`,
 			}
 			// Why a build's component is not available (the RELEASE column
 			// says it for a release range).
+			// The AVAILABLE column said: why build refuses a component
+			// on an arch, or what it takes with tags only.
 			for _, c := range list {
-				if c.Unavailable != "" && (c.Builds != nil || !facts.Build.Default) {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s: not available: %s\n", c.Name, c.Unavailable)
+				if c.Unavailable != "" {
+					// A release range is the RELEASE column's to say.
+					if c.Builds != nil || !facts.Build.Default {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s: not available: %s\n", c.Name, c.Unavailable)
+					}
+					continue
+				}
+				for _, a := range slices.Sorted(maps.Keys(c.Refused)) {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: no on %s: %s\n", c.Name, a, c.Refused[a])
+				}
+				if c.AllowUnpinned && len(c.Refused) == 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: unpinned: the release names some of its images by tag only; build takes it with --allow-unpinned\n", c.Name)
 				}
 			}
 			return nil
