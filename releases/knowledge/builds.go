@@ -194,21 +194,9 @@ func (k *Knowledge) ForBuild(v *semver.Version, build string) (*Release, error) 
 			r.packages[n] = true
 		}
 	}
-	for _, pc := range b.Configs {
-		if pc.Matches(v) {
-			r.PackageConfigs = append(r.PackageConfigs, pc)
-		}
-	}
-	for _, pf := range b.Files {
-		if pf.Matches(v) {
-			r.PackageFiles = append(r.PackageFiles, pf)
-		}
-	}
-	for _, repo := range b.Repositories {
-		if repo.Matches(v) {
-			r.Repositories = append(r.Repositories, repo)
-		}
-	}
+	r.PackageConfigs = append(r.PackageConfigs, matching(b.Configs, v)...)
+	r.PackageFiles = append(r.PackageFiles, matching(b.Files, v)...)
+	r.Repositories = append(r.Repositories, matching(b.Repositories, v)...)
 	return r, nil
 }
 

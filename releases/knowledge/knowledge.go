@@ -68,6 +68,18 @@ type Knowledge struct {
 	Digest string
 }
 
+// matching are the entries of list whose release range holds v, in
+// order: what a release takes of a table of release-ranged facts.
+func matching[T interface{ Matches(*semver.Version) bool }](list []T, v *semver.Version) []T {
+	var out []T
+	for _, e := range list {
+		if e.Matches(v) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Range is a release constraint as written and parsed.
 type Range struct {
 	Release    string
@@ -276,21 +288,9 @@ func (k *Knowledge) For(v *semver.Version) (*Release, error) {
 			r.packages[name] = true
 		}
 	}
-	for _, pc := range k.PackageConfigs {
-		if pc.Matches(v) {
-			r.PackageConfigs = append(r.PackageConfigs, pc)
-		}
-	}
-	for _, pf := range k.PackageFiles {
-		if pf.Matches(v) {
-			r.PackageFiles = append(r.PackageFiles, pf)
-		}
-	}
-	for _, pr := range k.PackageReads {
-		if pr.Matches(v) {
-			r.PackageReads = append(r.PackageReads, pr)
-		}
-	}
+	r.PackageConfigs = append(r.PackageConfigs, matching(k.PackageConfigs, v)...)
+	r.PackageFiles = append(r.PackageFiles, matching(k.PackageFiles, v)...)
+	r.PackageReads = append(r.PackageReads, matching(k.PackageReads, v)...)
 	for _, w := range k.MissingCapability {
 		if w.Matches(v) {
 			if _, dup := r.missingCap[w.Capability]; !dup {
