@@ -7,6 +7,7 @@ import (
 
 	"github.com/microshift-compose/microshift-compose/internal/k8sname"
 	"github.com/microshift-compose/microshift-compose/internal/text"
+	"github.com/microshift-compose/microshift-compose/plan/request"
 )
 
 // Install plan approvals, as OLM spells them.
@@ -41,39 +42,17 @@ func ParseChoice(s string) (Choice, error) {
 	if text.HasUnsafe(s) {
 		return Choice{}, fmt.Errorf("%w: %s holds a control character", ErrChoice, text.QuoteExcerpt(s))
 	}
-	var c Choice
-	spec := s
-	parts := strings.Split(s, ",")
-	for len(parts) > 1 {
-		last := strings.TrimSpace(parts[len(parts)-1])
-		key, value, ok := strings.Cut(last, "=")
-		if !ok || (key != "approval" && key != "namespace") {
-			break
-		}
-		switch key {
-		case "approval":
-			if c.Approval != "" {
-				return Choice{}, fmt.Errorf("%w: %s: approval given twice", ErrChoice, text.QuoteExcerpt(s))
-			}
-			c.Approval = value
-		case "namespace":
-			if c.Namespace != "" {
-				return Choice{}, fmt.Errorf("%w: %s: namespace given twice", ErrChoice, text.QuoteExcerpt(s))
-			}
-			c.Namespace = value
-		}
-		parts = parts[:len(parts)-1]
-		spec = strings.Join(parts, ",")
+	o, spelling := request.SplitOperator(s)
+	if spelling.Twice != "" {
+		return Choice{}, fmt.Errorf("%w: %s: %s given twice", ErrChoice, text.QuoteExcerpt(s), spelling.Twice)
 	}
-	spec, versions, hasRange := strings.Cut(spec, "@")
-	pkg, channel, hasChannel := strings.Cut(spec, ":")
-	c.Package, c.Channel, c.Versions = strings.TrimSpace(pkg), strings.TrimSpace(channel), strings.TrimSpace(versions)
+	c := Choice(o)
 	err := c.Check()
 	switch {
 	case err != nil:
-	case hasRange && c.Versions == "":
+	case spelling.HasRange && c.Versions == "":
 		err = errors.New("an empty version range after the @")
-	case hasChannel && c.Channel == "":
+	case spelling.HasChannel && c.Channel == "":
 		err = errors.New("an empty channel after the colon")
 	}
 	if err != nil {
@@ -112,19 +91,4 @@ func (c Choice) Check() error {
 }
 
 // String is the choice as --operator takes it.
-func (c Choice) String() string {
-	s := c.Package
-	if c.Channel != "" {
-		s += ":" + c.Channel
-	}
-	if c.Versions != "" {
-		s += "@" + c.Versions
-	}
-	if c.Approval != "" {
-		s += ",approval=" + c.Approval
-	}
-	if c.Namespace != "" {
-		s += ",namespace=" + c.Namespace
-	}
-	return s
-}
+func (c Choice) String() string { return request.Operator(c).FlagValue() }

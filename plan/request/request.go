@@ -253,55 +253,83 @@ type Operator struct {
 	Namespace string `toml:"namespace,omitempty" doc:"The namespace it is installed in (default: the one its CSV suggests, else the package's name)."`
 }
 
+// FlagValue is the operator as --operator takes it:
+// PACKAGE[:CHANNEL][@RANGE][,approval=A][,namespace=NS].
+func (o Operator) FlagValue() string {
+	v := o.Package
+	if o.Channel != "" {
+		v += ":" + o.Channel
+	}
+	if o.Versions != "" {
+		v += "@" + o.Versions
+	}
+	if o.Approval != "" {
+		v += ",approval=" + o.Approval
+	}
+	if o.Namespace != "" {
+		v += ",namespace=" + o.Namespace
+	}
+	return v
+}
+
+// OperatorSpelling is what SplitOperator saw of how a value was written
+// besides its fields: a ':' or '@' written (with nothing after it, the
+// field is empty), and an option given twice.
+type OperatorSpelling struct {
+	HasChannel, HasRange bool
+	Twice                string
+}
+
+// SplitOperator splits an --operator value as FlagValue joins it, the one
+// reading of the syntax (operators.ParseChoice checks what the fields
+// mean): options after the last commas (approval=, namespace=), the first
+// of an option given twice kept; a comma that starts no option belongs to
+// the range (">=1.0.0, <2.0.0").
+func SplitOperator(v string) (Operator, OperatorSpelling) {
+	var o Operator
+	var sp OperatorSpelling
+	parts := strings.Split(v, ",")
+	for len(parts) > 1 {
+		key, value, ok := strings.Cut(strings.TrimSpace(parts[len(parts)-1]), "=")
+		if !ok || (key != "approval" && key != "namespace") {
+			break
+		}
+		field := &o.Approval
+		if key == "namespace" {
+			field = &o.Namespace
+		}
+		if *field != "" {
+			sp.Twice = key
+		}
+		*field = value
+		parts = parts[:len(parts)-1]
+	}
+	spec, versions, hasRange := strings.Cut(strings.Join(parts, ","), "@")
+	pkg, channel, hasChannel := strings.Cut(spec, ":")
+	o.Package, o.Channel, o.Versions = strings.TrimSpace(pkg), strings.TrimSpace(channel), strings.TrimSpace(versions)
+	sp.HasChannel, sp.HasRange = hasChannel, hasRange
+	return o, sp
+}
+
 // Operators are --operator values as tables.
 type Operators []Operator
 
-// FlagValues are the operators as --operator takes them:
-// PACKAGE[:CHANNEL][@RANGE][,approval=A][,namespace=NS].
+// FlagValues are the operators as --operator takes them (FlagValue).
 func (s Operators) FlagValues() []string {
 	var out []string
 	for _, o := range s {
-		v := o.Package
-		if o.Channel != "" {
-			v += ":" + o.Channel
-		}
-		if o.Versions != "" {
-			v += "@" + o.Versions
-		}
-		if o.Approval != "" {
-			v += ",approval=" + o.Approval
-		}
-		if o.Namespace != "" {
-			v += ",namespace=" + o.Namespace
-		}
-		out = append(out, v)
+		out = append(out, o.FlagValue())
 	}
 	return out
 }
 
-// SetFlagValues sets the operators from --operator values, split as
-// FlagValues joins them; what they mean is checked where the flag's values
-// are (operators.ParseChoice). A comma that starts no option belongs to
-// the range (">=1.0.0, <2.0.0").
+// SetFlagValues sets the operators from --operator values (SplitOperator);
+// what they mean is checked where the flag's values are
+// (operators.ParseChoice).
 func (s *Operators) SetFlagValues(values []string) error {
 	out := Operators{}
 	for _, v := range values {
-		var o Operator
-		parts := strings.Split(v, ",")
-		for len(parts) > 1 {
-			key, value, _ := strings.Cut(strings.TrimSpace(parts[len(parts)-1]), "=")
-			if key == "approval" {
-				o.Approval = value
-			} else if key == "namespace" {
-				o.Namespace = value
-			} else {
-				break
-			}
-			parts = parts[:len(parts)-1]
-		}
-		spec, versions, _ := strings.Cut(strings.Join(parts, ","), "@")
-		pkg, channel, _ := strings.Cut(spec, ":")
-		o.Package, o.Channel, o.Versions = strings.TrimSpace(pkg), strings.TrimSpace(channel), strings.TrimSpace(versions)
+		o, _ := SplitOperator(v)
 		out = append(out, o)
 	}
 	*s = out
